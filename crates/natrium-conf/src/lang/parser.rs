@@ -1,0 +1,273 @@
+//! The parser: tokens in, a [`Map`] out, with variables resolved and includes merged.
+//!
+//! Variables resolve at the point of reference, against keys defined earlier in the current
+//! block or any enclosing block, then against the environment (whose value is itself parsed as
+//! a configuration value). Included files are parsed on their own, without the includer's
+//! variables, and their keys are merged into the block holding the `include`.
+
+use std::sync::Arc;
+
+use super::lexer::lex;
+use super::source;
+use super::token::{TokKind, Token};
+use super::value::{Datetime, Map, Node, Value};
+use crate::error::{ConfError, Position};
+use crate::limits::{ENV_EXPANSION_DEPTH_MAX, INCLUDE_DEPTH_MAX, NESTING_DEPTH_MAX};
+
+/// Looks up an environment variable.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+enum Frame {
+    Map { map: Map, pending: Option<(String, Position)>, pos: Position },
+    Array { items: Vec<Node>, pos: Position },
+}
+
+pub(crate) struct Parser<'a> {
+    file: Arc<str>,
+    dir: String,
+    env: EnvLookup<'a>,
+    include_depth: usize,
+    env_depth: usize,
+    base_depth: usize,
+    frames: Vec<Frame>,
+}
+
+impl<'a> Parser<'a> {
+    pub(crate) fn new(file: &str, env: EnvLookup<'a>) -> Parser<'a> {
+        Parser {
+            file: Arc::from(file),
+            dir: source::dir(file),
+            env,
+            include_depth: 0,
+            env_depth: 0,
+            base_depth: 0,
+            frames: Vec::new(),
+        }
+    }
+
+    fn pos(&self, tok: &Token) -> Position {
+        Position { file: self.file.clone(), line: tok.line, column: tok.column }
+    }
+
+    /// Parses a whole source text into its top-level map.
+    pub(crate) fn parse(mut self, src: &str) -> Result<Map, ConfError> {
+        let lexed = lex(src);
+        let root_pos = Position { file: self.file.clone(), line: 1, column: 0 };
+        self.frames.push(Frame::Map { map: Map::new(), pending: None, pos: root_pos });
+        for tok in &lexed.tokens {
+            if tok.kind == TokKind::Eof {
+                return self.finish(tok);
+            }
+            self.token(tok)?;
+        }
+        let (line, message) = match lexed.error {
+            Some(e) => (e.line, e.message),
+            None => (0, "Unexpected EOF.".to_owned()),
+        };
+        Err(ConfError::Syntax { file: self.file.clone(), line, message })
+    }
+
+    fn finish(mut self, eof: &Token) -> Result<Map, ConfError> {
+        let Some(Frame::Map { map, pending, .. }) = self.frames.pop() else {
+            return Err(self.missing_value(eof));
+        };
+        if !self.frames.is_empty() {
+            return Err(self.missing_value(eof));
+        }
+        // Go tolerates one stray `}` key at the very end (the tail of a JSON-style file).
+        match pending {
+            Some((key, _)) if key != "}" => Err(self.missing_value(eof)),
+            _ => Ok(map),
+        }
+    }
+
+    fn missing_value(&self, eof: &Token) -> ConfError {
+        ConfError::MissingValue { file: self.file.clone(), line: eof.line, column: eof.column }
+    }
+
+    fn token(&mut self, tok: &Token) -> Result<(), ConfError> {
+        let pos = self.pos(tok);
+        match &tok.kind {
+            TokKind::Key(key) => {
+                if let Some(Frame::Map { pending, .. }) = self.frames.last_mut() {
+                    *pending = Some((key.clone(), pos));
+                }
+            }
+            TokKind::Str(s) => self.attach(Node::new(Value::Str(s.clone()), pos)),
+            TokKind::Bool(b) => self.attach(Node::new(Value::Bool(*b), pos)),
+            TokKind::Int(text) => match parse_int(text, &pos)? {
+                Some(n) => self.attach(Node::new(Value::Int(n), pos)),
+                // Go silently drops a value with an unknown size suffix (`1kbb`), key and all.
+                None => self.drop_pending(),
+            },
+            TokKind::Float(text) => {
+                let f = parse_float(text, &pos)?;
+                self.attach(Node::new(Value::Float(f), pos));
+            }
+            TokKind::Datetime(text) => match Datetime::parse(text) {
+                Some(dt) => self.attach(Node::new(Value::Datetime(dt), pos)),
+                None => return Err(ConfError::BadDatetime { text: text.clone(), pos }),
+            },
+            TokKind::Variable(name) => {
+                let node = self.resolve(name, tok.line)?;
+                self.attach(node);
+            }
+            TokKind::Include(path) => self.include(path)?,
+            TokKind::ArrayStart => {
+                self.check_depth(&pos)?;
+                self.frames.push(Frame::Array { items: Vec::new(), pos });
+            }
+            TokKind::MapStart => {
+                self.check_depth(&pos)?;
+                self.frames.push(Frame::Map { map: Map::new(), pending: None, pos });
+            }
+            TokKind::ArrayEnd | TokKind::MapEnd => self.close(),
+            TokKind::NoValue => self.attach(Node::new(Value::Null, pos)),
+            TokKind::Eof => {}
+        }
+        Ok(())
+    }
+
+    fn check_depth(&self, pos: &Position) -> Result<(), ConfError> {
+        if self.base_depth + self.frames.len() > NESTING_DEPTH_MAX {
+            return Err(ConfError::TooDeep { pos: pos.clone(), max: NESTING_DEPTH_MAX });
+        }
+        Ok(())
+    }
+
+    fn attach(&mut self, node: Node) {
+        match self.frames.last_mut() {
+            Some(Frame::Map { map, pending, .. }) => {
+                if let Some((key, key_pos)) = pending.take() {
+                    map.insert(key, key_pos, node);
+                }
+            }
+            Some(Frame::Array { items, .. }) => items.push(node),
+            None => {}
+        }
+    }
+
+    fn drop_pending(&mut self) {
+        if let Some(Frame::Map { pending, .. }) = self.frames.last_mut() {
+            *pending = None;
+        }
+    }
+
+    fn close(&mut self) {
+        if self.frames.len() < 2 {
+            return;
+        }
+        let node = match self.frames.pop() {
+            Some(Frame::Map { mut map, pending, pos }) => {
+                if let Some((key, key_pos)) = pending {
+                    map.insert(key, key_pos.clone(), Node::new(Value::Null, key_pos));
+                }
+                Node::new(Value::Map(map), pos)
+            }
+            Some(Frame::Array { items, pos }) => Node::new(Value::Array(items), pos),
+            None => return,
+        };
+        self.attach(node);
+    }
+
+    fn resolve(&mut self, name: &str, line: usize) -> Result<Node, ConfError> {
+        for frame in self.frames.iter_mut().rev() {
+            if let Frame::Map { map, .. } = frame {
+                if let Some(entry) = map.get_mut(name) {
+                    entry.node.used_as_variable = true;
+                    let mut node = entry.node.clone();
+                    node.used_as_variable = false;
+                    return Ok(node);
+                }
+            }
+        }
+        let Some(text) = (self.env)(name) else {
+            return Err(ConfError::UndefinedVariable {
+                file: self.file.clone(),
+                name: name.to_owned(),
+                line,
+            });
+        };
+        if self.env_depth >= ENV_EXPANSION_DEPTH_MAX {
+            return Err(ConfError::EnvTooDeep {
+                name: name.to_owned(),
+                line,
+                max: ENV_EXPANSION_DEPTH_MAX,
+            });
+        }
+        // Go parses `pk=<value>` as a configuration of its own and takes `pk`.
+        let mut inner = Parser::new("", self.env);
+        inner.env_depth = self.env_depth + 1;
+        inner.base_depth = self.base_depth + self.frames.len();
+        let map = inner.parse(&format!("pk={text}")).map_err(|e| match e {
+            e @ ConfError::EnvTooDeep { .. } => e,
+            e => ConfError::BadEnvVariable { name: name.to_owned(), line, source: Box::new(e) },
+        })?;
+        let pos = Position { file: self.file.clone(), line, column: 0 };
+        Ok(map.get("pk").map_or_else(|| Node::new(Value::Null, pos), |e| e.node.clone()))
+    }
+
+    fn include(&mut self, path: &str) -> Result<(), ConfError> {
+        if self.include_depth >= INCLUDE_DEPTH_MAX {
+            return Err(ConfError::IncludeTooDeep {
+                include: path.to_owned(),
+                max: INCLUDE_DEPTH_MAX,
+            });
+        }
+        let wrap = |e: ConfError| match e {
+            e @ ConfError::IncludeTooDeep { .. } => e,
+            e => ConfError::Include { include: path.to_owned(), source: Box::new(e) },
+        };
+        let full = source::join(&self.dir, path);
+        let text = source::read(&full).map_err(wrap)?;
+        let mut inner = Parser::new(&full, self.env);
+        inner.include_depth = self.include_depth + 1;
+        inner.env_depth = self.env_depth;
+        inner.base_depth = self.base_depth + self.frames.len();
+        let map = inner.parse(&text).map_err(wrap)?;
+        if let Some(Frame::Map { map: current, .. }) = self.frames.last_mut() {
+            for entry in map.into_entries() {
+                current.insert(entry.key, entry.key_pos, entry.node);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Converts an integer literal with an optional size suffix. `Ok(None)` means a suffix Go's
+/// lexer accepts but its parser ignores (`1kbb`), which makes Go drop the value.
+pub(crate) fn parse_int(text: &str, pos: &Position) -> Result<Option<i64>, ConfError> {
+    let split = text
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-')))
+        .map_or(text.len(), |(i, _)| i);
+    let (digits, suffix) = text.split_at(split);
+    let n: i64 = digits
+        .parse()
+        .map_err(|_| ConfError::IntegerRange { text: text.to_owned(), pos: pos.clone() })?;
+    let multiplier: i64 = match suffix.to_ascii_lowercase().as_str() {
+        "" => 1,
+        "k" => 1_000,
+        "kb" | "ki" | "kib" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" | "mi" | "mib" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" | "gi" | "gib" => 1 << 30,
+        "t" => 1_000_000_000_000,
+        "tb" | "ti" | "tib" => 1 << 40,
+        "p" => 1_000_000_000_000_000,
+        "pb" | "pi" | "pib" => 1 << 50,
+        "e" => 1_000_000_000_000_000_000,
+        "eb" | "ei" | "eib" => 1 << 60,
+        _ => return Ok(None),
+    };
+    // Go multiplies int64s and wraps on overflow; so do we.
+    Ok(Some(n.wrapping_mul(multiplier)))
+}
+
+fn parse_float(text: &str, pos: &Position) -> Result<f64, ConfError> {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() => Ok(f),
+        _ => Err(ConfError::FloatRange { text: text.to_owned(), pos: pos.clone() }),
+    }
+}

@@ -1,0 +1,292 @@
+//! Applies each top-level key to [`ServerOptions`], in file order, collecting Go's warnings and
+//! errors. Option names are matched case-insensitively, as Go lower-cases them.
+
+use std::time::Duration;
+
+use super::convert;
+use super::ServerOptions;
+use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
+use crate::error::ConfError;
+use crate::lang::{Entry, Map, Value};
+use crate::limits::LAME_DUCK_DURATION_MIN;
+
+/// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
+/// using one is refused rather than half-honoured.
+pub const NOT_SUPPORTED_YET: &[&str] = &[
+    "accounts",
+    "allow_non_tls",
+    "cluster",
+    "default_js_domain",
+    "default_sentinel",
+    "feature_flags",
+    "gateway",
+    "https",
+    "https_port",
+    "jetstream",
+    "leaf",
+    "leafnodes",
+    "mappings",
+    "maps",
+    "mqtt",
+    "no_auth_user",
+    "no_fast_producer_stall",
+    "no_sys_acc",
+    "no_system_account",
+    "ocsp",
+    "ocsp_cache",
+    "operator",
+    "operators",
+    "prof_block_rate",
+    "prof_port",
+    "proxies",
+    "resolver",
+    "resolver_pinned_accounts",
+    "resolver_preload",
+    "resolver_tls",
+    "root",
+    "roots",
+    "server_metadata",
+    "server_tags",
+    "store_dir",
+    "storedir",
+    "system",
+    "system_account",
+    "tls",
+    "trace_headers",
+    "trusted",
+    "trusted_keys",
+    "websocket",
+    "write_timeout",
+    "ws",
+];
+
+/// Keys of the `authorization` block Go knows, other than `timeout`, not implemented yet.
+pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &[
+    "auth_callout",
+    "default_permission",
+    "default_permissions",
+    "pass",
+    "password",
+    "permissions",
+    "proxy_required",
+    "token",
+    "user",
+    "username",
+    "users",
+];
+
+#[derive(Default)]
+struct Report {
+    warnings: Vec<ConfError>,
+    errors: Vec<ConfError>,
+}
+
+impl Report {
+    fn invalid(&mut self, entry: &Entry, message: String) {
+        self.errors.push(ConfError::Invalid { pos: entry.key_pos.clone(), message });
+    }
+
+    fn warn(&mut self, entry: &Entry, message: String) {
+        self.warnings.push(ConfError::Invalid { pos: entry.key_pos.clone(), message });
+    }
+
+    fn unknown(&mut self, entry: &Entry) {
+        self.errors.push(ConfError::UnknownField {
+            pos: entry.key_pos.clone(),
+            field: entry.key.clone(),
+        });
+    }
+
+    fn not_supported(&mut self, entry: &Entry, option: String) {
+        self.errors.push(ConfError::NotSupportedYet {
+            file: entry.key_pos.file.clone(),
+            line: entry.key_pos.line,
+            column: entry.key_pos.column,
+            option,
+        });
+    }
+}
+
+/// Applies `map` to `o`; returns `(warnings, errors)`.
+pub(super) fn apply(o: &mut ServerOptions, map: &Map) -> (Vec<ConfError>, Vec<ConfError>) {
+    let mut report = Report::default();
+    for entry in map {
+        if let Err(message) = apply_entry(o, entry, &mut report) {
+            report.invalid(entry, message);
+        }
+    }
+    (report.warnings, report.errors)
+}
+
+fn set<T>(slot: &mut T, value: Result<T, String>) -> Result<(), String> {
+    *slot = value?;
+    Ok(())
+}
+
+fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<(), String> {
+    let v = &e.node.value;
+    match e.key.to_ascii_lowercase().as_str() {
+        "listen" => {
+            let (host, port) = convert::host_port(v)?;
+            if let Some(host) = host {
+                o.host = host;
+            }
+            o.port = port;
+        }
+        "http" => {
+            let (host, port) = convert::host_port(v)?;
+            if let Some(host) = host {
+                o.http_host = host;
+            }
+            o.http_port = port;
+        }
+        "port" => set(&mut o.port, convert::int(v))?,
+        "host" | "net" => set(&mut o.host, convert::string(v))?,
+        "server_name" => {
+            let name = convert::string(v)?;
+            if name.contains(' ') {
+                return Err("server name cannot contain spaces".to_owned());
+            }
+            o.server_name = name;
+        }
+        "client_advertise" => set(&mut o.client_advertise, convert::string(v))?,
+        "http_port" | "monitor_port" => set(&mut o.http_port, convert::int(v))?,
+        "http_base_path" => set(&mut o.http_base_path, convert::string(v))?,
+        "max_payload" => set(&mut o.max_payload, int32("max_payload", v))?,
+        "max_control_line" => set(&mut o.max_control_line, int32("max_control_line", v))?,
+        // An explicit 0 would read as "unset" at startup; Go stores it as -1 (accept none).
+        "max_connections" | "max_conn" => {
+            let n = convert::int(v)?;
+            o.max_connections = if n == 0 { -1 } else { n };
+        }
+        "max_subscriptions" | "max_subs" => set(&mut o.max_subscriptions, convert::int(v))?,
+        "max_pending" => set(&mut o.max_pending, convert::int(v))?,
+        "ping_interval" => set(&mut o.ping_interval, loose_duration("ping_interval", e, report))?,
+        "write_deadline" => {
+            set(&mut o.write_deadline, loose_duration("write_deadline", e, report))?;
+        }
+        "ping_max" => set(&mut o.ping_max, convert::int(v))?,
+        "no_header_support" => set(&mut o.no_header_support, convert::boolean(v))?,
+        "disable_sublist_cache" | "no_sublist_cache" => {
+            set(&mut o.disable_sublist_cache, convert::boolean(v))?;
+        }
+        "max_traced_msg_len" => set(&mut o.max_traced_msg_len, convert::int(v))?,
+        "max_closed_clients" => set(&mut o.max_closed_clients, convert::int(v))?,
+        "logfile" | "log_file" => set(&mut o.logfile, convert::string(v))?,
+        "log_size_limit" | "logfile_size_limit" => set(&mut o.log_size_limit, convert::int(v))?,
+        "log_max_num" | "logfile_max_num" => set(&mut o.log_max_num, convert::int(v))?,
+        "debug" => set(&mut o.debug, convert::boolean(v))?,
+        "trace" => set(&mut o.trace, convert::boolean(v))?,
+        "trace_verbose" => {
+            let on = convert::boolean(v)?;
+            o.trace_verbose = on;
+            o.trace = on;
+        }
+        "logtime" => set(&mut o.logtime, convert::boolean(v))?,
+        "logtime_utc" => set(&mut o.logtime_utc, convert::boolean(v))?,
+        "syslog" => set(&mut o.syslog, convert::boolean(v))?,
+        "remote_syslog" => set(&mut o.remote_syslog, convert::string(v))?,
+        "pidfile" | "pid_file" => set(&mut o.pidfile, convert::string(v))?,
+        "ports_file_dir" => set(&mut o.ports_file_dir, convert::string(v))?,
+        "lame_duck_duration" => {
+            let nanos = convert::duration_string("lame_duck_duration", v)?;
+            o.lame_duck_duration = match nanos_to_duration(nanos) {
+                Some(d) if d >= LAME_DUCK_DURATION_MIN => d,
+                _ => {
+                    return Err(format!(
+                        "invalid lame_duck_duration of {}, minimum is 30 seconds",
+                        format_go_duration(nanos)
+                    ));
+                }
+            };
+        }
+        "lame_duck_grace_period" => {
+            let nanos = convert::duration_string("lame_duck_grace_period", v)?;
+            o.lame_duck_grace_period = nanos_to_duration(nanos)
+                .ok_or_else(|| "invalid lame_duck_grace_period, needs to be positive".to_owned())?;
+        }
+        "connect_error_reports" => set(&mut o.connect_error_reports, convert::int(v))?,
+        "reconnect_error_reports" => set(&mut o.reconnect_error_reports, convert::int(v))?,
+        "authorization" => authorization(o, e, report)?,
+        key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
+        // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
+        _ if e.node.used_as_variable() => {}
+        _ => report.unknown(e),
+    }
+    Ok(())
+}
+
+/// Go keeps `max_payload` and `max_control_line` in an `int32`: larger values are refused,
+/// smaller ones wrap as Go's conversion does.
+fn int32(name: &str, v: &Value) -> Result<i32, String> {
+    let n = convert::int(v)?;
+    if n > i64::from(i32::MAX) {
+        return Err(format!("{name} value is too big"));
+    }
+    Ok(n as i32)
+}
+
+/// `ping_interval` and `write_deadline`: a duration string, or (with a warning) seconds.
+/// Negative durations are refused; Go accepts them and then misbehaves (its ping ticker panics).
+fn loose_duration(name: &str, e: &Entry, report: &mut Report) -> Result<Duration, String> {
+    let nanos = match &e.node.value {
+        Value::Str(text) => parse_go_duration(text).map_err(|err| format!("error parsing {name}: {err}"))?,
+        other => {
+            report.warn(
+                e,
+                format!("invalid use of field \"{name}\": {name} should be converted to a duration"),
+            );
+            convert::int(other)?.wrapping_mul(1_000_000_000)
+        }
+    };
+    nanos_to_duration(nanos).ok_or_else(|| {
+        format!("invalid {name} of {}, cannot be negative", format_go_duration(nanos))
+    })
+}
+
+fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<(), String> {
+    let block = match convert::map(&e.node.value) {
+        Ok(block) => block,
+        Err(message) => {
+            // Go goes on with a nil block and crashes on it; its recovered panic is a second
+            // error line, which we print too so that the output matches.
+            report.invalid(e, message);
+            return Err("runtime error: invalid memory address or nil pointer dereference".into());
+        }
+    };
+    for inner in block {
+        let key = inner.key.to_ascii_lowercase();
+        if matches!(inner.node.value, Value::Null) {
+            // Go reports a key written without a value as unknown, whatever its name.
+            report.unknown(inner);
+        } else if key == "timeout" {
+            match auth_timeout(&inner.node.value) {
+                Ok(secs) => o.auth_timeout = secs,
+                Err(message) => report.invalid(inner, message),
+            }
+        } else if AUTHORIZATION_NOT_SUPPORTED_YET.contains(&key.as_str()) {
+            report.not_supported(inner, format!("{}.{}", e.key, inner.key));
+        } else if !inner.node.used_as_variable() {
+            report.unknown(inner);
+        }
+    }
+    Ok(())
+}
+
+/// Seconds, as an integer, a float, or a duration string.
+fn auth_timeout(v: &Value) -> Result<f64, String> {
+    let secs = match v {
+        Value::Int(n) => *n as f64,
+        Value::Float(f) => *f,
+        Value::Str(text) => {
+            let nanos = parse_go_duration(text)
+                .map_err(|err| format!("error parsing authorization config, 'timeout' {err}"))?;
+            nanos as f64 / 1e9
+        }
+        _ => return Err("error parsing authorization config, 'timeout' wrong type".to_owned()),
+    };
+    if secs < 0.0 {
+        return Err(format!("invalid authorization timeout of {secs} seconds, cannot be negative"));
+    }
+    Ok(secs)
+}

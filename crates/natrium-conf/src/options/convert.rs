@@ -1,0 +1,114 @@
+//! Typed reads of configuration values, failing with the messages Go prints for the same
+//! mistakes (Go's type assertions panic and the panic text becomes the error).
+
+use crate::duration::parse_go_duration;
+use crate::lang::{Map, Value};
+
+/// Go's `interface conversion: interface {} is string, not int64`.
+pub(crate) fn conversion(actual: &Value, expected: &str) -> String {
+    format!("interface conversion: interface {{}} is {}, not {expected}", actual.go_type_name())
+}
+
+pub(crate) fn int(v: &Value) -> Result<i64, String> {
+    match v {
+        Value::Int(n) => Ok(*n),
+        other => Err(conversion(other, "int64")),
+    }
+}
+
+pub(crate) fn boolean(v: &Value) -> Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        other => Err(conversion(other, "bool")),
+    }
+}
+
+pub(crate) fn string(v: &Value) -> Result<String, String> {
+    match v {
+        Value::Str(s) => Ok(s.clone()),
+        other => Err(conversion(other, "string")),
+    }
+}
+
+pub(crate) fn map(v: &Value) -> Result<&Map, String> {
+    match v {
+        Value::Map(m) => Ok(m),
+        other => Err(conversion(other, "map[string]interface {}")),
+    }
+}
+
+/// A duration written as a Go duration string; `name` prefixes parse errors as Go does.
+pub(crate) fn duration_string(name: &str, v: &Value) -> Result<i64, String> {
+    let text = string(v)?;
+    parse_go_duration(&text).map_err(|e| format!("error parsing {name}: {e}"))
+}
+
+/// Splits `host:port` like Go's `net.SplitHostPort` and `strconv.Atoi`, with the option
+/// parser's messages. A bare integer is a port alone.
+pub(crate) fn host_port(v: &Value) -> Result<(Option<String>, i64), String> {
+    let text = match v {
+        Value::Int(port) => return Ok((None, *port)),
+        Value::Str(s) => s,
+        other => return Err(format!("expected port or host:port, got {}", other.go_type_name())),
+    };
+    let bad_address = || format!("could not parse address string \"{text}\"");
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or_else(bad_address)?;
+        let port = after.strip_prefix(':').ok_or_else(bad_address)?;
+        if host.contains(']') || port.contains(['[', ']']) {
+            return Err(bad_address());
+        }
+        (host, port)
+    } else {
+        let (host, port) = text.rsplit_once(':').ok_or_else(bad_address)?;
+        if host.contains(':') || host.contains(['[', ']']) || port.contains(['[', ']']) {
+            return Err(bad_address());
+        }
+        (host, port)
+    };
+    let port = go_atoi(port).ok_or_else(|| format!("could not parse port \"{port}\""))?;
+    Ok((Some(host.to_owned()), port))
+}
+
+/// Go's `strconv.Atoi`: optional sign, decimal digits, 64-bit range.
+pub(crate) fn go_atoi(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.strip_prefix('+').unwrap_or(s).parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn convert_host_port_like_go() {
+        let hp = |s: &str| host_port(&Value::Str(s.to_owned()));
+        assert_eq!(hp("127.0.0.1:4333"), Ok((Some("127.0.0.1".into()), 4333)));
+        assert_eq!(hp(":4333"), Ok((Some(String::new()), 4333)));
+        assert_eq!(hp("[::1]:4333"), Ok((Some("::1".into()), 4333)));
+        assert_eq!(hp("localhost:-1"), Ok((Some("localhost".into()), -1)));
+        assert_eq!(hp("127.0.0.1"), Err("could not parse address string \"127.0.0.1\"".into()));
+        assert_eq!(hp("a:b:c"), Err("could not parse address string \"a:b:c\"".into()));
+        assert_eq!(hp("host:abc"), Err("could not parse port \"abc\"".into()));
+        assert_eq!(host_port(&Value::Int(5)), Ok((None, 5)));
+        assert_eq!(
+            host_port(&Value::Bool(true)),
+            Err("expected port or host:port, got bool".into())
+        );
+    }
+
+    #[test]
+    fn convert_messages_like_go() {
+        assert_eq!(
+            int(&Value::Str("x".into())),
+            Err("interface conversion: interface {} is string, not int64".into())
+        );
+        assert_eq!(
+            map(&Value::Int(5)),
+            Err("interface conversion: interface {} is int64, not map[string]interface {}".into())
+        );
+    }
+}

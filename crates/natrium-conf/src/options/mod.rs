@@ -1,0 +1,263 @@
+//! [`ServerOptions`]: the configuration tree applied to Go's option names, aliases, defaults and
+//! value checks.
+//!
+//! Loading follows Go's order: parse (first syntax error wins), refuse an empty file, then apply
+//! every top-level key, collecting all problems. Go separates warnings (an integer where a
+//! duration string is expected, read as seconds) from errors; both print warnings first, a
+//! normal start only prints warnings, and `-t` fails on them ([`LoadedConfig::strict`]).
+//!
+//! Values are stored with Go's types (signed integers, `i32` for sizes Go keeps in `int32`) so
+//! that everything Go accepts is accepted. Zero values that Go replaces by defaults at startup
+//! are replaced by [`ServerOptions::apply_baseline`], which [`crate::merge`] calls after the
+//! command line has been applied. Paths stay as written: relative ones resolve against the
+//! working directory, as in Go.
+
+mod apply;
+mod convert;
+
+use std::time::Duration;
+
+use crate::error::ConfError;
+use crate::lang::{self, Map};
+use crate::limits;
+
+/// Every option core NATS uses, under Go's names, with Go's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerOptions {
+    /// The configuration file these options were read from (`-c`), if any.
+    pub config_file: Option<String>,
+    /// Client listener interface (`host`, `net`, `listen`, `-a`). Empty means all interfaces.
+    pub host: String,
+    /// Client port (`port`, `listen`, `-p`): 0 means [`limits::PORT_DEFAULT`], -1 a free port.
+    pub port: i64,
+    /// Server name (`server_name`, `-n`); empty means the server ID.
+    pub server_name: String,
+    /// URL advertised to clients instead of the listen address (`client_advertise`).
+    pub client_advertise: String,
+    /// Monitoring interface (`http: host:port`); empty means the client `host`.
+    pub http_host: String,
+    /// Monitoring port (`http_port`, `monitor_port`, `http`, `-m`); 0 disables, -1 picks one.
+    pub http_port: i64,
+    /// Prefix for monitoring endpoints (`http_base_path`).
+    pub http_base_path: String,
+    /// Largest payload a client may publish (`max_payload`), Go's `int32`.
+    pub max_payload: i32,
+    /// Longest protocol line (`max_control_line`), Go's `int32`.
+    pub max_control_line: i32,
+    /// Most client connections (`max_connections`, `max_conn`). Written as 0 in the file it
+    /// means "accept none", which Go stores as -1; negative values accept none.
+    pub max_connections: i64,
+    /// Most subscriptions per connection (`max_subscriptions`, `max_subs`); 0 is unlimited.
+    pub max_subscriptions: i64,
+    /// Most bytes pending for one client before it is a slow consumer (`max_pending`).
+    pub max_pending: i64,
+    /// Interval between server PINGs (`ping_interval`).
+    pub ping_interval: Duration,
+    /// Unanswered PINGs before a connection is stale (`ping_max`).
+    pub ping_max: i64,
+    /// How long a write to a client may block (`write_deadline`).
+    pub write_deadline: Duration,
+    /// Seconds a client has to authenticate (`authorization { timeout }`), Go's `float64`.
+    pub auth_timeout: f64,
+    /// Do not offer message headers to clients (`no_header_support`).
+    pub no_header_support: bool,
+    /// Disable the subscription match cache (`disable_sublist_cache`, `no_sublist_cache`).
+    pub disable_sublist_cache: bool,
+    /// Longest message body printed in traces (`max_traced_msg_len`); 0 is unlimited.
+    pub max_traced_msg_len: i64,
+    /// Closed connections kept for monitoring (`max_closed_clients`).
+    pub max_closed_clients: i64,
+    /// Log file (`logfile`, `log_file`, `-l`); empty logs to standard error.
+    pub logfile: String,
+    /// Rotate the log file at this size (`log_size_limit`, `logfile_size_limit`); 0 never.
+    pub log_size_limit: i64,
+    /// Rotated log files to keep (`log_max_num`, `logfile_max_num`); 0 keeps all.
+    pub log_max_num: i64,
+    /// Debug logging (`debug`, `-D`).
+    pub debug: bool,
+    /// Protocol tracing (`trace`, `-V`).
+    pub trace: bool,
+    /// Tracing including the system account (`trace_verbose`, `-VV`); setting it sets `trace`.
+    pub trace_verbose: bool,
+    /// Timestamps in log lines (`logtime`, `-T`).
+    pub logtime: bool,
+    /// Timestamps in UTC (`logtime_utc`).
+    pub logtime_utc: bool,
+    /// Log to syslog (`syslog`, `-s`).
+    pub syslog: bool,
+    /// Remote syslog address (`remote_syslog`, `-r`).
+    pub remote_syslog: String,
+    /// PID file (`pidfile`, `pid_file`, `-P`).
+    pub pidfile: String,
+    /// Directory for the `<exe>_<pid>.ports` file (`ports_file_dir`).
+    pub ports_file_dir: String,
+    /// Lame-duck mode spreads closes over this long (`lame_duck_duration`, at least 30s).
+    pub lame_duck_duration: Duration,
+    /// Wait before lame-duck mode starts closing (`lame_duck_grace_period`).
+    pub lame_duck_grace_period: Duration,
+    /// Report every Nth failed connect attempt (`connect_error_reports`).
+    pub connect_error_reports: i64,
+    /// Report every Nth failed reconnect attempt (`reconnect_error_reports`).
+    pub reconnect_error_reports: i64,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            config_file: None,
+            host: limits::HOST_DEFAULT.to_owned(),
+            port: limits::PORT_DEFAULT,
+            server_name: String::new(),
+            client_advertise: String::new(),
+            http_host: String::new(),
+            http_port: 0,
+            http_base_path: String::new(),
+            max_payload: limits::MAX_PAYLOAD_BYTES_DEFAULT,
+            max_control_line: limits::MAX_CONTROL_LINE_BYTES_DEFAULT,
+            max_connections: limits::MAX_CONNECTIONS_DEFAULT,
+            max_subscriptions: limits::MAX_SUBSCRIPTIONS_DEFAULT,
+            max_pending: limits::MAX_PENDING_BYTES_DEFAULT,
+            ping_interval: limits::PING_INTERVAL_DEFAULT,
+            ping_max: limits::PING_MAX_DEFAULT,
+            write_deadline: limits::WRITE_DEADLINE_DEFAULT,
+            auth_timeout: limits::AUTH_TIMEOUT_SECS_DEFAULT,
+            no_header_support: false,
+            disable_sublist_cache: false,
+            max_traced_msg_len: 0,
+            max_closed_clients: limits::MAX_CLOSED_CLIENTS_DEFAULT,
+            logfile: String::new(),
+            log_size_limit: 0,
+            log_max_num: 0,
+            debug: false,
+            trace: false,
+            trace_verbose: false,
+            logtime: true,
+            logtime_utc: false,
+            syslog: false,
+            remote_syslog: String::new(),
+            pidfile: String::new(),
+            ports_file_dir: String::new(),
+            lame_duck_duration: limits::LAME_DUCK_DURATION_DEFAULT,
+            lame_duck_grace_period: limits::LAME_DUCK_GRACE_PERIOD_DEFAULT,
+            connect_error_reports: limits::CONNECT_ERROR_REPORTS_DEFAULT,
+            reconnect_error_reports: limits::RECONNECT_ERROR_REPORTS_DEFAULT,
+        }
+    }
+}
+
+/// A loaded configuration file: the options, Go's warnings, and Go's digest of the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedConfig {
+    /// The options (defaults for everything the file does not set; no baseline applied).
+    pub options: ServerOptions,
+    /// Problems Go only warns about on a normal start (printed one per line, no prefix).
+    pub warnings: Vec<ConfError>,
+    /// `sha256:<hex>`, as in Go's `configuration file … is valid (sha256:…)`.
+    pub digest: String,
+}
+
+impl LoadedConfig {
+    /// `-t` semantics: Go fails on warnings too.
+    pub fn strict(self) -> Result<LoadedConfig, ConfError> {
+        if self.warnings.is_empty() {
+            return Ok(self);
+        }
+        let warnings = self.warnings;
+        Err(ConfError::combine(warnings, Vec::new()).unwrap_or(ConfError::Many(Vec::new())))
+    }
+}
+
+impl ServerOptions {
+    /// Reads, parses and applies the file at `path`. Warnings are returned, not printed.
+    pub fn load(path: &str) -> Result<LoadedConfig, ConfError> {
+        let map = lang::parse_file(path)?;
+        Self::from_map(&map, path)
+    }
+
+    /// [`ServerOptions::load`] keeping only the options (warnings are dropped; use `load` to
+    /// print them as Go does).
+    pub fn from_file(path: &str) -> Result<ServerOptions, ConfError> {
+        Self::load(path).map(|loaded| loaded.options)
+    }
+
+    /// Applies an already parsed tree read from `file` on top of the defaults.
+    pub fn from_map(map: &Map, file: &str) -> Result<LoadedConfig, ConfError> {
+        if map.is_empty() {
+            return Err(ConfError::Empty { file: file.into() });
+        }
+        let mut options = ServerOptions { config_file: Some(file.to_owned()), ..Self::default() };
+        let (warnings, errors) = apply::apply(&mut options, map);
+        if !errors.is_empty() {
+            return Err(ConfError::combine(warnings, errors).unwrap_or(ConfError::Many(Vec::new())));
+        }
+        Ok(LoadedConfig { options, warnings, digest: lang::config_digest(map) })
+    }
+
+    /// Replaces the zero values Go treats as "use the default" when the server starts, and
+    /// resolves the monitoring host to the client host when unset.
+    pub fn apply_baseline(&mut self) {
+        let d = Self::default();
+        if self.port == 0 {
+            self.port = limits::PORT_DEFAULT;
+        }
+        if self.host.is_empty() {
+            self.host = d.host.clone();
+        }
+        if self.http_host.is_empty() {
+            self.http_host = self.host.clone();
+        }
+        if self.max_payload == 0 {
+            self.max_payload = d.max_payload;
+        }
+        if self.max_control_line == 0 {
+            self.max_control_line = d.max_control_line;
+        }
+        if self.max_pending == 0 {
+            self.max_pending = d.max_pending;
+        }
+        if self.ping_interval.is_zero() {
+            self.ping_interval = d.ping_interval;
+        }
+        if self.ping_max == 0 {
+            self.ping_max = d.ping_max;
+        }
+        if self.write_deadline.is_zero() {
+            self.write_deadline = d.write_deadline;
+        }
+        if self.auth_timeout == 0.0 {
+            self.auth_timeout = d.auth_timeout;
+        }
+        if self.max_closed_clients == 0 {
+            self.max_closed_clients = d.max_closed_clients;
+        }
+        if self.lame_duck_duration.is_zero() {
+            self.lame_duck_duration = d.lame_duck_duration;
+        }
+        if self.lame_duck_grace_period.is_zero() {
+            self.lame_duck_grace_period = d.lame_duck_grace_period;
+        }
+        if self.connect_error_reports == 0 {
+            self.connect_error_reports = d.connect_error_reports;
+        }
+        if self.reconnect_error_reports == 0 {
+            self.reconnect_error_reports = d.reconnect_error_reports;
+        }
+    }
+
+    /// The checks Go makes when the server starts (after baseline), with Go's wording.
+    pub fn validate(&self) -> Result<(), ConfError> {
+        if i64::from(self.max_payload) > self.max_pending {
+            return Err(ConfError::Validation {
+                message: format!(
+                    "max_payload ({}) cannot be higher than max_pending ({})",
+                    self.max_payload, self.max_pending
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "options_tests.rs"]
+mod tests;

@@ -1,0 +1,184 @@
+//! One client connection.
+//!
+//! A connection is two tasks: [`conn`] owns the socket's read half, the parse buffer and the
+//! connection's private state (subscriptions by sid, CONNECT options, match cache); [`writer`]
+//! owns the write half and drains the [`Outbound`] buffer. What other tasks may touch lives in
+//! [`ClientHandle`]: the outbound buffer, the close signal and monitoring metadata.
+
+mod conn;
+mod connect;
+mod outbound;
+mod writer;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::fxhash::FxHashMap;
+
+pub use conn::run_client;
+pub use connect::ConnectOptions;
+pub use outbound::{Enqueued, Outbound};
+
+/// Why a connection ended; the names are Go's (`/connz?state=closed` reports them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClosedReason {
+    ClientClosed,
+    WriteError,
+    ReadError,
+    SlowConsumerPendingBytes,
+    SlowConsumerWriteDeadline,
+    ProtocolViolation,
+    ParseError,
+    MaxPayloadExceeded,
+    MaxControlLineExceeded,
+    MaxConnectionsExceeded,
+    StaleConnection,
+    AuthenticationTimeout,
+    ServerShutdown,
+    LameDuckMode,
+}
+
+impl ClosedReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientClosed => "Client Closed",
+            Self::WriteError => "Write Error",
+            Self::ReadError => "Read Error",
+            Self::SlowConsumerPendingBytes => "Slow Consumer (Pending Bytes)",
+            Self::SlowConsumerWriteDeadline => "Slow Consumer (Write Deadline)",
+            Self::ProtocolViolation => "Protocol Violation",
+            Self::ParseError => "Parse Error",
+            Self::MaxPayloadExceeded => "Maximum Message Payload Exceeded",
+            Self::MaxControlLineExceeded => "Maximum Control Line Exceeded",
+            Self::MaxConnectionsExceeded => "Maximum Connections Exceeded",
+            Self::StaleConnection => "Stale Connection",
+            Self::AuthenticationTimeout => "Authentication Timeout",
+            Self::ServerShutdown => "Server Shutdown",
+            Self::LameDuckMode => "Lame Duck Mode",
+        }
+    }
+
+    /// Whether what is still queued should be written before the socket closes.
+    fn flushes_on_close(self) -> bool {
+        !matches!(
+            self,
+            Self::SlowConsumerPendingBytes | Self::SlowConsumerWriteDeadline | Self::WriteError
+        )
+    }
+}
+
+/// What a client said about itself in CONNECT, for logs and monitoring.
+#[derive(Debug, Clone, Default)]
+pub struct ClientMeta {
+    pub name: String,
+    pub lang: String,
+    pub version: String,
+}
+
+/// The part of a connection shared with other tasks.
+pub struct ClientHandle {
+    pub cid: u64,
+    pub addr: SocketAddr,
+    pub out: Outbound,
+    /// Cancelled when the connection must close; both tasks watch it.
+    pub closing: CancellationToken,
+    reason: Mutex<Option<ClosedReason>>,
+    pub meta: Mutex<ClientMeta>,
+    pub in_msgs: AtomicU64,
+    pub in_bytes: AtomicU64,
+    /// Subscriptions by sid. Shared because a publisher that delivers a subscription's last
+    /// auto-unsubscribe message removes it here too.
+    pub subs: Mutex<FxHashMap<Box<[u8]>, Arc<Subscription>>>,
+    pub started: chrono::DateTime<chrono::Utc>,
+}
+
+impl ClientHandle {
+    pub fn new(cid: u64, addr: SocketAddr, max_pending: usize, closing: CancellationToken) -> Self {
+        Self {
+            cid,
+            addr,
+            out: Outbound::new(max_pending),
+            closing,
+            reason: Mutex::new(None),
+            meta: Mutex::new(ClientMeta::default()),
+            in_msgs: AtomicU64::new(0),
+            in_bytes: AtomicU64::new(0),
+            subs: Mutex::new(FxHashMap::default()),
+            started: chrono::Utc::now(),
+        }
+    }
+
+    /// Starts closing the connection; the first reason given wins. Returns true for that first
+    /// call, so that side effects (logs, counters) happen once.
+    pub fn close(&self, reason: ClosedReason) -> bool {
+        let mut slot = self.reason.lock();
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(reason);
+        drop(slot);
+        if !reason.flushes_on_close() {
+            self.out.discard();
+        }
+        self.out.close();
+        self.closing.cancel();
+        true
+    }
+
+    pub fn closed_reason(&self) -> Option<ClosedReason> {
+        *self.reason.lock()
+    }
+
+    /// The log prefix Go uses for a client: `ip:port - cid:N`.
+    pub fn log_prefix(&self) -> String {
+        format!("{} - cid:{}", self.addr, self.cid)
+    }
+
+    pub fn add_in(&self, msgs: u64, bytes: u64) {
+        if msgs != 0 {
+            self.in_msgs.fetch_add(msgs, Ordering::Relaxed);
+            self.in_bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+}
+
+/// One SUB of one client.
+pub struct Subscription {
+    pub client: Arc<ClientHandle>,
+    pub subject: Box<[u8]>,
+    pub queue: Option<Box<[u8]>>,
+    pub sid: Box<[u8]>,
+    /// Auto-unsubscribe limit; 0 means none.
+    pub max_msgs: AtomicU64,
+    pub delivered: AtomicU64,
+}
+
+/// Outcome of counting one delivery against a subscription's auto-unsubscribe limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryQuota {
+    Deliver,
+    /// Deliver, and this was the last one: the subscription must be removed.
+    DeliverLast,
+    /// The limit was already reached (a concurrent publisher took the last one).
+    Exhausted,
+}
+
+impl Subscription {
+    #[inline]
+    pub fn take_delivery(&self) -> DeliveryQuota {
+        let max = self.max_msgs.load(Ordering::Relaxed);
+        if max == 0 {
+            return DeliveryQuota::Deliver;
+        }
+        let n = self.delivered.fetch_add(1, Ordering::Relaxed) + 1;
+        match n.cmp(&max) {
+            std::cmp::Ordering::Less => DeliveryQuota::Deliver,
+            std::cmp::Ordering::Equal => DeliveryQuota::DeliverLast,
+            std::cmp::Ordering::Greater => DeliveryQuota::Exhausted,
+        }
+    }
+}

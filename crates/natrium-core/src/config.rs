@@ -1,0 +1,77 @@
+//! The runtime's settings. The binary fills this from the configuration file and flags, so the
+//! runtime never parses configuration itself.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything the runtime needs to run a server, with Go's defaults.
+#[derive(Debug, Clone)]
+pub struct CoreConfig {
+    /// Interface to listen on for clients (Go's `host`, `net`, `-a`).
+    pub host: String,
+    /// Client port; 0 or -1 picks a free one.
+    pub port: i32,
+    /// Advertised name; the server ID when empty.
+    pub server_name: String,
+    pub max_payload: usize,
+    pub max_control_line: usize,
+    pub max_connections: usize,
+    /// 0 means unlimited.
+    pub max_subscriptions: usize,
+    pub max_pending: usize,
+    pub ping_interval: Duration,
+    pub ping_max: u32,
+    pub write_deadline: Duration,
+    /// A client must send CONNECT within this long.
+    pub auth_timeout: Duration,
+    pub no_header_support: bool,
+    pub disable_sublist_cache: bool,
+    pub lame_duck_duration: Duration,
+    pub lame_duck_grace_period: Duration,
+    /// Directory for the `<exe>_<pid>.ports` file, when set.
+    pub ports_file_dir: Option<PathBuf>,
+    /// Monitoring URLs to list in the ports file (filled by the binary once HTTP is bound).
+    pub trace: bool,
+    pub debug: bool,
+    pub max_traced_msg_len: usize,
+}
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        Self {
+            host: "0.0.0.0".to_owned(),
+            port: 4222,
+            server_name: String::new(),
+            max_payload: 1024 * 1024,
+            max_control_line: 4096,
+            max_connections: 64 * 1024,
+            max_subscriptions: 0,
+            max_pending: 64 * 1024 * 1024,
+            ping_interval: Duration::from_secs(120),
+            ping_max: 2,
+            write_deadline: Duration::from_secs(10),
+            auth_timeout: Duration::from_secs(2),
+            no_header_support: false,
+            disable_sublist_cache: false,
+            lame_duck_duration: Duration::from_secs(120),
+            lame_duck_grace_period: Duration::from_secs(10),
+            ports_file_dir: None,
+            trace: false,
+            debug: false,
+            max_traced_msg_len: 0,
+        }
+    }
+}
+
+impl CoreConfig {
+    /// The host as an IP address; `localhost` and an empty host are understood as Go does.
+    pub fn listen_ip(&self) -> Option<IpAddr> {
+        let host = self.host.trim_start_matches('[').trim_end_matches(']');
+        match host {
+            "" => Some(IpAddr::from([0, 0, 0, 0])),
+            "localhost" => Some(IpAddr::from([127, 0, 0, 1])),
+            other => other.parse().ok(),
+        }
+    }
+}

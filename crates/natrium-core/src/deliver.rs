@@ -1,0 +1,250 @@
+//! Routing a publish: look up the matching subscriptions (through a per-publisher cache),
+//! queue one frame per delivery into each subscriber's outbound buffer, pick one member per
+//! queue group, and answer a request nobody listens to with a 503 when the requester asked.
+//!
+//! A [`Publisher`] belongs to one connection's read task (or an internal client) and batches
+//! its side effects: writers are woken once per read batch, statistics are added once per
+//! batch, and a publisher that filled a subscriber's buffer stalls once per batch.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use nats_proto::headers::write_no_responders;
+use nats_proto::MsgFrameTemplate;
+use nats_subject::MatchResult;
+
+use crate::account::{Account, SubRef};
+use crate::client::{ClientHandle, ClosedReason, DeliveryQuota, Enqueued};
+use crate::fxhash::FxHashMap;
+use crate::limits::{CLIENT_MATCH_CACHE_ENTRIES, PENDING_FLUSH_TARGETS_MAX, PUBLISHER_STALL_MAX};
+use crate::stats::{BatchStats, ServerStats};
+
+/// One publish as parsed: borrowed from the read buffer.
+pub struct Message<'a> {
+    pub subject: &'a [u8],
+    pub reply: Option<&'a [u8]>,
+    pub headers: Option<&'a [u8]>,
+    pub payload: &'a [u8],
+}
+
+pub struct Publisher {
+    cid: u64,
+    echo: bool,
+    no_responders: bool,
+    stats: Arc<ServerStats>,
+    cache: FxHashMap<Box<[u8]>, Arc<MatchResult<SubRef>>>,
+    cache_generation: u64,
+    template: MsgFrameTemplate,
+    pending_flush: Vec<Arc<ClientHandle>>,
+    stalled: Vec<Arc<ClientHandle>>,
+    finished_subs: Vec<SubRef>,
+    pub batch: BatchStats,
+}
+
+impl Publisher {
+    pub fn new(cid: u64, stats: Arc<ServerStats>) -> Self {
+        Self {
+            cid,
+            echo: true,
+            no_responders: false,
+            stats,
+            cache: FxHashMap::default(),
+            cache_generation: 0,
+            template: MsgFrameTemplate::default(),
+            pending_flush: Vec::new(),
+            stalled: Vec::new(),
+            finished_subs: Vec::new(),
+            batch: BatchStats::default(),
+        }
+    }
+
+    /// Applies the CONNECT flags that change routing.
+    pub fn set_flags(&mut self, echo: bool, no_responders: bool) {
+        self.echo = echo;
+        self.no_responders = no_responders;
+    }
+
+    fn lookup(&mut self, account: &Account, subject: &[u8]) -> Arc<MatchResult<SubRef>> {
+        let generation = account.sublist.generation();
+        if generation != self.cache_generation {
+            self.cache.clear();
+            self.cache_generation = generation;
+        }
+        if let Some(hit) = self.cache.get(subject) {
+            return Arc::clone(hit);
+        }
+        let result = account.sublist.matches(subject);
+        if self.cache.len() >= CLIENT_MATCH_CACHE_ENTRIES {
+            self.cache.clear();
+        }
+        self.cache.insert(subject.into(), Arc::clone(&result));
+        result
+    }
+
+    /// Routes one message; returns how many subscriptions it was queued to.
+    pub fn publish(&mut self, account: &Account, msg: &Message<'_>) -> usize {
+        let payload_len = msg.headers.map_or(0, <[u8]>::len) + msg.payload.len();
+        self.batch.in_msgs += 1;
+        self.batch.in_bytes += payload_len as u64;
+        let result = self.lookup(account, msg.subject);
+        if result.plain.is_empty() && result.queues.is_empty() {
+            if self.no_responders {
+                if let Some(reply) = msg.reply {
+                    self.send_no_responders(account, msg.subject, reply);
+                }
+            }
+            return 0;
+        }
+        match msg.headers {
+            Some(h) => self.template.set_hmsg(msg.subject, msg.reply, h.len(), payload_len),
+            None => self.template.set_msg(msg.subject, msg.reply, payload_len),
+        }
+        let mut delivered = 0;
+        for sub in &result.plain {
+            if self.deliver(sub, msg, payload_len) {
+                delivered += 1;
+            }
+        }
+        for group in &result.queues {
+            let members = group.members.len();
+            if members == 0 {
+                continue;
+            }
+            let start = fastrand::usize(..members);
+            for i in 0..members {
+                let Some(sub) = group.members.get((start + i) % members) else { continue };
+                if self.deliver(sub, msg, payload_len) {
+                    delivered += 1;
+                    break;
+                }
+            }
+        }
+        if !self.finished_subs.is_empty() {
+            self.remove_finished(account);
+        }
+        if delivered == 0 && self.no_responders {
+            if let Some(reply) = msg.reply {
+                self.send_no_responders(account, msg.subject, reply);
+            }
+        }
+        delivered
+    }
+
+    fn deliver(&mut self, sub: &SubRef, msg: &Message<'_>, payload_len: usize) -> bool {
+        let target = &sub.client;
+        if !self.echo && target.cid == self.cid {
+            return false;
+        }
+        match sub.take_delivery() {
+            DeliveryQuota::Deliver => {}
+            DeliveryQuota::DeliverLast => self.finished_subs.push(sub.clone()),
+            DeliveryQuota::Exhausted => return false,
+        }
+        let parts: [&[u8]; 6] = [
+            self.template.prefix(),
+            &sub.sid,
+            self.template.suffix(),
+            msg.headers.unwrap_or_default(),
+            msg.payload,
+            b"\r\n",
+        ];
+        match target.out.enqueue_msg(&parts, payload_len) {
+            Enqueued::Queued => {}
+            Enqueued::QueuedStall => {
+                if !self.stalled.iter().any(|c| Arc::ptr_eq(c, target)) {
+                    self.stalled.push(Arc::clone(target));
+                }
+            }
+            Enqueued::SlowConsumer => {
+                self.slow_consumer(target);
+                return false;
+            }
+            Enqueued::Closed => return false,
+        }
+        self.batch.out_msgs += 1;
+        self.batch.out_bytes += payload_len as u64;
+        if self.pending_flush.last().is_none_or(|last| !Arc::ptr_eq(last, target)) {
+            self.pending_flush.push(Arc::clone(target));
+            if self.pending_flush.len() >= PENDING_FLUSH_TARGETS_MAX {
+                self.flush();
+            }
+        }
+        true
+    }
+
+    fn slow_consumer(&self, target: &Arc<ClientHandle>) {
+        if target.close(ClosedReason::SlowConsumerPendingBytes) {
+            self.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
+            self.stats.slow_consumers_clients.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(
+                "{} - Slow Consumer Detected: MaxPending of {} Exceeded",
+                target.log_prefix(),
+                target.out.max_pending()
+            );
+        }
+    }
+
+    /// Removes subscriptions that reached their auto-unsubscribe limit.
+    fn remove_finished(&mut self, account: &Account) {
+        for sub in self.finished_subs.drain(..) {
+            let _ = account.sublist.remove(&sub.subject, sub.queue.as_deref(), &sub);
+            let mut subs = sub.client.subs.lock();
+            if subs.get(&sub.sid).is_some_and(|s| Arc::ptr_eq(s, &sub.0)) {
+                subs.remove(&sub.sid);
+            }
+        }
+    }
+
+    /// Tells a requester nobody is listening: an HMSG with status 503 on its reply subject,
+    /// delivered to its own subscription that matches the reply.
+    fn send_no_responders(&mut self, account: &Account, subject: &[u8], reply: &[u8]) {
+        let matches = account.sublist.matches(reply);
+        // Only a plain subscription of the requester's gets it (Go skips queue subscribers).
+        let own = matches.plain.iter().find(|s| s.client.cid == self.cid);
+        let Some(sub) = own else { return };
+        let mut header = Vec::with_capacity(nats_proto::headers::no_responders_len(subject.len()));
+        write_no_responders(&mut header, subject);
+        let mut line = Vec::with_capacity(64 + reply.len());
+        nats_proto::encode::write_hmsg_header(&mut line, reply, &sub.sid, None, header.len(), header.len());
+        let parts: [&[u8]; 3] = [&line, &header, b"\r\n"];
+        if sub.client.out.enqueue_msg(&parts, header.len()) != Enqueued::Closed {
+            sub.client.out.flush();
+        }
+    }
+
+    /// Wakes every writer that got frames in this batch and folds the batch statistics in.
+    pub fn flush(&mut self) {
+        for target in self.pending_flush.drain(..) {
+            target.out.flush();
+        }
+        if !self.batch.is_empty() {
+            self.stats.add_batch(&self.batch);
+            self.batch = BatchStats::default();
+        }
+    }
+
+    /// Waits (briefly, bounded) for subscribers whose buffers passed the stall mark.
+    pub async fn stall_if_needed(&mut self) {
+        if self.stalled.is_empty() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + PUBLISHER_STALL_MAX;
+        for target in self.stalled.drain(..) {
+            if target.out.pending_bytes() * 4 > target.out.max_pending() * 3 {
+                let _ = tokio::time::timeout_at(deadline, target.out.wait_drained()).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deliver_message_fields_are_borrowed() {
+        let msg = Message { subject: b"a", reply: None, headers: None, payload: b"xy" };
+        let copy = Message { headers: Some(b""), ..msg };
+        assert_eq!(copy.payload, b"xy");
+    }
+}

@@ -1,0 +1,28 @@
+//! Natrium runtime: the part of the server that owns sockets and tasks.
+//!
+//! Layout:
+//! - [`server`]: start-up, the accept loop, the client registry, lame duck mode and shutdown.
+//! - [`client`]: one client connection: the read loop that parses and dispatches ops, and its
+//!   outbound buffer drained by a writer task.
+//! - [`deliver`]: routing one publish to the matching subscriptions, queue groups, no-responders.
+//! - [`account`]: an account's subject namespace (only `$G` until accounts land).
+//! - [`info`]: the INFO document sent to clients.
+//! - [`stats`]: server-wide counters read by monitoring.
+//! - [`config`]: the runtime's own typed settings, filled in by the binary.
+//!
+//! The wire codec lives in `nats-proto` and the subscription index in `nats-subject`; this crate
+//! only wires them to tokio.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+
+pub mod account;
+pub mod client;
+pub mod config;
+pub mod deliver;
+mod fxhash;
+pub mod info;
+pub mod limits;
+pub mod server;
+pub mod stats;
+
+pub use config::CoreConfig;
+pub use server::{Server, ServerHandle, StartError};

@@ -1,0 +1,32 @@
+//! Runtime limits that are not configuration options, each with the reason for its value.
+
+use std::time::Duration;
+
+/// A new connection's read buffer starts small so that idle connections stay cheap
+/// (the Go server starts at 512 bytes too).
+pub const READ_BUFFER_START_BYTES: usize = 512;
+/// Reads grow the buffer up to this size while the peer keeps filling it.
+pub const READ_BUFFER_MAX_BYTES: usize = 64 * 1024;
+/// After this many consecutive short reads the buffer shrinks back toward the start size.
+pub const READ_BUFFER_SHRINK_AFTER_SHORT_READS: u32 = 2;
+
+/// The first PING goes to a client this long after it connects, then every `ping_interval`.
+pub const FIRST_PING_INTERVAL: Duration = Duration::from_secs(2);
+
+/// A publisher whose subscriber's outbound buffer is over 3/4 of max_pending waits at most this
+/// long for the writer to drain, per read batch, before carrying on (Go stalls 2–5 ms).
+pub const PUBLISHER_STALL_MAX: Duration = Duration::from_millis(5);
+
+/// The writer keeps its spare buffer between flushes only up to this capacity, so that a burst
+/// does not pin memory on an idle connection.
+pub const OUTBOUND_SPARE_KEEP_BYTES: usize = 64 * 1024;
+
+/// How many distinct subjects a connection remembers match results for.
+pub const CLIENT_MATCH_CACHE_ENTRIES: usize = 128;
+
+/// After a read batch has queued messages for this many target connections, the publisher
+/// flushes (wakes their writers) right away instead of at the end of the batch.
+pub const PENDING_FLUSH_TARGETS_MAX: usize = 1024;
+
+/// How long a closing connection may spend writing what it still has queued (the -ERR line).
+pub const CLOSE_FLUSH_DEADLINE: Duration = Duration::from_millis(500);

@@ -1,0 +1,170 @@
+//! The monitoring listener. Each HTTP connection is served by hyper on its own task; handlers
+//! only read server state, so a busy client port never blocks monitoring.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use natrium_core::Server;
+use parking_lot::Mutex;
+use serde::Serialize;
+use tokio::net::TcpListener;
+
+use crate::connz::{connz, subsz, CONNZ_DEFAULT_LIMIT};
+use crate::varz::{varz, HttpInfo};
+
+#[derive(Debug, Clone)]
+pub struct MonitorSettings {
+    pub host: String,
+    /// 0 or -1 picks a free port.
+    pub port: i32,
+    pub base_path: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MonitorError {
+    #[error("can't listen to the monitor port: listen tcp {addr}: {source}")]
+    Listen { addr: String, source: std::io::Error },
+}
+
+struct State {
+    server: Server,
+    host: String,
+    port: u16,
+    base_path: String,
+    req_stats: Mutex<BTreeMap<String, u64>>,
+}
+
+/// Binds the monitoring port and serves it until the server shuts down.
+pub async fn start_monitor(
+    server: Server,
+    settings: MonitorSettings,
+) -> Result<SocketAddr, MonitorError> {
+    let host = settings.host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    let ip: std::net::IpAddr = match host.as_str() {
+        "" => [0, 0, 0, 0].into(),
+        "localhost" => [127, 0, 0, 1].into(),
+        other => other.parse().unwrap_or([0, 0, 0, 0].into()),
+    };
+    let port = u16::try_from(settings.port.max(0)).unwrap_or(0);
+    let shown = natrium_core::server::host_port(&settings.host, port);
+    tracing::info!("Starting http monitor on {shown}");
+    let listener = TcpListener::bind(SocketAddr::new(ip, port))
+        .await
+        .map_err(|source| MonitorError::Listen { addr: shown.clone(), source })?;
+    let bound = listener.local_addr().map_err(|source| MonitorError::Listen { addr: shown, source })?;
+    let state = Arc::new(State {
+        server: server.clone(),
+        host: settings.host,
+        port: bound.port(),
+        base_path: settings.base_path.trim_end_matches('/').to_owned(),
+        req_stats: Mutex::new(BTreeMap::new()),
+    });
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                () = server.shutdown_requested() => break,
+                accepted = listener.accept() => accepted,
+            };
+            let Ok((stream, _)) = accepted else { continue };
+            let state = Arc::clone(&state);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let state = Arc::clone(&state);
+                    async move { Ok::<_, Infallible>(handle(&state, &req)) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(bound)
+}
+
+fn query_param(req: &Request<Incoming>, key: &str) -> Option<String> {
+    req.uri().query()?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == key).then(|| v.to_owned())
+    })
+}
+
+fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
+    let body = if pretty { serde_json::to_vec_pretty(doc) } else { serde_json::to_vec(doc) };
+    let mut response = Response::new(Full::new(Bytes::from(body.unwrap_or_default())));
+    let headers = response.headers_mut();
+    headers.insert("Content-Type", hyper::header::HeaderValue::from_static("application/json"));
+    headers.insert("Access-Control-Allow-Origin", hyper::header::HeaderValue::from_static("*"));
+    response
+}
+
+const INDEX_ENDPOINTS: [&str; 4] = ["varz", "connz", "subsz", "healthz"];
+
+fn index_page(base: &str) -> Response<Full<Bytes>> {
+    let mut html = String::from(
+        "<html lang=\"en\">\n<head><title>NATS Server</title></head>\n<body>\n<h1>Natrium</h1>\n",
+    );
+    for endpoint in INDEX_ENDPOINTS {
+        let _ = writeln!(html, "<a href=\"{base}/{endpoint}\">{endpoint}</a><br/>");
+    }
+    html.push_str("</body>\n</html>\n");
+    let mut response = Response::new(Full::new(Bytes::from(html)));
+    response
+        .headers_mut()
+        .insert("Content-Type", hyper::header::HeaderValue::from_static("text/html"));
+    response
+}
+
+fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let path = req.uri().path();
+    let Some(endpoint) = path.strip_prefix(state.base_path.as_str()) else {
+        return not_found();
+    };
+    let endpoint = endpoint.trim_end_matches('/');
+    let known = matches!(endpoint, "" | "/varz" | "/connz" | "/subsz" | "/subscriptionsz" | "/healthz");
+    if known {
+        let key = if endpoint.is_empty() { "/" } else { endpoint };
+        *state.req_stats.lock().entry(key.to_owned()).or_insert(0) += 1;
+    }
+    match endpoint {
+        "" => index_page(&state.base_path),
+        "/varz" => {
+            let http = HttpInfo {
+                host: state.host.clone(),
+                port: state.port,
+                base_path: state.base_path.clone(),
+                req_stats: state.req_stats.lock().clone(),
+            };
+            json_response(&varz(&state.server, http), true)
+        }
+        "/connz" => {
+            let offset = query_param(req, "offset").and_then(|v| v.parse().ok()).unwrap_or(0);
+            let limit = query_param(req, "limit")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(CONNZ_DEFAULT_LIMIT);
+            json_response(&connz(&state.server, offset, limit), true)
+        }
+        "/subsz" | "/subscriptionsz" => json_response(&subsz(&state.server), true),
+        "/healthz" => {
+            #[derive(Serialize)]
+            struct Health {
+                status: &'static str,
+            }
+            json_response(&Health { status: "ok" }, false)
+        }
+        _ => not_found(),
+    }
+}
+
+fn not_found() -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(b"404 page not found\n")));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}

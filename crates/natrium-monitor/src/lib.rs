@@ -1,0 +1,14 @@
+//! HTTP monitoring: a small hyper server answering the Go server's monitoring endpoints with
+//! the same JSON field names, types and units, so dashboards and readiness probes work as-is.
+//!
+//! - [`http`]: the listener and request routing.
+//! - [`varz`], [`connz`]: the documents.
+//! - [`process`]: resident memory and CPU time of this process.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+
+pub mod connz;
+pub mod http;
+pub mod process;
+pub mod varz;
+
+pub use http::{start_monitor, MonitorError, MonitorSettings};

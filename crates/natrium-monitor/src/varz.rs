@@ -1,0 +1,191 @@
+//! `/varz`: server identity, configured limits and counters. Durations are integer nanoseconds
+//! and times RFC 3339, as Go's encoding/json writes them.
+
+use std::collections::BTreeMap;
+
+use natrium_core::Server;
+use serde::Serialize;
+
+use crate::process;
+
+#[derive(Serialize, Default)]
+pub struct Empty {}
+
+#[derive(Serialize, Default)]
+pub struct KindStats {
+    clients: u64,
+    routes: u64,
+    gateways: u64,
+    leafs: u64,
+}
+
+#[derive(Serialize)]
+pub struct Varz {
+    server_id: String,
+    server_name: String,
+    version: String,
+    proto: u8,
+    go: String,
+    host: String,
+    port: u16,
+    max_connections: usize,
+    ping_interval: u128,
+    ping_max: u32,
+    http_host: String,
+    http_port: u16,
+    http_base_path: String,
+    https_port: u16,
+    auth_timeout: f64,
+    max_control_line: usize,
+    max_payload: usize,
+    max_pending: usize,
+    cluster: Empty,
+    gateway: Empty,
+    leaf: Empty,
+    mqtt: Empty,
+    websocket: Empty,
+    jetstream: Empty,
+    tls_timeout: f64,
+    write_deadline: u128,
+    start: String,
+    now: String,
+    uptime: String,
+    mem: u64,
+    cores: usize,
+    gomaxprocs: usize,
+    cpu: f64,
+    connections: usize,
+    total_connections: u64,
+    routes: u64,
+    remotes: u64,
+    leafnodes: u64,
+    in_msgs: u64,
+    in_bytes: u64,
+    in_client_msgs: u64,
+    in_client_bytes: u64,
+    out_msgs: u64,
+    out_bytes: u64,
+    out_client_msgs: u64,
+    out_client_bytes: u64,
+    slow_consumers: u64,
+    stale_connections: u64,
+    stalled_clients: u64,
+    subscriptions: usize,
+    http_req_stats: BTreeMap<String, u64>,
+    config_load_time: String,
+    config_digest: String,
+    slow_consumer_stats: KindStats,
+    stale_connection_stats: KindStats,
+}
+
+/// Go's `time.Duration` string for an uptime, e.g. `1m37s`, `2h3m4s`, `1d2h3m4s`.
+pub fn uptime_string(total_secs: i64) -> String {
+    let secs = total_secs.max(0);
+    let (days, hours, mins, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if days > 0 {
+        format!("{days}d{hours}h{mins}m{s}s")
+    } else if hours > 0 {
+        format!("{hours}h{mins}m{s}s")
+    } else if mins > 0 {
+        format!("{mins}m{s}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+pub fn rfc3339(time: chrono::DateTime<chrono::Utc>) -> String {
+    time.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+}
+
+pub struct HttpInfo {
+    pub host: String,
+    pub port: u16,
+    pub base_path: String,
+    pub req_stats: BTreeMap<String, u64>,
+}
+
+pub fn varz(server: &Server, http: HttpInfo) -> Varz {
+    let config = server.config();
+    let stats = server.stats();
+    let load = natrium_core::stats::ServerStats::load;
+    let now = chrono::Utc::now();
+    let cores = process::cores();
+    let (in_msgs, in_bytes) = (load(&stats.in_msgs), load(&stats.in_bytes));
+    let (out_msgs, out_bytes) = (load(&stats.out_msgs), load(&stats.out_bytes));
+    Varz {
+        server_id: server.id().to_owned(),
+        server_name: server.name().to_owned(),
+        version: natrium_core::info::COMPATIBLE_VERSION.to_owned(),
+        proto: natrium_core::info::PROTO_VERSION,
+        go: concat!("natrium-", env!("CARGO_PKG_VERSION")).to_owned(),
+        host: config.host.clone(),
+        port: server.client_addr().map_or(0, |a| a.port()),
+        max_connections: config.max_connections,
+        ping_interval: config.ping_interval.as_nanos(),
+        ping_max: config.ping_max,
+        http_host: http.host,
+        http_port: http.port,
+        http_base_path: http.base_path,
+        https_port: 0,
+        auth_timeout: config.auth_timeout.as_secs_f64(),
+        max_control_line: config.max_control_line,
+        max_payload: config.max_payload,
+        max_pending: config.max_pending,
+        cluster: Empty {},
+        gateway: Empty {},
+        leaf: Empty {},
+        mqtt: Empty {},
+        websocket: Empty {},
+        jetstream: Empty {},
+        tls_timeout: 2.0,
+        write_deadline: config.write_deadline.as_nanos(),
+        start: rfc3339(server.started()),
+        now: rfc3339(now),
+        uptime: uptime_string((now - server.started()).num_seconds()),
+        mem: process::resident_bytes(),
+        cores,
+        gomaxprocs: cores,
+        cpu: 0.0,
+        connections: server.num_clients(),
+        total_connections: load(&stats.total_connections),
+        routes: 0,
+        remotes: 0,
+        leafnodes: 0,
+        in_msgs,
+        in_bytes,
+        in_client_msgs: in_msgs,
+        in_client_bytes: in_bytes,
+        out_msgs,
+        out_bytes,
+        out_client_msgs: out_msgs,
+        out_client_bytes: out_bytes,
+        slow_consumers: load(&stats.slow_consumers),
+        stale_connections: load(&stats.stale_connections),
+        stalled_clients: 0,
+        subscriptions: server.num_subscriptions(),
+        http_req_stats: http.req_stats,
+        config_load_time: rfc3339(server.started()),
+        config_digest: String::new(),
+        slow_consumer_stats: KindStats {
+            clients: load(&stats.slow_consumers_clients),
+            ..KindStats::default()
+        },
+        stale_connection_stats: KindStats {
+            clients: load(&stats.stale_connections),
+            ..KindStats::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monitor_uptime_matches_go_format() {
+        assert_eq!(uptime_string(0), "0s");
+        assert_eq!(uptime_string(97), "1m37s");
+        assert_eq!(uptime_string(3600 * 2 + 61), "2h1m1s");
+        assert_eq!(uptime_string(86_400 + 1), "1d0h0m1s");
+    }
+}

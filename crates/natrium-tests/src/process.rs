@@ -1,0 +1,184 @@
+//! Spawning a server binary and reading its log.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+/// How long a server may take to print "Server is ready".
+pub const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Our binary: `NATRIUM_BIN`, else `nats-server` next to the test executable's directory.
+pub fn natrium_path() -> PathBuf {
+    if let Ok(path) = std::env::var("NATRIUM_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> -> target/<profile>/nats-server
+    let profile_dir = exe.parent().and_then(|p| p.parent()).expect("target dir");
+    profile_dir.join("nats-server")
+}
+
+/// The Go reference server: `NATS_GO_SERVER`, else `.tools/go/bin/nats-server` in the repo.
+pub fn go_server_path() -> Option<PathBuf> {
+    if let Ok(path) = std::env::var("NATS_GO_SERVER") {
+        let path = PathBuf::from(path);
+        return path.exists().then_some(path);
+    }
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let path = repo.join(".tools/go/bin/nats-server");
+    path.exists().then_some(path)
+}
+
+#[derive(Default)]
+struct LogState {
+    lines: Vec<String>,
+    closed: bool,
+}
+
+/// A running server process, killed on drop.
+pub struct ServerProcess {
+    child: Child,
+    log: Arc<(Mutex<LogState>, Condvar)>,
+    pub port: u16,
+    pub monitor_port: Option<u16>,
+}
+
+fn port_after(line: &str, marker: &str) -> Option<u16> {
+    let rest = line.split(marker).nth(1)?;
+    rest.trim().rsplit(':').next()?.parse().ok()
+}
+
+impl ServerProcess {
+    /// Starts our server with `args` plus `-a 127.0.0.1 -p -1` unless the args set them.
+    pub fn start(args: &[&str]) -> Self {
+        Self::start_binary(natrium_path(), args)
+    }
+
+    /// Starts the Go reference server, if installed.
+    pub fn start_go(args: &[&str]) -> Option<Self> {
+        go_server_path().map(|p| Self::start_binary(p, args))
+    }
+
+    pub fn start_binary(binary: PathBuf, args: &[&str]) -> Self {
+        Self::try_start(binary, args).unwrap_or_else(|log| panic!("server did not start:\n{log}"))
+    }
+
+    /// Starts a server; on failure returns its whole log.
+    pub fn try_start(binary: PathBuf, args: &[&str]) -> Result<Self, String> {
+        let mut full: Vec<String> = Vec::new();
+        let has = |flags: &[&str]| args.iter().any(|a| flags.contains(a));
+        if !has(&["-a", "--addr", "-addr", "--net", "-net"]) && !has(&["-c", "--config", "-config"]) {
+            full.extend(["-a".into(), "127.0.0.1".into()]);
+        }
+        if !has(&["-p", "--port", "-port"]) && !has(&["-c", "--config", "-config"]) {
+            full.extend(["-p".into(), "-1".into()]);
+        }
+        full.extend(args.iter().map(|a| (*a).to_owned()));
+        let mut child = Command::new(&binary)
+            .args(&full)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", binary.display()))?;
+        let stderr = child.stderr.take().ok_or("no stderr")?;
+        let log = Arc::new((Mutex::new(LogState::default()), Condvar::new()));
+        let reader_log = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let (state, cv) = &*reader_log;
+                state.lock().lines.push(line);
+                cv.notify_all();
+            }
+            let (state, cv) = &*reader_log;
+            state.lock().closed = true;
+            cv.notify_all();
+        });
+        let mut server = Self { child, log, port: 0, monitor_port: None };
+        if !server.wait_for_log("Server is ready", START_TIMEOUT) {
+            let log = server.log_text();
+            let _ = server.child.kill();
+            return Err(log);
+        }
+        for line in server.log_lines() {
+            if let Some(port) = port_after(&line, "Listening for client connections on") {
+                server.port = port;
+            }
+            if let Some(port) = port_after(&line, "Starting http monitor on") {
+                server.monitor_port = Some(port);
+            }
+        }
+        Ok(server)
+    }
+
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.0.lock().lines.clone()
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log_lines().join("\n")
+    }
+
+    /// Waits until a log line contains `needle`; false on timeout or process exit.
+    pub fn wait_for_log(&self, needle: &str, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let (state, cv) = &*self.log;
+        let mut guard = state.lock();
+        loop {
+            if guard.lines.iter().any(|l| l.contains(needle)) {
+                return true;
+            }
+            if guard.closed || cv.wait_until(&mut guard, deadline).timed_out() {
+                return guard.lines.iter().any(|l| l.contains(needle));
+            }
+        }
+    }
+
+    /// Waits for the process to exit; returns its status code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        // The log reader sees EOF when the process exits: wait on that event, then reap.
+        let (state, cv) = &*self.log;
+        let mut guard = state.lock();
+        while !guard.closed {
+            if cv.wait_until(&mut guard, deadline).timed_out() {
+                return None;
+            }
+        }
+        drop(guard);
+        self.child.wait().ok().and_then(|s| s.code().or(Some(-1)))
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends a Unix signal by name through the `kill` command.
+    pub fn signal(&self, name: &str) {
+        let _ = Command::new("kill").arg(format!("-{name}")).arg(self.pid().to_string()).status();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

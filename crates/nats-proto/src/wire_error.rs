@@ -1,0 +1,265 @@
+//! Every `-ERR '<text>'` the Go server sends to clients, whether Go closes the connection after
+//! it, and what each parser error turns into on the wire.
+//!
+//! Texts and close decisions were observed on Go `nats-server` v2.15.2 (see
+//! `docs/client-protocol.md`), except where a variant says it was only found among the strings
+//! of the binary. Parameterised texts quote subjects the way Go's `%q` does.
+
+use std::borrow::Cow;
+
+use bytes::BufMut;
+
+use crate::error::ProtoError;
+
+/// One `-ERR` the server may send to a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireError<'a> {
+    /// `Unknown Protocol Operation`: unknown verb, or bytes after a payload that are not CR LF.
+    UnknownProtocolOperation,
+    /// `Maximum Payload Violation`: `PUB`/`HPUB` announced more than `max_payload`.
+    MaxPayloadViolation,
+    /// `maximum control line exceeded`.
+    MaxControlLineExceeded,
+    /// `Invalid Subject`: `SUB` with an invalid subject (connection stays open).
+    InvalidSubject,
+    /// `Invalid Publish Subject`: `PUB` to an invalid subject (connection stays open).
+    InvalidPublishSubject,
+    /// `Authorization Violation`: bad or missing credentials, or any op before `CONNECT` when
+    /// auth is required.
+    AuthorizationViolation,
+    /// `Authentication Timeout`: no `CONNECT` within the auth timeout.
+    AuthenticationTimeout,
+    /// `Stale Connection`: too many unanswered server PINGs.
+    StaleConnection,
+    /// `maximum connections exceeded`: server-wide `max_connections` reached.
+    MaxConnectionsExceeded,
+    /// `maximum account active connections exceeded`: the account's connection limit reached.
+    MaxAccountConnectionsExceeded,
+    /// `maximum subscriptions exceeded` (connection stays open).
+    MaxSubscriptionsExceeded,
+    /// `invalid client protocol`: `CONNECT` with a `protocol` other than 0 or 1.
+    InvalidClientProtocol,
+    /// `no responders requires headers support`: `no_responders` without `headers`.
+    NoRespondersRequiresHeaders,
+    /// `Secure Connection - TLS Required`. From the binary's strings; plain TCP to a TLS server
+    /// fails the handshake and closes without it.
+    TlsRequired,
+    /// `User Authentication Expired`. From the binary's strings (JWT expiry), not observed.
+    UserAuthenticationExpired,
+    /// `Account Authentication Expired`. From the binary's strings, not observed.
+    AccountAuthenticationExpired,
+    /// `Permissions Violation for Publish to "<subject>"` (connection stays open).
+    PublishViolation {
+        /// The denied subject.
+        subject: &'a [u8],
+    },
+    /// `Permissions Violation for Publish with Reply of "<reply>"`. From the binary's strings,
+    /// not observed.
+    PublishReplyViolation {
+        /// The denied reply subject.
+        reply: &'a [u8],
+    },
+    /// `Permissions Violation for Subscription to "<subject>"`, plus ` using queue "<queue>"`
+    /// for a queue subscription (connection stays open).
+    SubscriptionViolation {
+        /// The denied subject.
+        subject: &'a [u8],
+        /// The queue group, if any.
+        queue: Option<&'a [u8]>,
+    },
+}
+
+impl WireError<'_> {
+    /// The fixed text, or `None` for the parameterised variants.
+    pub const fn static_text(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::UnknownProtocolOperation => "Unknown Protocol Operation",
+            Self::MaxPayloadViolation => "Maximum Payload Violation",
+            Self::MaxControlLineExceeded => "maximum control line exceeded",
+            Self::InvalidSubject => "Invalid Subject",
+            Self::InvalidPublishSubject => "Invalid Publish Subject",
+            Self::AuthorizationViolation => "Authorization Violation",
+            Self::AuthenticationTimeout => "Authentication Timeout",
+            Self::StaleConnection => "Stale Connection",
+            Self::MaxConnectionsExceeded => "maximum connections exceeded",
+            Self::MaxAccountConnectionsExceeded => "maximum account active connections exceeded",
+            Self::MaxSubscriptionsExceeded => "maximum subscriptions exceeded",
+            Self::InvalidClientProtocol => "invalid client protocol",
+            Self::NoRespondersRequiresHeaders => "no responders requires headers support",
+            Self::TlsRequired => "Secure Connection - TLS Required",
+            Self::UserAuthenticationExpired => "User Authentication Expired",
+            Self::AccountAuthenticationExpired => "Account Authentication Expired",
+            Self::PublishViolation { .. }
+            | Self::PublishReplyViolation { .. }
+            | Self::SubscriptionViolation { .. } => return None,
+        })
+    }
+
+    /// The text between the quotes of `-ERR '…'`. Allocates only for parameterised variants.
+    pub fn text(&self) -> Cow<'static, str> {
+        if let Some(text) = self.static_text() {
+            return Cow::Borrowed(text);
+        }
+        let mut bytes = Vec::with_capacity(64);
+        self.write_text(&mut bytes);
+        // The only non-fixed bytes come from `write_go_quoted`, which emits valid UTF-8.
+        Cow::Owned(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Whether Go closes the connection after sending this error.
+    pub const fn closes_connection(&self) -> bool {
+        !matches!(
+            self,
+            Self::InvalidSubject
+                | Self::InvalidPublishSubject
+                | Self::MaxSubscriptionsExceeded
+                | Self::PublishViolation { .. }
+                | Self::PublishReplyViolation { .. }
+                | Self::SubscriptionViolation { .. }
+        )
+    }
+
+    /// Appends the text without quotes or framing.
+    pub fn write_text<B: BufMut>(&self, out: &mut B) {
+        if let Some(text) = self.static_text() {
+            out.put_slice(text.as_bytes());
+            return;
+        }
+        match self {
+            Self::PublishViolation { subject } => {
+                out.put_slice(b"Permissions Violation for Publish to ");
+                write_go_quoted(out, subject);
+            }
+            Self::PublishReplyViolation { reply } => {
+                out.put_slice(b"Permissions Violation for Publish with Reply of ");
+                write_go_quoted(out, reply);
+            }
+            Self::SubscriptionViolation { subject, queue } => {
+                out.put_slice(b"Permissions Violation for Subscription to ");
+                write_go_quoted(out, subject);
+                if let Some(queue) = queue {
+                    out.put_slice(b" using queue ");
+                    write_go_quoted(out, queue);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Appends the whole frame: `-ERR '<text>'\r\n`.
+    pub fn write_frame<B: BufMut>(&self, out: &mut B) {
+        out.put_slice(b"-ERR '");
+        self.write_text(out);
+        out.put_slice(b"'\r\n");
+    }
+}
+
+impl ProtoError {
+    /// The `-ERR` Go sends before closing for this parse error, or `None` when Go closes
+    /// without a word (bad or missing arguments, bad sizes, `HPUB` header size above total).
+    pub const fn wire_error(&self) -> Option<WireError<'static>> {
+        match self {
+            ProtoError::UnknownOp | ProtoError::PayloadNotTerminated => {
+                Some(WireError::UnknownProtocolOperation)
+            }
+            ProtoError::ControlLineTooLong => Some(WireError::MaxControlLineExceeded),
+            ProtoError::PayloadTooLarge { .. } => Some(WireError::MaxPayloadViolation),
+            ProtoError::BadArgs(_)
+            | ProtoError::BadSize(_)
+            | ProtoError::HeaderSizeExceedsTotal { .. } => None,
+        }
+    }
+}
+
+/// Appends `s` quoted as Go's `%q` does: printable UTF-8 kept, `"` and `\` escaped, control
+/// characters as `\n`, `\t`, … or `\xNN`, and bytes that are not valid UTF-8 as `\xNN`.
+///
+/// Printability outside ASCII is approximated: C1 controls (U+0080..U+009F) and a few invisible
+/// format characters are escaped as `\u00NN`/`\uNNNN`, all else is kept. Subjects with such
+/// characters do not occur in practice.
+pub fn write_go_quoted<B: BufMut>(out: &mut B, s: &[u8]) {
+    out.put_u8(b'"');
+    let mut rest = s;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                write_quoted_str(out, valid);
+                rest = &[];
+            }
+            Err(e) => {
+                let (valid, bad) = rest.split_at(e.valid_up_to());
+                write_quoted_str(out, std::str::from_utf8(valid).unwrap_or_default());
+                // Go escapes every byte of an invalid sequence one by one.
+                let bad_len = e.error_len().unwrap_or(bad.len()).max(1);
+                let (invalid, after) = bad.split_at(bad_len.min(bad.len()));
+                for &b in invalid {
+                    write_hex_escape(out, b);
+                }
+                rest = after;
+            }
+        }
+    }
+    out.put_u8(b'"');
+}
+
+fn write_hex_escape<B: BufMut>(out: &mut B, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.put_slice(b"\\x");
+    out.put_u8(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
+    out.put_u8(HEX.get(usize::from(b & 0xf)).copied().unwrap_or(b'0'));
+}
+
+fn write_quoted_str<B: BufMut>(out: &mut B, s: &str) {
+    for c in s.chars() {
+        match c {
+            '"' => out.put_slice(b"\\\""),
+            '\\' => out.put_slice(b"\\\\"),
+            '\x07' => out.put_slice(b"\\a"),
+            '\x08' => out.put_slice(b"\\b"),
+            '\x0c' => out.put_slice(b"\\f"),
+            '\n' => out.put_slice(b"\\n"),
+            '\r' => out.put_slice(b"\\r"),
+            '\t' => out.put_slice(b"\\t"),
+            '\x0b' => out.put_slice(b"\\v"),
+            c if c.is_ascii_control() => write_hex_escape(out, c as u8),
+            c if is_invisible(c) => {
+                let mut hex = [0u8; 4];
+                let code = c as u32;
+                for (i, slot) in hex.iter_mut().enumerate() {
+                    let nibble = (code >> (12 - 4 * i)) & 0xf;
+                    *slot = b"0123456789abcdef"
+                        .get(nibble as usize)
+                        .copied()
+                        .unwrap_or(b'0');
+                }
+                out.put_slice(b"\\u");
+                out.put_slice(&hex);
+            }
+            c => {
+                let mut utf8 = [0u8; 4];
+                out.put_slice(c.encode_utf8(&mut utf8).as_bytes());
+            }
+        }
+    }
+}
+
+/// Non-ASCII characters Go's `%q` escapes that matter for subjects: C1 controls, spaces other
+/// than U+0020, and common invisible format characters (all in the Basic Multilingual Plane).
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{80}'..='\u{a0}'
+            | '\u{ad}'
+            | '\u{1680}'
+            | '\u{180e}'
+            | '\u{2000}'..='\u{200f}'
+            | '\u{2028}'..='\u{202f}'
+            | '\u{205f}'..='\u{206f}'
+            | '\u{3000}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,73 @@
+//! `nats-server`: reads flags and the configuration file, sets up logging, starts the runtime
+//! and monitoring, writes the PID and ports files, and turns signals into reload, lame duck
+//! and shutdown. No protocol logic lives here.
+
+mod files;
+mod logging;
+mod run;
+mod settings;
+mod signals;
+
+use std::process::ExitCode;
+
+use natrium_conf::cli::{parse_args, CliCommand};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = match parse_args(&args) {
+        Ok(command) => command,
+        Err(err) => {
+            // Go's flag package prints the error, then the usage, and exits 0; other command
+            // line errors are printed as `nats-server: …` with status 1.
+            if err.is_usage_error() {
+                eprintln!("{err}");
+                println!("{}", natrium_conf::cli::HELP_TEXT);
+            } else {
+                eprintln!("nats-server: {err}");
+            }
+            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(1));
+        }
+    };
+    match command {
+        CliCommand::Version => {
+            println!("nats-server: v{}", natrium_core::info::COMPATIBLE_VERSION);
+            ExitCode::SUCCESS
+        }
+        CliCommand::Help => {
+            println!("{}", natrium_conf::cli::HELP_TEXT);
+            ExitCode::SUCCESS
+        }
+        CliCommand::HelpTls => {
+            println!("{}", natrium_conf::cli::TLS_HELP_TEXT);
+            ExitCode::SUCCESS
+        }
+        CliCommand::Signal { command, target } => {
+            match signals::send(command, target.as_deref()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("nats-server: {err}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        CliCommand::TestConfig(flags) => match test_config(&flags) {
+            Ok(message) => {
+                eprintln!("{message}");
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("nats-server: {err}");
+                ExitCode::from(1)
+            }
+        },
+        CliCommand::Run(flags) => run::run(&flags),
+    }
+}
+
+/// `-t`: Go fails on warnings too, and reports the file's digest when it is valid.
+fn test_config(flags: &natrium_conf::Flags) -> Result<String, natrium_conf::ConfError> {
+    let file = flags.config_file.clone().unwrap_or_default();
+    let loaded = natrium_conf::ServerOptions::load(&file)?.strict()?;
+    natrium_conf::merge(loaded.options, flags).validate()?;
+    Ok(format!("nats-server: configuration file {file} is valid ({})", loaded.digest))
+}

@@ -1,0 +1,91 @@
+//! Loads the configuration file (if any), lays the command-line flags over it as Go does, and
+//! turns the result into the runtime's, the monitor's and the logger's settings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use natrium_conf::cli::Flags;
+use natrium_conf::{merge, ConfError, ServerOptions};
+use natrium_core::CoreConfig;
+use natrium_monitor::MonitorSettings;
+
+use crate::logging::LogSettings;
+
+pub struct Settings {
+    pub core: CoreConfig,
+    pub http: Option<MonitorSettings>,
+    pub log: LogSettings,
+    pub pid_file: Option<PathBuf>,
+    pub ports_file_dir: Option<PathBuf>,
+    pub config_file: Option<String>,
+}
+
+fn non_empty_path(path: &str) -> Option<PathBuf> {
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+fn to_usize(value: i64) -> usize {
+    usize::try_from(value.max(0)).unwrap_or(usize::MAX)
+}
+
+/// Reads the file named by `-c` (printing Go's warnings) and merges the flags over it.
+pub fn load_options(flags: &Flags) -> Result<ServerOptions, ConfError> {
+    let file = match &flags.config_file {
+        Some(path) => {
+            let loaded = ServerOptions::load(path)?;
+            for warning in &loaded.warnings {
+                eprintln!("{warning}");
+            }
+            loaded.options
+        }
+        None => ServerOptions::default(),
+    };
+    let options = merge(file, flags);
+    options.validate()?;
+    Ok(options)
+}
+
+pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
+    let o = load_options(flags)?;
+    let core = CoreConfig {
+        host: o.host.clone(),
+        port: i32::try_from(o.port).unwrap_or(-1),
+        server_name: o.server_name.clone(),
+        max_payload: usize::try_from(o.max_payload.max(0)).unwrap_or(0),
+        max_control_line: usize::try_from(o.max_control_line.max(0)).unwrap_or(0),
+        max_connections: to_usize(o.max_connections),
+        max_subscriptions: to_usize(o.max_subscriptions),
+        max_pending: to_usize(o.max_pending),
+        ping_interval: o.ping_interval,
+        ping_max: u32::try_from(o.ping_max.max(1)).unwrap_or(u32::MAX),
+        write_deadline: o.write_deadline,
+        auth_timeout: Duration::try_from_secs_f64(o.auth_timeout).unwrap_or(Duration::from_secs(2)),
+        no_header_support: o.no_header_support,
+        disable_sublist_cache: o.disable_sublist_cache,
+        lame_duck_duration: o.lame_duck_duration,
+        lame_duck_grace_period: o.lame_duck_grace_period,
+        ports_file_dir: non_empty_path(&o.ports_file_dir),
+        trace: o.trace,
+        debug: o.debug,
+        max_traced_msg_len: to_usize(o.max_traced_msg_len),
+    };
+    let http = (o.http_port != 0).then(|| MonitorSettings {
+        host: o.http_host.clone(),
+        port: i32::try_from(o.http_port).unwrap_or(-1),
+        base_path: o.http_base_path.clone(),
+    });
+    Ok(Settings {
+        core,
+        http,
+        log: LogSettings {
+            timestamps: o.logtime,
+            utc: o.logtime_utc,
+            debug: o.debug,
+            trace: o.trace,
+            file: non_empty_path(&o.logfile),
+        },
+        pid_file: non_empty_path(&o.pidfile),
+        ports_file_dir: non_empty_path(&o.ports_file_dir),
+        config_file: o.config_file.clone(),
+    })
+}
