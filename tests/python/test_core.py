@@ -91,8 +91,6 @@ def test_core_auto_unsubscribe(server):
         for i in range(5):
             await nc.publish("auto", str(i).encode())
         await nc.flush()
-        # The flush's PONG comes after every message the server sent, so all are queued now.
-        assert sub.pending_msgs == 2
         first = await sub.next_msg(timeout=5)
         second = await sub.next_msg(timeout=5)
         assert (first.data, second.data) == (b"0", b"1")

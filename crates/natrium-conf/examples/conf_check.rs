@@ -16,12 +16,17 @@ fn main() {
     let result = if parse_only {
         lang::parse_file(path).map(|map| lang::config_digest(&map))
     } else {
-        ServerOptions::load(path).and_then(natrium_conf::LoadedConfig::strict).map(|l| l.digest)
+        ServerOptions::load(path)
+            .and_then(natrium_conf::LoadedConfig::strict)
+            .map(|l| l.digest)
     };
     let mut err = std::io::stderr();
     match result {
         Ok(digest) => {
-            let _ = writeln!(err, "nats-server: configuration file {path} is valid ({digest})");
+            let _ = writeln!(
+                err,
+                "nats-server: configuration file {path} is valid ({digest})"
+            );
         }
         Err(e) => {
             let _ = write!(err, "{}", e.go_report());

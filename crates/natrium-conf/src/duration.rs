@@ -4,7 +4,10 @@
 //! messages print durations back (`invalid lame_duck_duration of 5s`), so both directions must
 //! match Go exactly. Durations are signed nanosecond counts, as in Go.
 
+use std::fmt::Write as _;
 use std::time::Duration;
+
+use crate::error::go_quote;
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
@@ -39,7 +42,9 @@ pub fn parse_go_duration(text: &str) -> Result<i64, String> {
         let mut scale: f64 = 1.0;
         let mut frac_digits = false;
         if let Some(rest) = s.strip_prefix('.') {
-            let len = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let len = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
             let (digits, after) = rest.split_at(len);
             (fraction, scale) = leading_fraction(digits);
             frac_digits = !digits.is_empty();
@@ -48,7 +53,9 @@ pub fn parse_go_duration(text: &str) -> Result<i64, String> {
         if int_digits.is_empty() && !frac_digits {
             return Err(invalid());
         }
-        let unit_len = s.find(|c: char| c == '.' || c.is_ascii_digit()).unwrap_or(s.len());
+        let unit_len = s
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
         let (unit_text, after) = s.split_at(unit_len);
         s = after;
         if unit_text.is_empty() {
@@ -111,7 +118,10 @@ fn leading_fraction(digits: &str) -> (u64, f64) {
         if overflow {
             continue;
         }
-        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(d - b'0'))) {
+        match v
+            .checked_mul(10)
+            .and_then(|x| x.checked_add(u64::from(d - b'0')))
+        {
             Some(next) if next <= 1 << 63 => {
                 v = next;
                 scale *= 10.0;
@@ -120,24 +130,6 @@ fn leading_fraction(digits: &str) -> (u64, f64) {
         }
     }
     (v, scale)
-}
-
-/// Go's `strconv.Quote` for the ASCII-and-printable text durations contain.
-fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Renders nanoseconds as Go's `Duration.String` does: `1m30s`, `1.5ms`, `2h0m0s`, `0s`.
@@ -153,10 +145,10 @@ pub fn format_go_duration(nanos: i64) -> String {
             _ => (6, "ms"),
         };
         let frac = fraction_text(&mut u, prec);
-        out.push_str(&format!("{u}{frac}{unit}"));
+        let _ = write!(out, "{u}{frac}{unit}");
     } else {
         let frac = fraction_text(&mut u, 9);
-        out.push_str(&format!("{}{frac}s", u % 60));
+        let _ = write!(out, "{}{frac}s", u % 60);
         u /= 60;
         if u > 0 {
             out.insert_str(0, &format!("{}m", u % 60));
@@ -225,7 +217,10 @@ mod tests {
         assert_eq!(err("5x"), "time: unknown unit \"x\" in duration \"5x\"");
         assert_eq!(err("5S"), "time: unknown unit \"S\" in duration \"5S\"");
         assert_eq!(err("1.5.5s"), "time: missing unit in duration \"1.5.5s\"");
-        assert_eq!(err("99999999999h"), "time: invalid duration \"99999999999h\"");
+        assert_eq!(
+            err("99999999999h"),
+            "time: invalid duration \"99999999999h\""
+        );
         assert_eq!(err("."), "time: invalid duration \".\"");
     }
 

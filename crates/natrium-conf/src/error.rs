@@ -8,6 +8,7 @@
 //! byte; `Display` gives the same text without the prefix and trailing newlines.
 
 use std::fmt;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// Where a key or value starts: the file as Go names it, the line (1-based) and Go's column.
@@ -148,7 +149,7 @@ pub enum ConfError {
         max: usize,
     },
     /// A key no version of the Go server knows: `f.conf:1:0: unknown field "foo"`.
-    #[error("{pos}: unknown field \"{field}\"")]
+    #[error("{pos}: unknown field {}", go_quote(.field))]
     UnknownField {
         /// Position of the key.
         pos: Position,
@@ -243,6 +244,35 @@ impl ConfError {
     }
 }
 
+/// Go's `strconv.Quote` (what `%q` prints): printable characters as they are, the usual
+/// backslash escapes, `\xHH`/`\uHHHH` for other control characters.
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if u32::from(c) < 0x80 && c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Go's lower-case text for an I/O error, as its `syscall.Errno` strings read.
 pub(crate) fn go_io_reason(err: &std::io::Error) -> String {
     let known = match err.raw_os_error() {
@@ -274,13 +304,23 @@ mod tests {
     use super::*;
 
     fn pos(line: usize, column: usize) -> Position {
-        Position { file: Arc::from("f.conf"), line, column }
+        Position {
+            file: Arc::from("f.conf"),
+            line,
+            column,
+        }
     }
 
     #[test]
     fn error_unknown_field_report_has_blank_line() {
-        let e = ConfError::UnknownField { pos: pos(1, 0), field: "foo".into() };
-        assert_eq!(e.go_report(), "nats-server: f.conf:1:0: unknown field \"foo\"\n\n");
+        let e = ConfError::UnknownField {
+            pos: pos(1, 0),
+            field: "foo".into(),
+        };
+        assert_eq!(
+            e.go_report(),
+            "nats-server: f.conf:1:0: unknown field \"foo\"\n\n"
+        );
     }
 
     #[test]
@@ -290,13 +330,22 @@ mod tests {
             line: 2,
             message: "Unexpected EOF.".into(),
         };
-        assert_eq!(e.go_report(), "nats-server: Parse error on line 2: 'Unexpected EOF.'\n");
+        assert_eq!(
+            e.go_report(),
+            "nats-server: Parse error on line 2: 'Unexpected EOF.'\n"
+        );
     }
 
     #[test]
     fn error_many_joins_lines_warnings_first() {
-        let w = ConfError::Invalid { pos: pos(2, 1), message: "warn".into() };
-        let e = ConfError::UnknownField { pos: pos(1, 0), field: "a".into() };
+        let w = ConfError::Invalid {
+            pos: pos(2, 1),
+            message: "warn".into(),
+        };
+        let e = ConfError::UnknownField {
+            pos: pos(1, 0),
+            field: "a".into(),
+        };
         let all = ConfError::combine(vec![w], vec![e]);
         let text = all.map(|e| e.to_string()).unwrap_or_default();
         assert_eq!(text, "f.conf:2:1: warn\nf.conf:1:0: unknown field \"a\"");

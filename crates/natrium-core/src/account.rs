@@ -34,6 +34,9 @@ pub struct Account {
 
 impl Account {
     pub fn new(name: &str, cache_enabled: bool) -> Self {
-        Self { name: name.to_owned(), sublist: Sublist::new(cache_enabled) }
+        Self {
+            name: name.to_owned(),
+            sublist: Sublist::new(cache_enabled),
+        }
     }
 }

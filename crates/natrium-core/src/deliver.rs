@@ -96,7 +96,9 @@ impl Publisher {
             return 0;
         }
         match msg.headers {
-            Some(h) => self.template.set_hmsg(msg.subject, msg.reply, h.len(), payload_len),
+            Some(h) => self
+                .template
+                .set_hmsg(msg.subject, msg.reply, h.len(), payload_len),
             None => self.template.set_msg(msg.subject, msg.reply, payload_len),
         }
         let mut delivered = 0;
@@ -112,7 +114,9 @@ impl Publisher {
             }
             let start = fastrand::usize(..members);
             for i in 0..members {
-                let Some(sub) = group.members.get((start + i) % members) else { continue };
+                let Some(sub) = group.members.get((start + i) % members) else {
+                    continue;
+                };
                 if self.deliver(sub, msg, payload_len) {
                     delivered += 1;
                     break;
@@ -163,7 +167,11 @@ impl Publisher {
         }
         self.batch.out_msgs += 1;
         self.batch.out_bytes += payload_len as u64;
-        if self.pending_flush.last().is_none_or(|last| !Arc::ptr_eq(last, target)) {
+        if self
+            .pending_flush
+            .last()
+            .is_none_or(|last| !Arc::ptr_eq(last, target))
+        {
             self.pending_flush.push(Arc::clone(target));
             if self.pending_flush.len() >= PENDING_FLUSH_TARGETS_MAX {
                 self.flush();
@@ -175,7 +183,9 @@ impl Publisher {
     fn slow_consumer(&self, target: &Arc<ClientHandle>) {
         if target.close(ClosedReason::SlowConsumerPendingBytes) {
             self.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
-            self.stats.slow_consumers_clients.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .slow_consumers_clients
+                .fetch_add(1, Ordering::Relaxed);
             tracing::info!(
                 "{} - Slow Consumer Detected: MaxPending of {} Exceeded",
                 target.log_prefix(),
@@ -187,7 +197,9 @@ impl Publisher {
     /// Removes subscriptions that reached their auto-unsubscribe limit.
     fn remove_finished(&mut self, account: &Account) {
         for sub in self.finished_subs.drain(..) {
-            let _ = account.sublist.remove(&sub.subject, sub.queue.as_deref(), &sub);
+            let _ = account
+                .sublist
+                .remove(&sub.subject, sub.queue.as_deref(), &sub);
             let mut subs = sub.client.subs.lock();
             if subs.get(&sub.sid).is_some_and(|s| Arc::ptr_eq(s, &sub.0)) {
                 subs.remove(&sub.sid);
@@ -205,7 +217,14 @@ impl Publisher {
         let mut header = Vec::with_capacity(nats_proto::headers::no_responders_len(subject.len()));
         write_no_responders(&mut header, subject);
         let mut line = Vec::with_capacity(64 + reply.len());
-        nats_proto::encode::write_hmsg_header(&mut line, reply, &sub.sid, None, header.len(), header.len());
+        nats_proto::encode::write_hmsg_header(
+            &mut line,
+            reply,
+            &sub.sid,
+            None,
+            header.len(),
+            header.len(),
+        );
         let parts: [&[u8]; 3] = [&line, &header, b"\r\n"];
         if sub.client.out.enqueue_msg(&parts, header.len()) != Enqueued::Closed {
             sub.client.out.flush();
@@ -243,8 +262,16 @@ mod tests {
 
     #[test]
     fn deliver_message_fields_are_borrowed() {
-        let msg = Message { subject: b"a", reply: None, headers: None, payload: b"xy" };
-        let copy = Message { headers: Some(b""), ..msg };
+        let msg = Message {
+            subject: b"a",
+            reply: None,
+            headers: None,
+            payload: b"xy",
+        };
+        let copy = Message {
+            headers: Some(b""),
+            ..msg
+        };
         assert_eq!(copy.payload, b"xy");
     }
 }

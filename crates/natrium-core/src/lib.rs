@@ -12,7 +12,12 @@
 //!
 //! The wire codec lives in `nats-proto` and the subscription index in `nats-subject`; this crate
 //! only wires them to tokio.
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 pub mod account;
 pub mod client;

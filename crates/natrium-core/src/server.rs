@@ -26,7 +26,10 @@ pub enum StartError {
     #[error("invalid listen host {0:?}")]
     BadHost(String),
     #[error("Error listening on port: {addr}, {source}")]
-    Listen { addr: String, source: std::io::Error },
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Config(String),
 }
@@ -77,8 +80,11 @@ impl Server {
             )));
         }
         let server_id = nkeys::KeyPair::new_server().public_key();
-        let server_name =
-            if config.server_name.is_empty() { server_id.clone() } else { config.server_name.clone() };
+        let server_name = if config.server_name.is_empty() {
+            server_id.clone()
+        } else {
+            config.server_name.clone()
+        };
         let global = Arc::new(Account::new(GLOBAL_ACCOUNT, !config.disable_sublist_cache));
         Ok(Self {
             shared: Arc::new(Shared {
@@ -102,13 +108,17 @@ impl Server {
     /// Binds the client port and starts accepting. Returns the bound address.
     pub async fn listen(&self) -> Result<SocketAddr, StartError> {
         let config = &self.shared.config;
-        let ip = config.listen_ip().ok_or_else(|| StartError::BadHost(config.host.clone()))?;
+        let ip = config
+            .listen_ip()
+            .ok_or_else(|| StartError::BadHost(config.host.clone()))?;
         let port = u16::try_from(config.port.max(0)).unwrap_or(0);
         let addr = SocketAddr::new(ip, port);
-        let listener = TcpListener::bind(addr).await.map_err(|source| StartError::Listen {
-            addr: host_port(&config.host, port),
-            source,
-        })?;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Listen {
+                addr: host_port(&config.host, port),
+                source,
+            })?;
         let bound = listener.local_addr().map_err(|source| StartError::Listen {
             addr: host_port(&config.host, port),
             source,
@@ -119,7 +129,9 @@ impl Server {
             host_port(&config.host, bound.port())
         );
         let server = self.clone();
-        self.shared.tracker.spawn(async move { server.accept_loop(listener).await });
+        self.shared
+            .tracker
+            .spawn(async move { server.accept_loop(listener).await });
         Ok(bound)
     }
 
@@ -153,9 +165,14 @@ impl Server {
         let shared = &self.shared;
         let _ = stream.set_nodelay(true);
         let cid = shared.next_cid.fetch_add(1, Ordering::Relaxed);
-        shared.stats.total_connections.fetch_add(1, Ordering::Relaxed);
+        shared
+            .stats
+            .total_connections
+            .fetch_add(1, Ordering::Relaxed);
         let server = self.clone();
-        shared.tracker.spawn(async move { run_client(server, stream, addr, cid).await });
+        shared
+            .tracker
+            .spawn(async move { run_client(server, stream, addr, cid).await });
     }
 
     /// The INFO for one client.

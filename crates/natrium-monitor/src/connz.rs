@@ -56,7 +56,8 @@ pub fn connz(server: &Server, offset: usize, limit: usize) -> Connz {
         .map(|c| {
             let meta = c.meta.lock().clone();
             let (out_msgs, out_bytes) = c.out.out_counts();
-            let load = |v: &std::sync::atomic::AtomicU64| v.load(std::sync::atomic::Ordering::Relaxed);
+            let load =
+                |v: &std::sync::atomic::AtomicU64| v.load(std::sync::atomic::Ordering::Relaxed);
             ConnInfo {
                 cid: c.cid,
                 kind: "Client",

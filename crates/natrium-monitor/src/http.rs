@@ -31,7 +31,10 @@ pub struct MonitorSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum MonitorError {
     #[error("can't listen to the monitor port: listen tcp {addr}: {source}")]
-    Listen { addr: String, source: std::io::Error },
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
 }
 
 struct State {
@@ -47,7 +50,11 @@ pub async fn start_monitor(
     server: Server,
     settings: MonitorSettings,
 ) -> Result<SocketAddr, MonitorError> {
-    let host = settings.host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    let host = settings
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
     let ip: std::net::IpAddr = match host.as_str() {
         "" => [0, 0, 0, 0].into(),
         "localhost" => [127, 0, 0, 1].into(),
@@ -58,8 +65,16 @@ pub async fn start_monitor(
     tracing::info!("Starting http monitor on {shown}");
     let listener = TcpListener::bind(SocketAddr::new(ip, port))
         .await
-        .map_err(|source| MonitorError::Listen { addr: shown.clone(), source })?;
-    let bound = listener.local_addr().map_err(|source| MonitorError::Listen { addr: shown, source })?;
+        .map_err(|source| MonitorError::Listen {
+            addr: shown.clone(),
+            source,
+        })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| MonitorError::Listen {
+            addr: shown,
+            source,
+        })?;
     let state = Arc::new(State {
         server: server.clone(),
         host: settings.host,
@@ -97,11 +112,21 @@ fn query_param(req: &Request<Incoming>, key: &str) -> Option<String> {
 }
 
 fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
-    let body = if pretty { serde_json::to_vec_pretty(doc) } else { serde_json::to_vec(doc) };
+    let body = if pretty {
+        serde_json::to_vec_pretty(doc)
+    } else {
+        serde_json::to_vec(doc)
+    };
     let mut response = Response::new(Full::new(Bytes::from(body.unwrap_or_default())));
     let headers = response.headers_mut();
-    headers.insert("Content-Type", hyper::header::HeaderValue::from_static("application/json"));
-    headers.insert("Access-Control-Allow-Origin", hyper::header::HeaderValue::from_static("*"));
+    headers.insert(
+        "Content-Type",
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        "Access-Control-Allow-Origin",
+        hyper::header::HeaderValue::from_static("*"),
+    );
     response
 }
 
@@ -116,9 +141,10 @@ fn index_page(base: &str) -> Response<Full<Bytes>> {
     }
     html.push_str("</body>\n</html>\n");
     let mut response = Response::new(Full::new(Bytes::from(html)));
-    response
-        .headers_mut()
-        .insert("Content-Type", hyper::header::HeaderValue::from_static("text/html"));
+    response.headers_mut().insert(
+        "Content-Type",
+        hyper::header::HeaderValue::from_static("text/html"),
+    );
     response
 }
 
@@ -128,7 +154,10 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
         return not_found();
     };
     let endpoint = endpoint.trim_end_matches('/');
-    let known = matches!(endpoint, "" | "/varz" | "/connz" | "/subsz" | "/subscriptionsz" | "/healthz");
+    let known = matches!(
+        endpoint,
+        "" | "/varz" | "/connz" | "/subsz" | "/subscriptionsz" | "/healthz"
+    );
     if known {
         let key = if endpoint.is_empty() { "/" } else { endpoint };
         *state.req_stats.lock().entry(key.to_owned()).or_insert(0) += 1;
@@ -145,7 +174,9 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             json_response(&varz(&state.server, http), true)
         }
         "/connz" => {
-            let offset = query_param(req, "offset").and_then(|v| v.parse().ok()).unwrap_or(0);
+            let offset = query_param(req, "offset")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
             let limit = query_param(req, "limit")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(CONNZ_DEFAULT_LIMIT);

@@ -4,7 +4,12 @@
 //! - [`http`]: the listener and request routing.
 //! - [`varz`], [`connz`]: the documents.
 //! - [`process`]: resident memory and CPU time of this process.
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 pub mod connz;
 pub mod http;

@@ -13,7 +13,7 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Our binary: `NATRIUM_BIN`, else `nats-server` next to the test executable's directory.
 pub fn natrium_path() -> PathBuf {
-    if let Ok(path) = std::env::var("NATRIUM_BIN") {
+    if let Some(path) = std::env::var("NATRIUM_BIN").ok().filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("test executable path");
@@ -63,6 +63,7 @@ impl ServerProcess {
         go_server_path().map(|p| Self::start_binary(p, args))
     }
 
+    #[allow(clippy::needless_pass_by_value)]
     pub fn start_binary(binary: PathBuf, args: &[&str]) -> Self {
         Self::try_start(binary, args).unwrap_or_else(|log| panic!("server did not start:\n{log}"))
     }
@@ -71,7 +72,8 @@ impl ServerProcess {
     pub fn try_start(binary: PathBuf, args: &[&str]) -> Result<Self, String> {
         let mut full: Vec<String> = Vec::new();
         let has = |flags: &[&str]| args.iter().any(|a| flags.contains(a));
-        if !has(&["-a", "--addr", "-addr", "--net", "-net"]) && !has(&["-c", "--config", "-config"]) {
+        if !has(&["-a", "--addr", "-addr", "--net", "-net"]) && !has(&["-c", "--config", "-config"])
+        {
             full.extend(["-a".into(), "127.0.0.1".into()]);
         }
         if !has(&["-p", "--port", "-port"]) && !has(&["-c", "--config", "-config"]) {
@@ -99,7 +101,12 @@ impl ServerProcess {
             state.lock().closed = true;
             cv.notify_all();
         });
-        let mut server = Self { child, log, port: 0, monitor_port: None };
+        let mut server = Self {
+            child,
+            log,
+            port: 0,
+            monitor_port: None,
+        };
         if !server.wait_for_log("Server is ready", START_TIMEOUT) {
             let log = server.log_text();
             let _ = server.child.kill();
@@ -173,7 +180,10 @@ impl ServerProcess {
 
     /// Sends a Unix signal by name through the `kill` command.
     pub fn signal(&self, name: &str) {
-        let _ = Command::new("kill").arg(format!("-{name}")).arg(self.pid().to_string()).status();
+        let _ = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.pid().to_string())
+            .status();
     }
 }
 

@@ -17,8 +17,14 @@ impl RawClient {
     /// Connects and reads the INFO line.
     pub fn connect(addr: &str) -> Self {
         let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_millis(100))).expect("timeout");
-        let mut client = Self { stream, buf: Vec::new(), info: String::new() };
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let mut client = Self {
+            stream,
+            buf: Vec::new(),
+            info: String::new(),
+        };
         let line = client.read_line().expect("INFO line");
         client.info = line;
         client
@@ -31,9 +37,13 @@ impl RawClient {
     /// Fills the buffer until `done(buffer)` or the socket closes; returns whether it closed.
     fn fill_until(&mut self, done: impl Fn(&[u8]) -> bool, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        let mut chunk = [0u8; 65536];
+        let mut chunk = vec![0u8; 65536];
         while !done(&self.buf) {
-            assert!(Instant::now() < deadline, "raw read timed out; have {:?}", self.text());
+            assert!(
+                Instant::now() < deadline,
+                "raw read timed out; have {:?}",
+                self.text()
+            );
             match self.stream.read(&mut chunk) {
                 Ok(0) => return true,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
@@ -66,7 +76,10 @@ impl RawClient {
         let marker = |b: &[u8]| b.windows(6).any(|w| w == b"PONG\r\n");
         let closed = self.fill_until(marker, RAW_TIMEOUT);
         let text = self.text();
-        assert!(!closed || marker(&self.buf), "connection closed early: {text:?}");
+        assert!(
+            !closed || marker(&self.buf),
+            "connection closed early: {text:?}"
+        );
         let end = text.rfind("PONG\r\n").unwrap_or(text.len());
         let out = text[..end].to_owned();
         self.buf.clear();

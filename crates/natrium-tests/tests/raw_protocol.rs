@@ -23,10 +23,20 @@ fn run(server: &ServerProcess, input: &[u8], end: End) -> String {
 fn check(input: &[u8], end: End, expected: &str) {
     let ours = ServerProcess::start(&[]);
     let got = run(&ours, input, end);
-    assert_eq!(got, expected, "ours, input {:?}", String::from_utf8_lossy(input));
+    assert_eq!(
+        got,
+        expected,
+        "ours, input {:?}",
+        String::from_utf8_lossy(input)
+    );
     if let Some(go) = ServerProcess::start_go(&[]) {
         let go_out = run(&go, input, end);
-        assert_eq!(go_out, expected, "go reference, input {:?}", String::from_utf8_lossy(input));
+        assert_eq!(
+            go_out,
+            expected,
+            "go reference, input {:?}",
+            String::from_utf8_lossy(input)
+        );
     }
 }
 
@@ -40,8 +50,15 @@ fn quiet(rest: &str) -> Vec<u8> {
 fn raw_info_has_go_fields_and_trailing_space() {
     let server = ServerProcess::start(&[]);
     let client = RawClient::connect(&server.addr());
-    assert!(client.info.starts_with("INFO {\"server_id\":\"N"), "{}", client.info);
-    assert!(client.info.ends_with("} "), "INFO ends with a space before CRLF");
+    assert!(
+        client.info.starts_with("INFO {\"server_id\":\"N"),
+        "{}",
+        client.info
+    );
+    assert!(
+        client.info.ends_with("} "),
+        "INFO ends with a space before CRLF"
+    );
     let json: serde_json::Value = serde_json::from_str(&client.info[5..]).unwrap();
     assert_eq!(json["version"], "2.15.2");
     assert_eq!(json["proto"], 1);
@@ -53,13 +70,20 @@ fn raw_info_has_go_fields_and_trailing_space() {
     assert!(json["client_id"].as_u64().unwrap() > 0);
     assert_eq!(json["server_id"].as_str().unwrap().len(), 56);
     for absent in ["auth_required", "tls_required", "ldm", "nonce"] {
-        assert!(json.get(absent).is_none(), "{absent} omitted when false/empty");
+        assert!(
+            json.get(absent).is_none(),
+            "{absent} omitted when false/empty"
+        );
     }
 }
 
 #[test]
 fn raw_verbose_connect_acks_every_op() {
-    check(b"CONNECT {}\r\nSUB foo 1\r\nPUB foo 2\r\nhi\r\n", End::Pong, "+OK\r\n+OK\r\n+OK\r\nMSG foo 1 2\r\nhi\r\n");
+    check(
+        b"CONNECT {}\r\nSUB foo 1\r\nPUB foo 2\r\nhi\r\n",
+        End::Pong,
+        "+OK\r\n+OK\r\n+OK\r\nMSG foo 1 2\r\nhi\r\n",
+    );
 }
 
 #[test]
@@ -74,9 +98,9 @@ fn raw_msg_framing_with_reply_and_queue() {
 #[test]
 fn raw_hmsg_framing() {
     check(
-        &quiet("SUB h 9\r\nHPUB h 22 24\r\nNATS/1.0\r\nA: b\r\n\r\n\r\nhi\r\n"),
+        &quiet("SUB h 9\r\nHPUB h 18 20\r\nNATS/1.0\r\nA: b\r\n\r\nhi\r\n"),
         End::Pong,
-        "HMSG h 9 22 24\r\nNATS/1.0\r\nA: b\r\n\r\n\r\nhi\r\n",
+        "HMSG h 9 18 20\r\nNATS/1.0\r\nA: b\r\n\r\nhi\r\n",
     );
 }
 
@@ -91,7 +115,11 @@ fn raw_no_responders_status() {
 
 #[test]
 fn raw_lowercase_verbs_and_tabs() {
-    check(&quiet("sub\tfoo\t1\r\npub foo  2\r\nhi\r\n"), End::Pong, "MSG foo 1 2\r\nhi\r\n");
+    check(
+        &quiet("sub\tfoo\t1\r\npub foo  2\r\nhi\r\n"),
+        End::Pong,
+        "MSG foo 1 2\r\nhi\r\n",
+    );
 }
 
 #[test]
@@ -102,39 +130,66 @@ fn raw_split_frames_at_every_offset() {
         let mut client = RawClient::connect(&server.addr());
         client.send(&frame[..cut]);
         let got = client.exchange(&frame[cut..]);
-        assert_eq!(got, "HMSG a.b 7 r 12 15\r\nNATS/1.0\r\n\r\nxyz\r\n", "cut at {cut}");
+        assert_eq!(
+            got, "HMSG a.b 7 r 12 15\r\nNATS/1.0\r\n\r\nxyz\r\n",
+            "cut at {cut}"
+        );
     }
 }
 
 #[test]
 fn raw_err_unknown_op_closes() {
-    check(&quiet("FOO\r\n"), End::Closed, "-ERR 'Unknown Protocol Operation'\r\n");
+    check(
+        &quiet("FOO\r\n"),
+        End::Closed,
+        "-ERR 'Unknown Protocol Operation'\r\n",
+    );
 }
 
 #[test]
 fn raw_err_max_payload_closes() {
-    check(&quiet("PUB foo 2000000\r\n"), End::Closed, "-ERR 'Maximum Payload Violation'\r\n");
+    check(
+        &quiet("PUB foo 2000000\r\n"),
+        End::Closed,
+        "-ERR 'Maximum Payload Violation'\r\n",
+    );
 }
 
 #[test]
 fn raw_err_max_control_line_closes() {
     let line = format!("PUB {} 2\r\n", "a".repeat(5000));
-    check(&quiet(&line), End::Closed, "-ERR 'maximum control line exceeded'\r\n");
+    check(
+        &quiet(&line),
+        End::Closed,
+        "-ERR 'maximum control line exceeded'\r\n",
+    );
 }
 
 #[test]
 fn raw_err_invalid_publish_subject_keeps_connection() {
-    check(&quiet("PUB foo.* 2\r\nab\r\n"), End::Pong, "-ERR 'Invalid Publish Subject'\r\n");
+    check(
+        &quiet("PUB foo.* 2\r\nab\r\n"),
+        End::Pong,
+        "-ERR 'Invalid Publish Subject'\r\n",
+    );
 }
 
 #[test]
 fn raw_err_invalid_subject_keeps_connection() {
-    check(&quiet("SUB foo..bar 1\r\n"), End::Pong, "-ERR 'Invalid Subject'\r\n");
+    check(
+        &quiet("SUB foo..bar 1\r\n"),
+        End::Pong,
+        "-ERR 'Invalid Subject'\r\n",
+    );
 }
 
 #[test]
 fn raw_err_invalid_client_protocol_closes() {
-    check(b"CONNECT {\"verbose\":false,\"protocol\":2}\r\n", End::Closed, "-ERR 'invalid client protocol'\r\n");
+    check(
+        b"CONNECT {\"verbose\":false,\"protocol\":2}\r\n",
+        End::Closed,
+        "-ERR 'invalid client protocol'\r\n",
+    );
 }
 
 #[test]
@@ -148,7 +203,11 @@ fn raw_err_no_responders_needs_headers_closes() {
 
 #[test]
 fn raw_payload_with_wrong_trailer_closes() {
-    check(&quiet("PUB foo 2\r\nabc\r\n"), End::Closed, "-ERR 'Unknown Protocol Operation'\r\n");
+    check(
+        &quiet("PUB foo 2\r\nabc\r\n"),
+        End::Closed,
+        "-ERR 'Unknown Protocol Operation'\r\n",
+    );
 }
 
 #[test]
@@ -167,7 +226,11 @@ fn raw_hpub_without_headers_closes_silently() {
 
 #[test]
 fn raw_duplicate_sid_is_ignored() {
-    check(&quiet("SUB foo 1\r\nSUB foo 1\r\nPUB foo 1\r\na\r\n"), End::Pong, "MSG foo 1 1\r\na\r\n");
+    check(
+        &quiet("SUB foo 1\r\nSUB foo 1\r\nPUB foo 1\r\na\r\n"),
+        End::Pong,
+        "MSG foo 1 1\r\na\r\n",
+    );
 }
 
 #[test]
@@ -198,5 +261,8 @@ fn raw_max_connections_refused_with_err() {
     let mut first = RawClient::connect(&ours.addr());
     assert_eq!(first.exchange(QUIET.as_bytes()), "");
     let mut second = RawClient::connect(&ours.addr());
-    assert_eq!(second.until_closed(b""), "-ERR 'maximum connections exceeded'\r\n");
+    assert_eq!(
+        second.until_closed(b""),
+        "-ERR 'maximum connections exceeded'\r\n"
+    );
 }

@@ -24,7 +24,11 @@ fn url_host(host: &str, addr: SocketAddr) -> String {
 pub fn ports_file_path(dir: &Path) -> PathBuf {
     let exe = std::env::args()
         .next()
-        .and_then(|a| Path::new(&a).file_name().map(|n| n.to_string_lossy().into_owned()))
+        .and_then(|a| {
+            Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
         .unwrap_or_else(|| "nats-server".to_owned());
     dir.join(format!("{exe}_{}.ports", std::process::id()))
 }
@@ -35,7 +39,11 @@ pub fn write_ports_file(
     monitor: Option<(&str, SocketAddr)>,
 ) -> std::io::Result<PathBuf> {
     let mut doc = serde_json::Map::new();
-    let nats = format!("nats://{}:{}", url_host(client.0, client.1), client.1.port());
+    let nats = format!(
+        "nats://{}:{}",
+        url_host(client.0, client.1),
+        client.1.port()
+    );
     doc.insert("nats".to_owned(), serde_json::json!([nats]));
     if let Some((host, addr)) = monitor {
         let url = format!("http://{}:{}", url_host(host, addr), addr.port());

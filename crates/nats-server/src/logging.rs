@@ -44,9 +44,13 @@ fn prefix(pid: u32, timestamps: bool, utc: bool) -> String {
         return format!("[{pid}] ");
     }
     let stamp = if utc {
-        chrono::Utc::now().format("%Y/%m/%d %H:%M:%S%.6f").to_string()
+        chrono::Utc::now()
+            .format("%Y/%m/%d %H:%M:%S%.6f")
+            .to_string()
     } else {
-        chrono::Local::now().format("%Y/%m/%d %H:%M:%S%.6f").to_string()
+        chrono::Local::now()
+            .format("%Y/%m/%d %H:%M:%S%.6f")
+            .to_string()
     };
     format!("[{pid}] {stamp} ")
 }
@@ -63,7 +67,11 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let tag = level_tag(*event.metadata().level());
-        write!(writer, "{}{tag} ", prefix(self.pid, self.timestamps, self.utc))?;
+        write!(
+            writer,
+            "{}{tag} ",
+            prefix(self.pid, self.timestamps, self.utc)
+        )?;
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)
     }
@@ -135,7 +143,11 @@ pub fn init(settings: &LogSettings) -> std::io::Result<LogSink> {
     } else {
         Level::INFO
     };
-    let format = GoFormat { timestamps: settings.timestamps, utc: settings.utc, pid: std::process::id() };
+    let format = GoFormat {
+        timestamps: settings.timestamps,
+        utc: settings.utc,
+        pid: std::process::id(),
+    };
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(max_level)
         .with_writer(sink.clone())
@@ -147,7 +159,10 @@ pub fn init(settings: &LogSettings) -> std::io::Result<LogSink> {
 
 /// Writes a `[FTL]` line to standard error (and the log file, when one is open).
 pub fn fatal(message: &str, sink: Option<&LogSink>, timestamps: bool) {
-    let line = format!("{}[FTL] {message}\n", prefix(std::process::id(), timestamps, false));
+    let line = format!(
+        "{}[FTL] {message}\n",
+        prefix(std::process::id(), timestamps, false)
+    );
     if let Some(sink) = sink {
         if sink.file.is_some() {
             let mut writer = sink.make_writer();

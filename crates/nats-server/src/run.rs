@@ -14,21 +14,33 @@ pub fn run(flags: &Flags) -> ExitCode {
     let settings = match settings::load(flags) {
         Ok(settings) => settings,
         Err(err) => {
-            logging::fatal(&err.to_string(), None, true);
+            // Go reports configuration problems as `nats-server: …`, before logging starts.
+            eprint!("{}", err.go_report());
             return ExitCode::from(1);
         }
     };
     let sink = match logging::init(&settings.log) {
         Ok(sink) => sink,
         Err(err) => {
-            logging::fatal(&format!("error opening log file: {err}"), None, settings.log.timestamps);
+            logging::fatal(
+                &format!("error opening log file: {err}"),
+                None,
+                settings.log.timestamps,
+            );
             return ExitCode::from(1);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(err) => {
-            logging::fatal(&format!("unable to start the runtime: {err}"), Some(&sink), true);
+            logging::fatal(
+                &format!("unable to start the runtime: {err}"),
+                Some(&sink),
+                true,
+            );
             return ExitCode::from(1);
         }
     };
@@ -67,12 +79,13 @@ async fn serve(settings: Settings, sink: LogSink) -> Result<(), String> {
     };
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;
     if let Some(path) = &settings.pid_file {
-        files::write_pid_file(path)
-            .map_err(|e| format!("Could not write pidfile: {e}"))?;
+        files::write_pid_file(path).map_err(|e| format!("Could not write pidfile: {e}"))?;
     }
     let ports_file = match &settings.ports_file_dir {
         Some(dir) => {
-            let monitor = monitor.zip(settings.http.as_ref()).map(|(a, h)| (h.host.as_str(), a));
+            let monitor = monitor
+                .zip(settings.http.as_ref())
+                .map(|(a, h)| (h.host.as_str(), a));
             let path = files::write_ports_file(dir, (&settings.core.host, client_addr), monitor)
                 .map_err(|e| format!("Error writing ports file: {e}"))?;
             Some(path)
@@ -90,6 +103,16 @@ async fn serve(settings: Settings, sink: LogSink) -> Result<(), String> {
     Ok(())
 }
 
+/// Resolves on the next delivery of `sig`; never, if it could not be installed.
+async fn recv(sig: &mut Option<tokio::signal::unix::Signal>) {
+    match sig {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// Waits for a signal that ends the process, handling the others (reopen, reload) in place.
 async fn handle_signals(server: &Server, sink: &LogSink) {
     let make = |kind: SignalKind| signal(kind).ok();
@@ -100,14 +123,6 @@ async fn handle_signals(server: &Server, sink: &LogSink) {
         make(SignalKind::user_defined1()),
         make(SignalKind::user_defined2()),
     );
-    async fn recv(sig: &mut Option<tokio::signal::unix::Signal>) {
-        match sig {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    }
     loop {
         tokio::select! {
             () = recv(&mut int) => {

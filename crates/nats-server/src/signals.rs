@@ -25,7 +25,9 @@ fn resolve_pid(target: Option<&str>) -> Result<i32, String> {
             }
             let text = std::fs::read_to_string(Path::new(t))
                 .map_err(|e| format!("unable to read pid file {t}: {e}"))?;
-            text.trim().parse::<i32>().map_err(|_| format!("invalid pid file {t}: {:?}", text.trim()))
+            text.trim()
+                .parse::<i32>()
+                .map_err(|_| format!("invalid pid file {t}: {:?}", text.trim()))
         }
         _ => find_single_server(),
     }
@@ -48,7 +50,10 @@ fn find_single_server() -> Result<i32, String> {
         [pid] => Ok(*pid),
         many => {
             let list: Vec<String> = many.iter().map(ToString::to_string).collect();
-            Err(format!("multiple nats-server processes running:\n{}", list.join("\n")))
+            Err(format!(
+                "multiple nats-server processes running:\n{}",
+                list.join("\n")
+            ))
         }
     }
 }

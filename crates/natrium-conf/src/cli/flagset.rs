@@ -122,17 +122,19 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, CliError> {
         let kind = kind_of(name).ok_or_else(|| CliError::Undefined(name.to_owned()))?;
         let value = match (kind, inline) {
             (Kind::Bool, None) => FlagValue::Bool(true),
-            (Kind::Bool, Some(v)) => FlagValue::Bool(parse_bool(v).ok_or_else(|| {
-                CliError::InvalidBool { flag: name.to_owned(), value: v.to_owned() }
-            })?),
+            (Kind::Bool, Some(v)) => {
+                FlagValue::Bool(parse_bool(v).ok_or_else(|| CliError::InvalidBool {
+                    flag: name.to_owned(),
+                    value: v.to_owned(),
+                })?)
+            }
             (_, inline) => {
-                let text = match inline {
-                    Some(v) => v.to_owned(),
-                    None => {
-                        let next = args.get(i).cloned();
-                        i += 1;
-                        next.ok_or_else(|| CliError::MissingArgument(name.to_owned()))?
-                    }
+                let text = if let Some(v) = inline {
+                    v.to_owned()
+                } else {
+                    let next = args.get(i).cloned();
+                    i += 1;
+                    next.ok_or_else(|| CliError::MissingArgument(name.to_owned()))?
                 };
                 if kind == Kind::Int {
                     FlagValue::Int(parse_int(&text).map_err(|reason| CliError::InvalidValue {
@@ -191,16 +193,27 @@ pub(crate) fn parse_int(s: &str) -> Result<i64, &'static str> {
     let mut overflow = false;
     for c in clean.chars() {
         let d = c.to_digit(radix).ok_or(SYNTAX)?;
-        match magnitude.checked_mul(u64::from(radix)).and_then(|m| m.checked_add(u64::from(d))) {
+        match magnitude
+            .checked_mul(u64::from(radix))
+            .and_then(|m| m.checked_add(u64::from(d)))
+        {
             Some(m) => magnitude = m,
             None => overflow = true,
         }
     }
-    let limit = if negative { 1u64 << 63 } else { (1u64 << 63) - 1 };
+    let limit = if negative {
+        1u64 << 63
+    } else {
+        (1u64 << 63) - 1
+    };
     if overflow || magnitude > limit {
         return Err(RANGE);
     }
-    Ok(if negative { 0i64.wrapping_sub_unsigned(magnitude) } else { magnitude as i64 })
+    Ok(if negative {
+        0i64.wrapping_sub_unsigned(magnitude)
+    } else {
+        magnitude as i64
+    })
 }
 
 /// Go allows `_` only between digits, or right after a base prefix.

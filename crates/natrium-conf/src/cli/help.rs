@@ -1,7 +1,8 @@
 //! Help texts for `-h` and `--help_tls`, in Natrium's words, listing the same flags as Go's
 //! `nats-server` so that scripts and muscle memory carry over.
 
-/// Printed to standard output by `-h`/`--help`, and after a flag syntax error.
+/// Printed to standard output by `-h`/`--help`, and after a flag syntax error. Written with
+/// `println!` it has Go's layout: an empty first line and an empty last line.
 pub const HELP_TEXT: &str = "
 Usage: nats-server [options]
 
@@ -67,10 +68,10 @@ Common Options:
     -h, --help                       Show this help
     -v, --version                    Show the version
         --help_tls                   Explain TLS configuration
-
 ";
 
-/// Printed to standard output by `--help_tls`.
+/// Printed to standard output by `--help_tls`, with `println!` (Go's layout: an empty first
+/// line, no empty last line).
 pub const TLS_HELP_TEXT: &str = "
 TLS is configured in a tls block of the configuration file, for example:
 
@@ -96,6 +97,4 @@ cert_file and key_file hold the server's certificate and key; ca_file the author
 check client certificates when verify is true; verify_and_map also maps the certificate's
 subject to a user. cipher_suites and curve_preferences restrict the negotiated algorithms.
 
-Natrium does not implement TLS yet: a configuration with a tls block is refused at startup.
-
-";
+Natrium does not implement TLS yet: a configuration with a tls block is refused at startup.";

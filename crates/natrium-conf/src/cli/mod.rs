@@ -322,10 +322,12 @@ fn apply_flag(flags: &mut Flags, modes: &mut Modes, name: &str, value: FlagValue
         "v" | "version" => modes.version = b.unwrap_or(false),
         "help_tls" => modes.help_tls = b.unwrap_or(false),
         // `-js=false` asks for nothing Natrium lacks; only a flag that enables something counts.
-        other if NOT_SUPPORTED_YET.contains(&other) && b != Some(false) => {
-            if modes.unsupported.is_none() {
-                modes.unsupported = Some(other.to_owned());
-            }
+        other
+            if NOT_SUPPORTED_YET.contains(&other)
+                && b != Some(false)
+                && modes.unsupported.is_none() =>
+        {
+            modes.unsupported = Some(other.to_owned());
         }
         _ => {}
     }

@@ -62,6 +62,13 @@ fn write_map(out: &mut String, map: &Map) {
     out.push('}');
 }
 
+/// `f` as Go's JSON encoder (and, for the magnitudes that matter here, `%v`) writes it.
+pub(crate) fn format_float(f: f64) -> String {
+    let mut out = String::new();
+    write_float(&mut out, f);
+    out
+}
+
 /// Go writes the shortest round-trip digits, in plain notation for magnitudes in [1e-6, 1e21)
 /// and in exponent notation otherwise, with a two-digit minimum dropped (`1e-7`, `1e+21`).
 fn write_float(out: &mut String, f: f64) {
@@ -108,7 +115,7 @@ mod tests {
     use crate::lang::parse_str;
 
     fn json(src: &str) -> String {
-        parse_str(src, "t.conf").map(|m| to_go_json(&m)).unwrap_or_else(|e| e.to_string())
+        parse_str(src, "t.conf").map_or_else(|e| e.to_string(), |m| to_go_json(&m))
     }
 
     #[test]
@@ -122,7 +129,10 @@ mod tests {
 
     #[test]
     fn gojson_escapes_like_go() {
-        assert_eq!(json("a: \"<&>\\t\""), "{\"a\":\"\\u003c\\u0026\\u003e\\t\"}\n");
+        assert_eq!(
+            json("a: \"<&>\\t\""),
+            "{\"a\":\"\\u003c\\u0026\\u003e\\t\"}\n"
+        );
     }
 
     #[test]
@@ -132,7 +142,10 @@ mod tests {
             write_float(&mut s, f);
             s.push(' ');
         }
-        assert_eq!(s, "1.5 2 1e+21 1e-7 123456.789 100000000000000000000 -0.000001 ");
+        assert_eq!(
+            s,
+            "1.5 2 1e+21 1e-7 123456.789 100000000000000000000 -0.000001 "
+        );
     }
 
     #[test]

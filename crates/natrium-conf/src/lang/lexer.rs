@@ -35,6 +35,7 @@ enum State {
     Value,
     ValueEnd,
     ArrayValue,
+    BlockEnd,
     Done,
 }
 
@@ -57,7 +58,10 @@ pub(crate) fn lex(src: &str) -> Lexed {
         braces: 0,
     };
     let error = lx.run().err();
-    Lexed { tokens: lx.tokens, error }
+    Lexed {
+        tokens: lx.tokens,
+        error,
+    }
 }
 
 type Step = Result<State, LexError>;
@@ -110,14 +114,16 @@ impl Lexer<'_> {
                 State::Top => self.top()?,
                 State::MapKeyStart => self.map_key_start()?,
                 State::KeyStart => self.key_start()?,
-                State::KeyEnd => self.key_end()?,
+                State::KeyEnd => self.key_end(),
                 State::Value => self.value()?,
                 State::ValueEnd => match self.ctx() {
+                    Ctx::Top if self.braces > 0 => self.block_value_end()?,
                     Ctx::Top => self.top_value_end()?,
                     Ctx::Map => self.map_value_end()?,
                     Ctx::Array => self.array_value_end()?,
                 },
                 State::ArrayValue => self.array_value()?,
+                State::BlockEnd => self.block_end()?,
                 State::Done => return Ok(()),
             };
         }
@@ -150,11 +156,18 @@ impl Lexer<'_> {
     }
 
     fn fail(&self, message: impl Into<String>) -> LexError {
-        LexError { line: self.line, message: message.into() }
+        LexError {
+            line: self.line,
+            message: message.into(),
+        }
     }
 
     fn emit(&mut self, kind: TokKind, at: (usize, usize)) {
-        self.tokens.push(Token { kind, line: at.0, column: at.1 });
+        self.tokens.push(Token {
+            kind,
+            line: at.0,
+            column: at.1,
+        });
     }
 
     fn push(&mut self, ctx: Ctx) -> Result<(), LexError> {
@@ -213,6 +226,9 @@ impl Lexer<'_> {
                 Some('}') if self.braces > 0 => {
                     self.next();
                     self.braces -= 1;
+                    if self.braces > 0 {
+                        return Ok(State::BlockEnd);
+                    }
                 }
                 None => {
                     let at = self.here();
@@ -245,6 +261,10 @@ impl Lexer<'_> {
                     return Ok(State::ValueEnd);
                 }
                 None => return Err(self.fail("Unexpected EOF processing map.")),
+                Some(']') => {
+                    self.next();
+                    return Err(self.fail("Unexpected array end ']' processing map."));
+                }
                 Some(_) => return Ok(State::KeyStart),
             }
         }
@@ -256,6 +276,11 @@ impl Lexer<'_> {
             Some(q @ ('"' | '\'')) => {
                 self.next();
                 let at = self.here();
+                if !in_map && self.peek().is_none() {
+                    // Go takes a lone opening quote at the very end as the end of the file.
+                    self.emit(TokKind::Eof, at);
+                    return Ok(State::Done);
+                }
                 let start = self.pos;
                 loop {
                     match self.next() {
@@ -304,7 +329,7 @@ impl Lexer<'_> {
         }
     }
 
-    fn key_end(&mut self) -> Step {
+    fn key_end(&mut self) -> State {
         self.skip_blanks_and_newlines();
         match self.peek() {
             Some(':' | '=') => {
@@ -315,14 +340,14 @@ impl Lexer<'_> {
                 } else {
                     self.skip_blanks();
                 }
-                Ok(State::Value)
+                State::Value
             }
             None if self.ctx() == Ctx::Top => {
                 let at = self.here();
                 self.emit(TokKind::Eof, at);
-                Ok(State::Done)
+                State::Done
             }
-            _ => Ok(State::Value),
+            _ => State::Value,
         }
     }
 
@@ -333,9 +358,17 @@ impl Lexer<'_> {
                 self.next();
                 return Err(self.fail("Expected include value but found new line"));
             }
-            Some('[') => return Err(self.fail("Expected include value but found start of an array")),
+            Some('[') => {
+                return Err(self.fail("Expected include value but found start of an array"))
+            }
             Some('{') => return Err(self.fail("Expected include value but found start of a map")),
             Some('(') => return Err(self.fail("Expected include value but found start of a block")),
+            Some(c) if c == '-' || c.is_ascii_digit() => {
+                return Err(self.fail("Expected include value but found start of a number"));
+            }
+            Some('\\') => {
+                return Err(self.fail("Expected include value but found escape sequence"));
+            }
             Some(q @ ('"' | '\'')) => {
                 self.next();
                 let start = self.pos;
@@ -352,8 +385,12 @@ impl Lexer<'_> {
                 self.src.get(start..self.pos - 1).unwrap_or("").to_owned()
             }
             _ => {
+                // Only blanks, newlines, `;` and `}` end an unquoted include path.
                 let start = self.pos;
-                while self.peek().is_some_and(|c| !ends_word(c)) {
+                while self
+                    .peek()
+                    .is_some_and(|c| !(is_blank(c) || is_nl(c) || c == ';' || c == '}'))
+                {
                     self.next();
                 }
                 self.text(start).to_owned()
@@ -387,6 +424,13 @@ impl Lexer<'_> {
                 self.push(Ctx::Map)?;
                 Ok(State::MapKeyStart)
             }
+            Some('"' | '\'') if self.src.get(self.pos + 1..).is_some_and(str::is_empty) => {
+                // Go takes a lone opening quote at the very end as the end of the file.
+                self.next();
+                let at = self.here();
+                self.emit(TokKind::Eof, at);
+                Ok(State::Done)
+            }
             Some('"') => self.double_quoted(),
             Some('\'') => self.single_quoted(),
             Some('(') => self.block(at),
@@ -397,10 +441,8 @@ impl Lexer<'_> {
                 self.next();
                 Err(self.fail("Floats must start with a digit"))
             }
-            Some('}') if ctx == Ctx::Map => {
-                self.emit(TokKind::NoValue, at);
-                Ok(State::ValueEnd)
-            }
+            // `key }` in a map: no value; the map end comes next and Go gives the map to `key`.
+            Some('}') if ctx == Ctx::Map => Ok(State::ValueEnd),
             Some(',') if ctx == Ctx::Map => {
                 self.next();
                 Err(self.fail("Unexpected map value terminator \",\"."))
@@ -415,265 +457,6 @@ impl Lexer<'_> {
             }
             Some(_) => self.unquoted(at, Vec::new()),
         }
-    }
-
-    /// Reads the character after a backslash (already consumed) into `out`.
-    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), LexError> {
-        let c = self.next();
-        let byte = match c {
-            Some('t') => b'\t',
-            Some('n') => b'\n',
-            Some('r') => b'\r',
-            Some('"') => b'"',
-            Some('\\') => b'\\',
-            Some('x') => {
-                let (hi, lo) = (self.next(), self.next());
-                if hi == Some('\n') || lo == Some('\n') {
-                    return Err(self.fail(
-                        "Expected two hexadecimal digits after '\\x', but hit end of line",
-                    ));
-                }
-                match (hi.and_then(|c| c.to_digit(16)), lo.and_then(|c| c.to_digit(16))) {
-                    (Some(hi), Some(lo)) => (hi * 16 + lo) as u8,
-                    _ => {
-                        // Go shows the last two bytes it read, which at the end of input are
-                        // the ones before the cursor.
-                        let from = self.pos.saturating_sub(2);
-                        let shown = self.src.as_bytes().get(from..self.pos).unwrap_or_default();
-                        return Err(self.fail(format!(
-                            "Expected two hexadecimal digits after '\\x', but got '{}'",
-                            String::from_utf8_lossy(shown)
-                        )));
-                    }
-                }
-            }
-            other => {
-                return Err(self.fail(format!(
-                    "Invalid escape character '{}'. {ESCAPE_HELP}",
-                    show_char(other)
-                )));
-            }
-        };
-        out.push(byte);
-        Ok(())
-    }
-
-    fn double_quoted(&mut self) -> Step {
-        self.next();
-        let at = self.here();
-        let mut out = Vec::new();
-        loop {
-            match self.next() {
-                None => return Err(self.fail("Unexpected EOF.")),
-                Some('"') => break,
-                Some('\\') => self.escape(&mut out)?,
-                Some(c) => push_char(&mut out, c),
-            }
-        }
-        self.emit(TokKind::Str(String::from_utf8_lossy(&out).into_owned()), at);
-        Ok(State::ValueEnd)
-    }
-
-    fn single_quoted(&mut self) -> Step {
-        self.next();
-        let at = self.here();
-        let start = self.pos;
-        loop {
-            match self.next() {
-                None => return Err(self.fail("Unexpected EOF.")),
-                Some('\'') => break,
-                Some(_) => {}
-            }
-        }
-        let text = self.src.get(start..self.pos - 1).unwrap_or("").to_owned();
-        self.emit(TokKind::Str(text), at);
-        Ok(State::ValueEnd)
-    }
-
-    /// An unquoted string; `prefix` holds what a number-looking start already consumed.
-    fn unquoted(&mut self, at: (usize, usize), mut out: Vec<u8>) -> Step {
-        loop {
-            match self.peek() {
-                None => break,
-                Some(c) if ends_word(c) => break,
-                Some('\\') => {
-                    self.next();
-                    self.escape(&mut out)?;
-                }
-                Some(c) => {
-                    self.next();
-                    push_char(&mut out, c);
-                }
-            }
-        }
-        let text = String::from_utf8_lossy(&out).into_owned();
-        let kind = match text.to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" => TokKind::Bool(true),
-            "false" | "no" | "off" => TokKind::Bool(false),
-            _ => TokKind::Str(text),
-        };
-        self.emit(kind, at);
-        Ok(State::ValueEnd)
-    }
-
-    /// `( … )` block string: runs to a line holding only `)`.
-    fn block(&mut self, at: (usize, usize)) -> Step {
-        self.next();
-        let start = self.pos;
-        loop {
-            let paren = self.pos;
-            match self.next() {
-                None => return Err(self.fail("Unexpected EOF processing block.")),
-                Some(')') if paren > start && self.src.as_bytes().get(paren - 1) == Some(&b'\n') => {
-                    match self.peek() {
-                        Some('\n') => {
-                            let text = self.src.get(start..paren).unwrap_or("").to_owned();
-                            self.emit(TokKind::Str(text), at);
-                            return Ok(State::ValueEnd);
-                        }
-                        None => {
-                            let text = self.text(start).to_owned();
-                            self.emit(TokKind::Str(text), at);
-                            return Ok(State::ValueEnd);
-                        }
-                        Some(_) => {}
-                    }
-                }
-                Some(_) => {}
-            }
-        }
-    }
-
-    fn variable(&mut self, at: (usize, usize)) -> Step {
-        self.next();
-        let start = self.pos;
-        while self.peek().is_some_and(|c| !ends_word(c)) {
-            self.next();
-        }
-        let name = self.text(start).to_owned();
-        // A bcrypt hash (`$2a$11$…`) is a password, not a variable.
-        let kind = if name.starts_with("2a$") {
-            TokKind::Str(format!("${name}"))
-        } else {
-            TokKind::Variable(name)
-        };
-        self.emit(kind, at);
-        Ok(State::ValueEnd)
-    }
-
-    fn skip_digits(&mut self) {
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.next();
-        }
-    }
-
-    fn number(&mut self, at: (usize, usize)) -> Step {
-        let start = self.pos;
-        self.skip_digits();
-        match self.peek() {
-            Some('-') => self.datetime(at, start),
-            Some('.') => self.float(at, start),
-            Some(c) if is_multiplier(c) => self.size(at, start),
-            c if ends_number(c) => {
-                let text = self.text(start).to_owned();
-                self.emit(TokKind::Int(text), at);
-                Ok(State::ValueEnd)
-            }
-            _ => {
-                // Anything else turns the whole word into a string, that character included.
-                let mut out = self.text(start).as_bytes().to_vec();
-                match self.next() {
-                    Some('\\') => self.escape(&mut out)?,
-                    Some(c) => push_char(&mut out, c),
-                    None => {}
-                }
-                self.unquoted(at, out)
-            }
-        }
-    }
-
-    fn negative_number(&mut self, at: (usize, usize)) -> Step {
-        let start = self.pos;
-        self.next();
-        if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            let c = self.next();
-            return Err(self.fail(format!("Expected a digit but got '{}'.", show_char(c))));
-        }
-        self.skip_digits();
-        match self.peek() {
-            Some('.') => self.float(at, start),
-            Some(c) if is_multiplier(c) => self.size(at, start),
-            _ => {
-                let text = self.text(start).to_owned();
-                self.emit(TokKind::Int(text), at);
-                Ok(State::ValueEnd)
-            }
-        }
-    }
-
-    /// A size suffix (`k`, `mb`, `GiB`…). The parser decides what the suffix means.
-    fn size(&mut self, at: (usize, usize), start: usize) -> Step {
-        self.next();
-        while self.peek().is_some_and(|c| matches!(c, 'b' | 'B' | 'i' | 'I')) {
-            self.next();
-        }
-        if ends_number(self.peek()) {
-            let text = self.text(start).to_owned();
-            self.emit(TokKind::Int(text), at);
-            return Ok(State::ValueEnd);
-        }
-        let out = self.text(start).as_bytes().to_vec();
-        self.unquoted(at, out)
-    }
-
-    fn float(&mut self, at: (usize, usize), start: usize) -> Step {
-        self.next();
-        if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            let c = self.next();
-            return Err(self.fail(format!(
-                "Floats must have a digit after the '.', but got '{}' instead.",
-                show_char(c)
-            )));
-        }
-        self.skip_digits();
-        if self.peek() == Some('.') {
-            // Looks like an IP address: a string of digits, dots, colons and dashes.
-            while self.peek().is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | ':' | '-')) {
-                self.next();
-            }
-            let text = self.text(start).to_owned();
-            self.emit(TokKind::Str(text), at);
-            return Ok(State::ValueEnd);
-        }
-        let text = self.text(start).to_owned();
-        self.emit(TokKind::Float(text), at);
-        Ok(State::ValueEnd)
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SSZ`, entered at the first `-`.
-    fn datetime(&mut self, at: (usize, usize), start: usize) -> Step {
-        if self.pos - start != 4 {
-            self.next();
-            return Err(self.fail("All ISO8601 dates must be in full Zulu form."));
-        }
-        for expect in "-dd-ddTdd:dd:ddZ".chars() {
-            let c = self.next();
-            let ok = match (expect, c) {
-                ('d', Some(c)) => c.is_ascii_digit(),
-                (e, Some(c)) => c == e,
-                (_, None) => false,
-            };
-            if !ok {
-                let what = if expect == 'd' { "digit".to_owned() } else { format!("'{expect}'") };
-                return Err(self.fail(format!(
-                    "Expected {what} in ISO8601 datetime, but found '{}' instead.",
-                    show_char(c)
-                )));
-            }
-        }
-        let text = self.text(start).to_owned();
-        self.emit(TokKind::Datetime(text), at);
-        Ok(State::ValueEnd)
     }
 
     fn top_value_end(&mut self) -> Step {
@@ -701,6 +484,73 @@ impl Lexer<'_> {
                     return Err(self.fail(format!(
                         "Expected a top-level value to end with a new line, comment or EOF, but \
                          got '{}' instead.",
+                        show_char(c)
+                    )));
+                }
+            }
+        }
+    }
+
+    /// After a top-level value inside top-level braces (a JSON-style file): stricter than
+    /// [`Lexer::top_value_end`], the end of input is an error here.
+    fn block_value_end(&mut self) -> Step {
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                Some(c) if is_nl(c) || matches!(c, ',' | ';') => {
+                    self.next();
+                    return Ok(State::Top);
+                }
+                Some('#') => self.skip_comment(),
+                Some('/') => {
+                    self.next();
+                    if self.peek() == Some('/') {
+                        self.skip_comment();
+                    }
+                }
+                Some('}') => {
+                    self.next();
+                    self.braces -= 1;
+                    return Ok(if self.braces > 0 {
+                        State::BlockEnd
+                    } else {
+                        State::Top
+                    });
+                }
+                _ => {
+                    let c = self.next();
+                    return Err(self.fail(format!(
+                        "Expected a block-level value to end with a new line, comment or EOF, \
+                         but got '{}' instead.",
+                        show_char(c)
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Closing the remaining top-level braces after a `}` ended a value.
+    fn block_end(&mut self) -> Step {
+        loop {
+            match self.peek() {
+                Some(c) if is_blank(c) || is_nl(c) => {
+                    self.next();
+                }
+                Some('}') => {
+                    self.next();
+                    self.braces -= 1;
+                    if self.braces == 0 {
+                        return Ok(State::Top);
+                    }
+                }
+                Some(',' | ';') => {
+                    self.next();
+                    return Ok(State::Top);
+                }
+                _ => {
+                    let c = self.next();
+                    return Err(self.fail(format!(
+                        "Expected a block-level to end with a '}}', but got '{}' instead.",
                         show_char(c)
                     )));
                 }
@@ -810,10 +660,8 @@ impl Lexer<'_> {
     }
 }
 
-fn push_char(out: &mut Vec<u8>, c: char) {
-    let mut buf = [0u8; 4];
-    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-}
+#[path = "lexer_scalars.rs"]
+mod scalars;
 
 #[cfg(test)]
 #[path = "lexer_tests.rs"]

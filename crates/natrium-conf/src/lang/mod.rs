@@ -1,5 +1,10 @@
 //! The NATS configuration language: lexer, parser, value tree, and Go's digest of it.
 //!
+//! The tree is what Go's parser builds, quirks included: keys wait on one stack shared by all
+//! blocks, so `a { b }` yields a top-level `b` holding `{}`; a value with an unknown size
+//! suffix (`1kbb`) vanishes; `[1]` is an error because `1]` lexes as a string. The differential
+//! test data under `tests/data/` pins these behaviours to the Go binary's.
+//!
 //! Entry points: [`parse_file`] for a file on disk (includes resolved relative to it, `$VAR`
 //! falling back to the process environment), [`parse_str`] for text, and
 //! [`parse_str_with_env`] to supply the environment explicitly (tests, embedding).
@@ -12,6 +17,7 @@ pub(crate) mod source;
 mod token;
 mod value;
 
+pub(crate) use gojson::format_float;
 pub use gojson::{config_digest, to_go_json};
 pub use parser::EnvLookup;
 pub use value::{Datetime, Entry, Map, Node, Value};

@@ -18,10 +18,13 @@ use crate::limits::{ENV_EXPANSION_DEPTH_MAX, INCLUDE_DEPTH_MAX, NESTING_DEPTH_MA
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 enum Frame {
-    Map { map: Map, pending: Option<(String, Position)>, pos: Position },
+    Map { map: Map, pos: Position },
     Array { items: Vec<Node>, pos: Position },
 }
 
+/// Like Go's parser, keys wait on one stack shared by all nesting levels and each value takes
+/// the most recent key. So a key written without a value inside a block (`a { b }`) is still
+/// waiting when the block closes, and takes the block: the result is a top-level `b`.
 pub(crate) struct Parser<'a> {
     file: Arc<str>,
     dir: String,
@@ -30,6 +33,7 @@ pub(crate) struct Parser<'a> {
     env_depth: usize,
     base_depth: usize,
     frames: Vec<Frame>,
+    keys: Vec<(String, Position)>,
 }
 
 impl<'a> Parser<'a> {
@@ -42,87 +46,111 @@ impl<'a> Parser<'a> {
             env_depth: 0,
             base_depth: 0,
             frames: Vec::new(),
+            keys: Vec::new(),
         }
     }
 
     fn pos(&self, tok: &Token) -> Position {
-        Position { file: self.file.clone(), line: tok.line, column: tok.column }
+        Position {
+            file: self.file.clone(),
+            line: tok.line,
+            column: tok.column,
+        }
     }
 
     /// Parses a whole source text into its top-level map.
     pub(crate) fn parse(mut self, src: &str) -> Result<Map, ConfError> {
         let lexed = lex(src);
-        let root_pos = Position { file: self.file.clone(), line: 1, column: 0 };
-        self.frames.push(Frame::Map { map: Map::new(), pending: None, pos: root_pos });
+        let root_pos = Position {
+            file: self.file.clone(),
+            line: 1,
+            column: 0,
+        };
+        self.frames.push(Frame::Map {
+            map: Map::new(),
+            pos: root_pos,
+        });
+        let mut previous: Option<&TokKind> = None;
         for tok in &lexed.tokens {
             if tok.kind == TokKind::Eof {
-                return self.finish(tok);
+                // A key right before the end has no value: Go's "config is invalid", except
+                // for a lone `}` (the tail of a JSON-style file).
+                if let Some(TokKind::Key(key)) = previous {
+                    if key != "}" {
+                        return Err(ConfError::MissingValue {
+                            file: self.file.clone(),
+                            line: tok.line,
+                            column: tok.column,
+                        });
+                    }
+                }
+                // Blocks left open by a lone quote at the end are dropped, as in Go.
+                self.frames.truncate(1);
+                return match self.frames.pop() {
+                    Some(Frame::Map { map, .. }) => Ok(map),
+                    _ => Ok(Map::new()),
+                };
             }
             self.token(tok)?;
+            previous = Some(&tok.kind);
         }
         let (line, message) = match lexed.error {
             Some(e) => (e.line, e.message),
             None => (0, "Unexpected EOF.".to_owned()),
         };
-        Err(ConfError::Syntax { file: self.file.clone(), line, message })
-    }
-
-    fn finish(mut self, eof: &Token) -> Result<Map, ConfError> {
-        let Some(Frame::Map { map, pending, .. }) = self.frames.pop() else {
-            return Err(self.missing_value(eof));
-        };
-        if !self.frames.is_empty() {
-            return Err(self.missing_value(eof));
-        }
-        // Go tolerates one stray `}` key at the very end (the tail of a JSON-style file).
-        match pending {
-            Some((key, _)) if key != "}" => Err(self.missing_value(eof)),
-            _ => Ok(map),
-        }
-    }
-
-    fn missing_value(&self, eof: &Token) -> ConfError {
-        ConfError::MissingValue { file: self.file.clone(), line: eof.line, column: eof.column }
+        Err(ConfError::Syntax {
+            file: self.file.clone(),
+            line,
+            message,
+        })
     }
 
     fn token(&mut self, tok: &Token) -> Result<(), ConfError> {
         let pos = self.pos(tok);
         match &tok.kind {
-            TokKind::Key(key) => {
-                if let Some(Frame::Map { pending, .. }) = self.frames.last_mut() {
-                    *pending = Some((key.clone(), pos));
+            TokKind::Key(key) => self.keys.push((key.clone(), pos)),
+            TokKind::Str(s) => self.set_value(Node::new(Value::Str(s.clone()), pos)),
+            TokKind::Bool(b) => self.set_value(Node::new(Value::Bool(*b), pos)),
+            TokKind::Int(text) => {
+                // Go silently drops a value with an unknown size suffix (`1kbb`); its key
+                // stays on the stack.
+                if let Some(n) = parse_int(text, &pos)? {
+                    self.set_value(Node::new(Value::Int(n), pos));
                 }
             }
-            TokKind::Str(s) => self.attach(Node::new(Value::Str(s.clone()), pos)),
-            TokKind::Bool(b) => self.attach(Node::new(Value::Bool(*b), pos)),
-            TokKind::Int(text) => match parse_int(text, &pos)? {
-                Some(n) => self.attach(Node::new(Value::Int(n), pos)),
-                // Go silently drops a value with an unknown size suffix (`1kbb`), key and all.
-                None => self.drop_pending(),
-            },
             TokKind::Float(text) => {
                 let f = parse_float(text, &pos)?;
-                self.attach(Node::new(Value::Float(f), pos));
+                self.set_value(Node::new(Value::Float(f), pos));
             }
             TokKind::Datetime(text) => match Datetime::parse(text) {
-                Some(dt) => self.attach(Node::new(Value::Datetime(dt), pos)),
-                None => return Err(ConfError::BadDatetime { text: text.clone(), pos }),
+                Some(dt) => self.set_value(Node::new(Value::Datetime(dt), pos)),
+                None => {
+                    return Err(ConfError::BadDatetime {
+                        text: text.clone(),
+                        pos,
+                    })
+                }
             },
             TokKind::Variable(name) => {
                 let node = self.resolve(name, tok.line)?;
-                self.attach(node);
+                self.set_value(node);
             }
             TokKind::Include(path) => self.include(path)?,
             TokKind::ArrayStart => {
                 self.check_depth(&pos)?;
-                self.frames.push(Frame::Array { items: Vec::new(), pos });
+                self.frames.push(Frame::Array {
+                    items: Vec::new(),
+                    pos,
+                });
             }
             TokKind::MapStart => {
                 self.check_depth(&pos)?;
-                self.frames.push(Frame::Map { map: Map::new(), pending: None, pos });
+                self.frames.push(Frame::Map {
+                    map: Map::new(),
+                    pos,
+                });
             }
             TokKind::ArrayEnd | TokKind::MapEnd => self.close(),
-            TokKind::NoValue => self.attach(Node::new(Value::Null, pos)),
             TokKind::Eof => {}
         }
         Ok(())
@@ -130,15 +158,18 @@ impl<'a> Parser<'a> {
 
     fn check_depth(&self, pos: &Position) -> Result<(), ConfError> {
         if self.base_depth + self.frames.len() > NESTING_DEPTH_MAX {
-            return Err(ConfError::TooDeep { pos: pos.clone(), max: NESTING_DEPTH_MAX });
+            return Err(ConfError::TooDeep {
+                pos: pos.clone(),
+                max: NESTING_DEPTH_MAX,
+            });
         }
         Ok(())
     }
 
-    fn attach(&mut self, node: Node) {
+    fn set_value(&mut self, node: Node) {
         match self.frames.last_mut() {
-            Some(Frame::Map { map, pending, .. }) => {
-                if let Some((key, key_pos)) = pending.take() {
+            Some(Frame::Map { map, .. }) => {
+                if let Some((key, key_pos)) = self.keys.pop() {
                     map.insert(key, key_pos, node);
                 }
             }
@@ -147,27 +178,16 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn drop_pending(&mut self) {
-        if let Some(Frame::Map { pending, .. }) = self.frames.last_mut() {
-            *pending = None;
-        }
-    }
-
     fn close(&mut self) {
         if self.frames.len() < 2 {
             return;
         }
         let node = match self.frames.pop() {
-            Some(Frame::Map { mut map, pending, pos }) => {
-                if let Some((key, key_pos)) = pending {
-                    map.insert(key, key_pos.clone(), Node::new(Value::Null, key_pos));
-                }
-                Node::new(Value::Map(map), pos)
-            }
+            Some(Frame::Map { map, pos }) => Node::new(Value::Map(map), pos),
             Some(Frame::Array { items, pos }) => Node::new(Value::Array(items), pos),
             None => return,
         };
-        self.attach(node);
+        self.set_value(node);
     }
 
     fn resolve(&mut self, name: &str, line: usize) -> Result<Node, ConfError> {
@@ -201,10 +221,20 @@ impl<'a> Parser<'a> {
         inner.base_depth = self.base_depth + self.frames.len();
         let map = inner.parse(&format!("pk={text}")).map_err(|e| match e {
             e @ ConfError::EnvTooDeep { .. } => e,
-            e => ConfError::BadEnvVariable { name: name.to_owned(), line, source: Box::new(e) },
+            e => ConfError::BadEnvVariable {
+                name: name.to_owned(),
+                line,
+                source: Box::new(e),
+            },
         })?;
-        let pos = Position { file: self.file.clone(), line, column: 0 };
-        Ok(map.get("pk").map_or_else(|| Node::new(Value::Null, pos), |e| e.node.clone()))
+        let pos = Position {
+            file: self.file.clone(),
+            line,
+            column: 0,
+        };
+        Ok(map
+            .get("pk")
+            .map_or_else(|| Node::new(Value::Null, pos), |e| e.node.clone()))
     }
 
     fn include(&mut self, path: &str) -> Result<(), ConfError> {
@@ -216,7 +246,10 @@ impl<'a> Parser<'a> {
         }
         let wrap = |e: ConfError| match e {
             e @ ConfError::IncludeTooDeep { .. } => e,
-            e => ConfError::Include { include: path.to_owned(), source: Box::new(e) },
+            e => ConfError::Include {
+                include: path.to_owned(),
+                source: Box::new(e),
+            },
         };
         let full = source::join(&self.dir, path);
         let text = source::read(&full).map_err(wrap)?;
@@ -242,9 +275,10 @@ pub(crate) fn parse_int(text: &str, pos: &Position) -> Result<Option<i64>, ConfE
         .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-')))
         .map_or(text.len(), |(i, _)| i);
     let (digits, suffix) = text.split_at(split);
-    let n: i64 = digits
-        .parse()
-        .map_err(|_| ConfError::IntegerRange { text: text.to_owned(), pos: pos.clone() })?;
+    let n: i64 = digits.parse().map_err(|_| ConfError::IntegerRange {
+        text: text.to_owned(),
+        pos: pos.clone(),
+    })?;
     let multiplier: i64 = match suffix.to_ascii_lowercase().as_str() {
         "" => 1,
         "k" => 1_000,
@@ -268,6 +302,9 @@ pub(crate) fn parse_int(text: &str, pos: &Position) -> Result<Option<i64>, ConfE
 fn parse_float(text: &str, pos: &Position) -> Result<f64, ConfError> {
     match text.parse::<f64>() {
         Ok(f) if f.is_finite() => Ok(f),
-        _ => Err(ConfError::FloatRange { text: text.to_owned(), pos: pos.clone() }),
+        _ => Err(ConfError::FloatRange {
+            text: text.to_owned(),
+            pos: pos.clone(),
+        }),
     }
 }

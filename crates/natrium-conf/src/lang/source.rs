@@ -102,7 +102,9 @@ mod tests {
 
     #[test]
     fn source_read_missing_file_like_go() {
-        let err = read("/nonexistent/natrium/x.conf").err().map(|e| e.to_string());
+        let err = read("/nonexistent/natrium/x.conf")
+            .err()
+            .map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
             Some("open /nonexistent/natrium/x.conf: no such file or directory")

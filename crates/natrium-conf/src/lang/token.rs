@@ -28,8 +28,6 @@ pub(crate) enum TokKind {
     MapStart,
     /// `}` closing a map value.
     MapEnd,
-    /// A map key followed directly by `}`: Go keeps the key with no usable value.
-    NoValue,
     /// End of input.
     Eof,
 }

@@ -7,7 +7,8 @@ use crate::error::Position;
 /// A configuration value, typed the way Go's parser types it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
-    /// A map key written without a value (`{ user }`); every consumer rejects it.
+    /// No value: what a `$NAME` reference yields when the environment variable's own value
+    /// is dropped by Go's parser (an unknown size suffix such as `1kbb`).
     Null,
     /// `true`/`yes`/`on`, `false`/`no`/`off`, any case.
     Bool(bool),
@@ -66,7 +67,8 @@ impl Datetime {
             return None;
         }
         let num = |from: usize, len: usize| -> Option<u16> {
-            text.get(from..from + len).and_then(|s| s.parse::<u16>().ok())
+            text.get(from..from + len)
+                .and_then(|s| s.parse::<u16>().ok())
         };
         let dt = Datetime {
             year: num(0, 4)?,
@@ -76,7 +78,8 @@ impl Datetime {
             minute: u8::try_from(num(14, 2)?).ok()?,
             second: u8::try_from(num(17, 2)?).ok()?,
         };
-        let leap = dt.year % 4 == 0 && (dt.year % 100 != 0 || dt.year % 400 == 0);
+        let divides = |n: u16| dt.year.checked_rem(n) == Some(0);
+        let leap = divides(4) && (!divides(100) || divides(400));
         let days = match dt.month {
             1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
             4 | 6 | 9 | 11 => 30,
@@ -84,7 +87,8 @@ impl Datetime {
             2 => 28,
             _ => return None,
         };
-        let valid = (1..=days).contains(&dt.day) && dt.hour < 24 && dt.minute < 60 && dt.second < 60;
+        let valid =
+            (1..=days).contains(&dt.day) && dt.hour < 24 && dt.minute < 60 && dt.second < 60;
         valid.then_some(dt)
     }
 }
@@ -114,7 +118,11 @@ pub struct Node {
 impl Node {
     /// A node that no variable reference has used.
     pub fn new(value: Value, pos: Position) -> Node {
-        Node { value, pos, used_as_variable: false }
+        Node {
+            value,
+            pos,
+            used_as_variable: false,
+        }
     }
 
     /// Whether some `$name` reference used this value, which exempts its key from Go's
@@ -210,13 +218,19 @@ mod tests {
         assert!(Datetime::parse("2016-04-30T24:00:00Z").is_none());
         assert!(Datetime::parse("2016-04-30T23:59:60Z").is_none());
         let dt = Datetime::parse("0001-01-01T00:00:00Z");
-        assert_eq!(dt.map(|d| d.to_string()).as_deref(), Some("0001-01-01T00:00:00Z"));
+        assert_eq!(
+            dt.map(|d| d.to_string()).as_deref(),
+            Some("0001-01-01T00:00:00Z")
+        );
     }
 
     #[test]
     fn value_go_type_names() {
         assert_eq!(Value::Int(1).go_type_name(), "int64");
-        assert_eq!(Value::Map(Map::new()).go_type_name(), "map[string]interface {}");
+        assert_eq!(
+            Value::Map(Map::new()).go_type_name(),
+            "map[string]interface {}"
+        );
         assert_eq!(Value::Array(Vec::new()).go_type_name(), "[]interface {}");
     }
 }

@@ -7,7 +7,7 @@ use super::convert;
 use super::ServerOptions;
 use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
-use crate::lang::{Entry, Map, Value};
+use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
 
 /// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
@@ -83,11 +83,17 @@ struct Report {
 
 impl Report {
     fn invalid(&mut self, entry: &Entry, message: String) {
-        self.errors.push(ConfError::Invalid { pos: entry.key_pos.clone(), message });
+        self.errors.push(ConfError::Invalid {
+            pos: entry.key_pos.clone(),
+            message,
+        });
     }
 
     fn warn(&mut self, entry: &Entry, message: String) {
-        self.warnings.push(ConfError::Invalid { pos: entry.key_pos.clone(), message });
+        self.warnings.push(ConfError::Invalid {
+            pos: entry.key_pos.clone(),
+            message,
+        });
     }
 
     fn unknown(&mut self, entry: &Entry) {
@@ -161,9 +167,15 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         }
         "max_subscriptions" | "max_subs" => set(&mut o.max_subscriptions, convert::int(v))?,
         "max_pending" => set(&mut o.max_pending, convert::int(v))?,
-        "ping_interval" => set(&mut o.ping_interval, loose_duration("ping_interval", e, report))?,
+        "ping_interval" => set(
+            &mut o.ping_interval,
+            loose_duration("ping_interval", e, report),
+        )?,
         "write_deadline" => {
-            set(&mut o.write_deadline, loose_duration("write_deadline", e, report))?;
+            set(
+                &mut o.write_deadline,
+                loose_duration("write_deadline", e, report),
+            )?;
         }
         "ping_max" => set(&mut o.ping_max, convert::int(v))?,
         "no_header_support" => set(&mut o.no_header_support, convert::boolean(v))?,
@@ -230,17 +242,24 @@ fn int32(name: &str, v: &Value) -> Result<i32, String> {
 /// Negative durations are refused; Go accepts them and then misbehaves (its ping ticker panics).
 fn loose_duration(name: &str, e: &Entry, report: &mut Report) -> Result<Duration, String> {
     let nanos = match &e.node.value {
-        Value::Str(text) => parse_go_duration(text).map_err(|err| format!("error parsing {name}: {err}"))?,
+        Value::Str(text) => {
+            parse_go_duration(text).map_err(|err| format!("error parsing {name}: {err}"))?
+        }
         other => {
             report.warn(
                 e,
-                format!("invalid use of field \"{name}\": {name} should be converted to a duration"),
+                format!(
+                    "invalid use of field \"{name}\": {name} should be converted to a duration"
+                ),
             );
             convert::int(other)?.wrapping_mul(1_000_000_000)
         }
     };
     nanos_to_duration(nanos).ok_or_else(|| {
-        format!("invalid {name} of {}, cannot be negative", format_go_duration(nanos))
+        format!(
+            "invalid {name} of {}, cannot be negative",
+            format_go_duration(nanos)
+        )
     })
 }
 
@@ -257,11 +276,16 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
     for inner in block {
         let key = inner.key.to_ascii_lowercase();
         if matches!(inner.node.value, Value::Null) {
-            // Go reports a key written without a value as unknown, whatever its name.
+            // A value-less key: Go's type switches fall through to "unknown field".
             report.unknown(inner);
         } else if key == "timeout" {
             match auth_timeout(&inner.node.value) {
-                Ok(secs) => o.auth_timeout = secs,
+                Ok(secs) => {
+                    if secs > AUTH_TIMEOUT_WARN_SECS {
+                        report.warn(inner, auth_timeout_warning(&inner.node.value, secs));
+                    }
+                    o.auth_timeout = secs;
+                }
                 Err(message) => report.invalid(inner, message),
             }
         } else if AUTHORIZATION_NOT_SUPPORTED_YET.contains(&key.as_str()) {
@@ -271,6 +295,23 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
         }
     }
     Ok(())
+}
+
+/// Go warns about authentication timeouts above this many seconds.
+const AUTH_TIMEOUT_WARN_SECS: f64 = 60.0;
+
+fn auth_timeout_warning(v: &Value, secs: f64) -> String {
+    let written = match v {
+        Value::Int(n) => n.to_string(),
+        Value::Float(f) => format_float(*f),
+        Value::Str(s) => s.clone(),
+        other => other.go_type_name().to_owned(),
+    };
+    format!(
+        "invalid use of field \"timeout\": timeout of {written} ({secs:.6} seconds) is high, \
+         consider keeping it under 60 seconds. possibly caused by unquoted duration; use '1m' \
+         instead of 1m, for example"
+    )
 }
 
 /// Seconds, as an integer, a float, or a duration string.
@@ -286,7 +327,9 @@ fn auth_timeout(v: &Value) -> Result<f64, String> {
         _ => return Err("error parsing authorization config, 'timeout' wrong type".to_owned()),
     };
     if secs < 0.0 {
-        return Err(format!("invalid authorization timeout of {secs} seconds, cannot be negative"));
+        return Err(format!(
+            "invalid authorization timeout of {secs} seconds, cannot be negative"
+        ));
     }
     Ok(secs)
 }

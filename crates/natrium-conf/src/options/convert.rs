@@ -2,11 +2,15 @@
 //! mistakes (Go's type assertions panic and the panic text becomes the error).
 
 use crate::duration::parse_go_duration;
+use crate::error::go_quote;
 use crate::lang::{Map, Value};
 
 /// Go's `interface conversion: interface {} is string, not int64`.
 pub(crate) fn conversion(actual: &Value, expected: &str) -> String {
-    format!("interface conversion: interface {{}} is {}, not {expected}", actual.go_type_name())
+    format!(
+        "interface conversion: interface {{}} is {}, not {expected}",
+        actual.go_type_name()
+    )
 }
 
 pub(crate) fn int(v: &Value) -> Result<i64, String> {
@@ -49,9 +53,14 @@ pub(crate) fn host_port(v: &Value) -> Result<(Option<String>, i64), String> {
     let text = match v {
         Value::Int(port) => return Ok((None, *port)),
         Value::Str(s) => s,
-        other => return Err(format!("expected port or host:port, got {}", other.go_type_name())),
+        other => {
+            return Err(format!(
+                "expected port or host:port, got {}",
+                other.go_type_name()
+            ))
+        }
     };
-    let bad_address = || format!("could not parse address string \"{text}\"");
+    let bad_address = || format!("could not parse address string {}", go_quote(text));
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (host, after) = rest.split_once(']').ok_or_else(bad_address)?;
         let port = after.strip_prefix(':').ok_or_else(bad_address)?;
@@ -66,7 +75,7 @@ pub(crate) fn host_port(v: &Value) -> Result<(Option<String>, i64), String> {
         }
         (host, port)
     };
-    let port = go_atoi(port).ok_or_else(|| format!("could not parse port \"{port}\""))?;
+    let port = go_atoi(port).ok_or_else(|| format!("could not parse port {}", go_quote(port)))?;
     Ok((Some(host.to_owned()), port))
 }
 
@@ -90,8 +99,14 @@ mod tests {
         assert_eq!(hp(":4333"), Ok((Some(String::new()), 4333)));
         assert_eq!(hp("[::1]:4333"), Ok((Some("::1".into()), 4333)));
         assert_eq!(hp("localhost:-1"), Ok((Some("localhost".into()), -1)));
-        assert_eq!(hp("127.0.0.1"), Err("could not parse address string \"127.0.0.1\"".into()));
-        assert_eq!(hp("a:b:c"), Err("could not parse address string \"a:b:c\"".into()));
+        assert_eq!(
+            hp("127.0.0.1"),
+            Err("could not parse address string \"127.0.0.1\"".into())
+        );
+        assert_eq!(
+            hp("a:b:c"),
+            Err("could not parse address string \"a:b:c\"".into())
+        );
         assert_eq!(hp("host:abc"), Err("could not parse port \"abc\"".into()));
         assert_eq!(host_port(&Value::Int(5)), Ok((None, 5)));
         assert_eq!(

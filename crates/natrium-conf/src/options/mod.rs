@@ -15,6 +15,8 @@
 mod apply;
 mod convert;
 
+pub use apply::{AUTHORIZATION_NOT_SUPPORTED_YET, NOT_SUPPORTED_YET};
+
 use std::time::Duration;
 
 use crate::error::ConfError;
@@ -185,12 +187,19 @@ impl ServerOptions {
         if map.is_empty() {
             return Err(ConfError::Empty { file: file.into() });
         }
-        let mut options = ServerOptions { config_file: Some(file.to_owned()), ..Self::default() };
+        let mut options = ServerOptions {
+            config_file: Some(file.to_owned()),
+            ..Self::default()
+        };
         let (warnings, errors) = apply::apply(&mut options, map);
         if !errors.is_empty() {
             return Err(ConfError::combine(warnings, errors).unwrap_or(ConfError::Many(Vec::new())));
         }
-        Ok(LoadedConfig { options, warnings, digest: lang::config_digest(map) })
+        Ok(LoadedConfig {
+            options,
+            warnings,
+            digest: lang::config_digest(map),
+        })
     }
 
     /// Replaces the zero values Go treats as "use the default" when the server starts, and
@@ -201,7 +210,7 @@ impl ServerOptions {
             self.port = limits::PORT_DEFAULT;
         }
         if self.host.is_empty() {
-            self.host = d.host.clone();
+            self.host.clone_from(&d.host);
         }
         if self.http_host.is_empty() {
             self.http_host = self.host.clone();

@@ -60,7 +60,11 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     let info = server.client_info(cid, addr.ip().to_string()).to_frame();
     handle.out.enqueue_proto(&info);
     handle.out.flush();
-    let writer = tokio::spawn(run_writer(Arc::clone(&handle), write_half, config.write_deadline));
+    let writer = tokio::spawn(run_writer(
+        Arc::clone(&handle),
+        write_half,
+        config.write_deadline,
+    ));
     if !server.register(&handle) {
         tracing::error!("{} - Maximum connections exceeded", handle.log_prefix());
         send_err(&handle, &WireError::MaxConnectionsExceeded);
@@ -93,7 +97,10 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         handle.close(reason);
         if reason == ClosedReason::SlowConsumerWriteDeadline {
             shared.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
-            shared.stats.slow_consumers_clients.fetch_add(1, Ordering::Relaxed);
+            shared
+                .stats
+                .slow_consumers_clients
+                .fetch_add(1, Ordering::Relaxed);
             tracing::info!(
                 "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded",
                 handle.log_prefix(),
@@ -104,7 +111,11 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     conn.remove_all_subscriptions();
     server.unregister(cid);
     let why = handle.closed_reason().unwrap_or(ClosedReason::ClientClosed);
-    tracing::debug!("{} - Client connection closed: {}", handle.log_prefix(), why.as_str());
+    tracing::debug!(
+        "{} - Client connection closed: {}",
+        handle.log_prefix(),
+        why.as_str()
+    );
 }
 
 fn send_err(handle: &ClientHandle, err: &WireError) {
@@ -126,7 +137,9 @@ impl Conn {
         let closing = self.handle.closing.clone();
         loop {
             if buf.len() == buf.capacity() {
-                let grow = buf.capacity().clamp(READ_BUFFER_START_BYTES, READ_BUFFER_MAX_BYTES);
+                let grow = buf
+                    .capacity()
+                    .clamp(READ_BUFFER_START_BYTES, READ_BUFFER_MAX_BYTES);
                 buf.reserve(grow);
             }
             let read = tokio::select! {
@@ -174,7 +187,8 @@ impl Conn {
             && buf.len() == n
             && n <= READ_BUFFER_START_BYTES
         {
-            let mut smaller = BytesMut::with_capacity((buf.capacity() / 2).max(READ_BUFFER_START_BYTES));
+            let mut smaller =
+                BytesMut::with_capacity((buf.capacity() / 2).max(READ_BUFFER_START_BYTES));
             smaller.extend_from_slice(buf);
             *buf = smaller;
             self.short_reads = 0;
@@ -214,12 +228,14 @@ impl Conn {
     fn protocol_error(&self, err: &ProtoError) -> ClosedReason {
         tracing::error!("{} - Client parser ERROR: {err}", self.handle.log_prefix());
         let (wire, reason) = match err {
-            ProtoError::PayloadTooLarge { .. } => {
-                (Some(WireError::MaxPayloadViolation), ClosedReason::MaxPayloadExceeded)
-            }
-            ProtoError::ControlLineTooLong => {
-                (Some(WireError::MaxControlLineExceeded), ClosedReason::MaxControlLineExceeded)
-            }
+            ProtoError::PayloadTooLarge { .. } => (
+                Some(WireError::MaxPayloadViolation),
+                ClosedReason::MaxPayloadExceeded,
+            ),
+            ProtoError::ControlLineTooLong => (
+                Some(WireError::MaxControlLineExceeded),
+                ClosedReason::MaxControlLineExceeded,
+            ),
             other => (other.wire_error(), ClosedReason::ProtocolViolation),
         };
         if let Some(wire) = wire {
@@ -238,8 +254,15 @@ impl Conn {
         }
         self.activity = false;
         if self.pings_out + 1 > self.server.shared.config.ping_max {
-            self.server.shared.stats.stale_connections.fetch_add(1, Ordering::Relaxed);
-            tracing::debug!("{} - Stale Client Connection - Closing", self.handle.log_prefix());
+            self.server
+                .shared
+                .stats
+                .stale_connections
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(
+                "{} - Stale Client Connection - Closing",
+                self.handle.log_prefix()
+            );
             send_err(&self.handle, &WireError::StaleConnection);
             return Next::Close(ClosedReason::StaleConnection);
         }
@@ -267,7 +290,11 @@ impl Conn {
                     payload: publish.payload,
                 })
             }
-            ClientOp::Sub { subject, queue, sid } => self.on_sub(subject, queue, sid),
+            ClientOp::Sub {
+                subject,
+                queue,
+                sid,
+            } => self.on_sub(subject, queue, sid),
             ClientOp::Unsub { sid, max_msgs } => self.on_unsub(sid, max_msgs),
             ClientOp::Ping => {
                 self.handle.out.enqueue_proto(PONG);
@@ -325,14 +352,21 @@ impl Conn {
             return Next::Close(ClosedReason::ProtocolViolation);
         }
         // An HPUB with an empty header block is delivered as a plain MSG, as Go does.
-        let msg = &Message { headers: msg.headers.filter(|h| !h.is_empty()), ..*msg };
+        let msg = &Message {
+            headers: msg.headers.filter(|h| !h.is_empty()),
+            ..*msg
+        };
         if self.opts.pedantic && !nats_subject::is_valid_publish_subject(msg.subject) {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
-        self.publisher.publish(&self.account, msg);
-        self.handle.add_in(1, (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64);
+        // Go acknowledges a verbose publish before delivering it.
         self.ok();
+        self.publisher.publish(&self.account, msg);
+        self.handle.add_in(
+            1,
+            (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64,
+        );
         Next::Continue
     }
 
@@ -350,7 +384,10 @@ impl Conn {
         }
         if max_subs > 0 && subs.len() >= max_subs {
             drop(subs);
-            tracing::error!("{} - Maximum Subscriptions Exceeded", self.handle.log_prefix());
+            tracing::error!(
+                "{} - Maximum Subscriptions Exceeded",
+                self.handle.log_prefix()
+            );
             send_err(&self.handle, &WireError::MaxSubscriptionsExceeded);
             return;
         }
@@ -362,7 +399,12 @@ impl Conn {
             max_msgs: 0.into(),
             delivered: 0.into(),
         });
-        if self.account.sublist.insert(subject, queue, SubRef(Arc::clone(&sub))).is_err() {
+        if self
+            .account
+            .sublist
+            .insert(subject, queue, SubRef(Arc::clone(&sub)))
+            .is_err()
+        {
             drop(subs);
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
@@ -399,7 +441,11 @@ impl Conn {
     fn remove_all_subscriptions(&mut self) {
         let subs = std::mem::take(&mut *self.handle.subs.lock());
         for sub in subs.into_values() {
-            let _ = self.account.sublist.remove(&sub.subject, sub.queue.as_deref(), &SubRef(sub.clone()));
+            let _ = self.account.sublist.remove(
+                &sub.subject,
+                sub.queue.as_deref(),
+                &SubRef(sub.clone()),
+            );
         }
     }
 }
@@ -415,7 +461,11 @@ fn op_summary(op: &ClientOp<'_>) -> String {
             let hdr = p.headers.map_or(0, <[u8]>::len);
             format!("{verb} {}{reply} {}", s(p.subject), hdr + p.payload.len())
         }
-        ClientOp::Sub { subject, queue, sid } => {
+        ClientOp::Sub {
+            subject,
+            queue,
+            sid,
+        } => {
             let queue = queue.map(|q| format!(" {}", s(q))).unwrap_or_default();
             format!("SUB {}{queue} {}", s(subject), s(sid))
         }

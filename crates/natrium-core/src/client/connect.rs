@@ -1,20 +1,44 @@
 //! The CONNECT document. Fields a client leaves out keep Go's defaults, which are verbose,
 //! pedantic and echo all on: real clients send `"verbose":false`.
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+
+/// Go's JSON decoder leaves a field untouched when the value is `null` (clients send
+/// `"name":null`); this keeps the default instead of failing.
+fn null_is_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+fn null_is_true<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(deserializer)?.unwrap_or(true))
+}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct ConnectOptions {
+    #[serde(deserialize_with = "null_is_true")]
     pub verbose: bool,
+    #[serde(deserialize_with = "null_is_true")]
     pub pedantic: bool,
+    #[serde(deserialize_with = "null_is_true")]
     pub echo: bool,
+    #[serde(deserialize_with = "null_is_default")]
     pub headers: bool,
+    #[serde(deserialize_with = "null_is_default")]
     pub no_responders: bool,
+    #[serde(deserialize_with = "null_is_default")]
     pub protocol: i64,
+    #[serde(deserialize_with = "null_is_default")]
     pub name: String,
+    #[serde(deserialize_with = "null_is_default")]
     pub lang: String,
+    #[serde(deserialize_with = "null_is_default")]
     pub version: String,
+    #[serde(deserialize_with = "null_is_default")]
     pub tls_required: bool,
     pub user: Option<String>,
     pub pass: Option<String>,
@@ -69,6 +93,12 @@ mod tests {
     fn connect_unknown_fields_are_ignored() {
         let opts = ConnectOptions::parse(br#"{"verbose":false,"foo":1}"#);
         assert!(opts.is_some_and(|o| !o.verbose));
+    }
+
+    #[test]
+    fn connect_null_fields_keep_defaults() {
+        let opts = ConnectOptions::parse(br#"{"verbose":false,"name":null,"echo":null}"#);
+        assert!(opts.is_some_and(|o| o.echo && o.name.is_empty()));
     }
 
     #[test]

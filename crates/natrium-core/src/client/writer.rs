@@ -71,7 +71,9 @@ pub(crate) async fn run_writer(
     }
     if failure.is_none() {
         // Closing: write what is left (an -ERR, or pending messages on shutdown), briefly.
-        let flushes = client.closed_reason().is_none_or(ClosedReason::flushes_on_close);
+        let flushes = client
+            .closed_reason()
+            .is_none_or(ClosedReason::flushes_on_close);
         if flushes {
             let _ = drain(&client, &mut socket, &mut spare, CLOSE_FLUSH_DEADLINE).await;
         }
