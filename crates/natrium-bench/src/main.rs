@@ -1,0 +1,154 @@
+//! `natrium-bench`: runs each scenario against the Go reference server and Natrium in turns
+//! (A B, B A, … for `--rounds`), fresh servers per run, and writes a Markdown table of medians.
+//!
+//! Usage: `natrium-bench --go PATH --ours PATH [--rounds 3] [--messages N] [--seconds S]
+//! [--only SUBSTRING] [--out FILE] [--smoke]`. `--smoke` runs each scenario once, briefly,
+//! against Natrium alone (CI uses it so the harness never silently breaks).
+
+mod report;
+mod scenarios;
+mod server;
+mod wire;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use report::{Measurement, Row};
+use scenarios::{Budget, Kind};
+use server::{Running, Target};
+
+struct Args {
+    go: Option<PathBuf>,
+    ours: PathBuf,
+    rounds: usize,
+    budget: Budget,
+    only: Option<String>,
+    out: Option<PathBuf>,
+    smoke: bool,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = Args {
+        go: None,
+        ours: PathBuf::from("target/release/nats-server"),
+        rounds: 3,
+        budget: Budget { messages: 2_000_000, duration: Duration::from_secs(3) },
+        only: None,
+        out: None,
+        smoke: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--go" => args.go = Some(PathBuf::from(value()?)),
+            "--ours" => args.ours = PathBuf::from(value()?),
+            "--rounds" => args.rounds = value()?.parse()?,
+            "--messages" => args.budget.messages = value()?.parse()?,
+            "--seconds" => args.budget.duration = Duration::from_secs_f64(value()?.parse()?),
+            "--only" => args.only = Some(value()?),
+            "--out" => args.out = Some(PathBuf::from(value()?)),
+            "--smoke" => args.smoke = true,
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    if args.smoke {
+        args.rounds = 1;
+        args.go = None;
+        args.budget = Budget { messages: 20_000, duration: Duration::from_millis(200) };
+    }
+    Ok(args)
+}
+
+/// Scales the message budget so big payloads do not take minutes.
+fn messages_for(kind: Kind, budget: Budget) -> Budget {
+    match kind {
+        Kind::PubSub { payload, .. } if payload >= 1024 => {
+            Budget { messages: (budget.messages / 16).max(1000), ..budget }
+        }
+        Kind::PubSub { publishers, .. } if publishers > 1 => {
+            Budget { messages: budget.messages / publishers as u64, ..budget }
+        }
+        _ => budget,
+    }
+}
+
+fn measure(target: &Target, kind: Kind, budget: Budget) -> Result<Measurement> {
+    let server = Running::start(target, &[])?;
+    let addr = server.addr();
+    let cpu0 = server.cpu_seconds();
+    let mut m = Measurement::default();
+    match kind {
+        Kind::IdleMemory { connections } => {
+            let base = server.rss_bytes();
+            let conns = scenarios::open_idle(&addr, connections)?;
+            let after = server.rss_bytes();
+            m.rss_after = after;
+            m.per_conn_bytes = Some(after.saturating_sub(base) as f64 / connections as f64);
+            drop(conns);
+        }
+        Kind::LeakCheck { cycles, connections } => {
+            let mut first = 0;
+            let mut last = 0;
+            for cycle in 0..cycles {
+                scenarios::churn_cycle(&addr, connections)?;
+                last = server.rss_bytes();
+                if cycle == 0 {
+                    first = last;
+                }
+            }
+            m.rss_after = last;
+            m.leak = Some((first, last));
+        }
+        _ => {
+            let outcome = scenarios::run(kind, &addr, messages_for(kind, budget))?;
+            m.set_outcome(&outcome);
+        }
+    }
+    m.peak_rss = server.peak_rss_bytes();
+    m.cpu_seconds = server.cpu_seconds() - cpu0;
+    Ok(m)
+}
+
+fn main() -> Result<()> {
+    let args = parse_args()?;
+    let ours = Target { name: "natrium", binary: args.ours.clone() };
+    let go = args.go.clone().map(|binary| Target { name: "go", binary });
+    let mut rows = Vec::new();
+    for scenario in scenarios::all() {
+        if let Some(only) = &args.only {
+            if !scenario.name.contains(only.as_str()) {
+                continue;
+            }
+        }
+        let mut row = Row::new(&scenario);
+        if matches!(scenario.kind, Kind::Unsupported) {
+            eprintln!("{} {}: not supported yet", scenario.name, scenario.payload_label);
+            rows.push(row);
+            continue;
+        }
+        for round in 0..args.rounds {
+            // Alternate which server goes first, so warm caches favour neither.
+            let order: Vec<&Target> = match &go {
+                Some(go) if round % 2 == 0 => vec![go, &ours],
+                Some(go) => vec![&ours, go],
+                None => vec![&ours],
+            };
+            for target in order {
+                let m = measure(target, scenario.kind, args.budget)
+                    .with_context(|| format!("{} {} on {}", scenario.name, scenario.payload_label, target.name))?;
+                eprintln!("{} {} round {} {}: {}", scenario.name, scenario.payload_label, round + 1, target.name, m.summary());
+                row.push(target.name, m);
+            }
+        }
+        rows.push(row);
+    }
+    let table = report::markdown(&rows, go.is_some());
+    println!("{table}");
+    if let Some(out) = &args.out {
+        std::fs::write(out, &table).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,294 @@
+//! The benchmark scenarios. Each drives one server with the lean client in `wire` and returns
+//! what it measured. Throughput counts what subscribers received (deliveries), except on
+//! pub-only rows, which count what the server accepted (a PING after the last PUB is answered
+//! only once all of them were processed).
+
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::wire::{pub_batch, Conn};
+
+/// Frames per write on the publishing side: large writes, as a batching client does.
+const FRAMES_PER_WRITE: usize = 512;
+
+#[derive(Debug, Default, Clone)]
+pub struct Outcome {
+    pub msgs: u64,
+    pub payload_bytes: u64,
+    pub elapsed: Duration,
+    /// Per-operation latencies, for latency-shaped rows.
+    pub latencies: Vec<Duration>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    PubOnly { payload: usize },
+    PubSub { publishers: usize, subscribers: usize, payload: usize },
+    ReqReply { clients: usize, services: usize, payload: usize },
+    Churn { workers: usize },
+    IdleMemory { connections: usize },
+    LeakCheck { cycles: usize, connections: usize },
+    Unsupported,
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: &'static str,
+    pub payload_label: &'static str,
+    pub kind: Kind,
+}
+
+pub fn all() -> Vec<Scenario> {
+    use Kind::{Churn, IdleMemory, LeakCheck, PubOnly, PubSub, ReqReply, Unsupported};
+    let s = |name, payload_label, kind| Scenario { name, payload_label, kind };
+    vec![
+        s("pub-only", "16 B", PubOnly { payload: 16 }),
+        s("pub-only", "128 B", PubOnly { payload: 128 }),
+        s("pub/sub 1:1", "16 B", PubSub { publishers: 1, subscribers: 1, payload: 16 }),
+        s("pub/sub 1:1", "16 KB", PubSub { publishers: 1, subscribers: 1, payload: 16 * 1024 }),
+        s("fan-out 1:4", "128 B", PubSub { publishers: 1, subscribers: 4, payload: 128 }),
+        s("multi 4P x 4S", "128 B", PubSub { publishers: 4, subscribers: 4, payload: 128 }),
+        s("req/reply 1 client, 1 service", "128 B", ReqReply { clients: 1, services: 1, payload: 128 }),
+        s("req/reply 10 clients, 2 queue services", "16 B", ReqReply { clients: 10, services: 2, payload: 16 }),
+        s("connection churn (100 workers)", "-", Churn { workers: 100 }),
+        s("idle connections", "1,000", IdleMemory { connections: 1000 }),
+        s("idle connections", "10,000", IdleMemory { connections: 10_000 }),
+        s("leak check (20 churn cycles)", "-", LeakCheck { cycles: 20, connections: 500 }),
+        s("JetStream sync publish (memory)", "16 B", Unsupported),
+        s("JetStream async batch publish (file)", "128 B", Unsupported),
+        s("JetStream ordered consumer", "-", Unsupported),
+        s("JetStream durable pull fetch", "-", Unsupported),
+        s("MQTT QoS 0 pub/sub", "128 B", Unsupported),
+        s("NATS to MQTT", "128 B", Unsupported),
+        s("TLS pub/sub 1:1", "128 B", Unsupported),
+        s("TLS pub-only", "128 B", Unsupported),
+        s("WebSocket pub/sub 1:1", "128 B", Unsupported),
+        s("WebSocket pub-only", "128 B", Unsupported),
+    ]
+}
+
+/// How much work one run does.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Messages per publisher for throughput rows.
+    pub messages: u64,
+    /// Wall time for latency-shaped rows.
+    pub duration: Duration,
+}
+
+fn publish(addr: &str, subject: &str, payload: usize, count: u64) -> Result<()> {
+    let mut conn = Conn::open(addr)?;
+    let batch = pub_batch(subject, payload, FRAMES_PER_WRITE);
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(FRAMES_PER_WRITE as u64) as usize;
+        let frame_len = batch.len() / FRAMES_PER_WRITE;
+        conn.send(&batch[..n * frame_len])?;
+        left -= n as u64;
+    }
+    conn.send(b"PING\r\n")?;
+    conn.expect_pong()
+}
+
+pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
+    match kind {
+        Kind::PubOnly { payload } => {
+            let start = Instant::now();
+            publish(addr, "bench.pub", payload, budget.messages)?;
+            Ok(Outcome {
+                msgs: budget.messages,
+                payload_bytes: budget.messages * payload as u64,
+                elapsed: start.elapsed(),
+                ..Outcome::default()
+            })
+        }
+        Kind::PubSub { publishers, subscribers, payload } => {
+            pub_sub(addr, publishers, subscribers, payload, budget.messages)
+        }
+        Kind::ReqReply { clients, services, payload } => {
+            req_reply(addr, clients, services, payload, budget.duration)
+        }
+        Kind::Churn { workers } => churn(addr, workers, budget.duration),
+        Kind::IdleMemory { .. } | Kind::LeakCheck { .. } | Kind::Unsupported => {
+            Ok(Outcome::default())
+        }
+    }
+}
+
+fn pub_sub(addr: &str, pubs: usize, subs: usize, payload: usize, per_pub: u64) -> Result<Outcome> {
+    let expected = per_pub * pubs as u64;
+    let ready = Arc::new(Barrier::new(subs + 1));
+    let mut sub_threads = Vec::new();
+    for _ in 0..subs {
+        let mut conn = Conn::open(addr)?;
+        conn.send(b"SUB bench.ps 1\r\nPING\r\n")?;
+        conn.expect_pong()?;
+        let ready = Arc::clone(&ready);
+        sub_threads.push(std::thread::spawn(move || -> Result<(u64, Instant)> {
+            ready.wait();
+            let got = conn.count_msgs(expected)?;
+            Ok((got, Instant::now()))
+        }));
+    }
+    ready.wait();
+    let start = Instant::now();
+    let pub_threads: Vec<_> = (0..pubs)
+        .map(|_| {
+            let addr = addr.to_owned();
+            std::thread::spawn(move || publish(&addr, "bench.ps", payload, per_pub))
+        })
+        .collect();
+    for t in pub_threads {
+        t.join().map_err(|_| anyhow::anyhow!("publisher panicked"))??;
+    }
+    let mut received = 0;
+    let mut last = start;
+    for t in sub_threads {
+        let (got, at) = t.join().map_err(|_| anyhow::anyhow!("subscriber panicked"))??;
+        received += got;
+        last = last.max(at);
+    }
+    Ok(Outcome {
+        msgs: received,
+        payload_bytes: received * payload as u64,
+        elapsed: last - start,
+        ..Outcome::default()
+    })
+}
+
+fn service(addr: &str, queue: bool, payload: usize, stop: &AtomicBool) -> Result<()> {
+    let mut conn = Conn::open(addr)?;
+    let sub: &[u8] = if queue { b"SUB bench.svc q 1\r\nPING\r\n" } else { b"SUB bench.svc 1\r\nPING\r\n" };
+    conn.send(sub)?;
+    conn.expect_pong()?;
+    conn.set_timeout(Some(Duration::from_millis(200)))?;
+    let body = vec![b'r'; payload];
+    let mut out = Vec::with_capacity(payload + 128);
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(Some(reply)) = conn.next_msg_reply() else { continue };
+        out.clear();
+        out.extend_from_slice(b"PUB ");
+        out.extend_from_slice(&reply);
+        out.extend_from_slice(format!(" {payload}\r\n").as_bytes());
+        out.extend_from_slice(&body);
+        out.extend_from_slice(b"\r\n");
+        conn.send(&out)?;
+    }
+    Ok(())
+}
+
+fn req_reply(addr: &str, clients: usize, services: usize, payload: usize, dur: Duration) -> Result<Outcome> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let svc: Vec<_> = (0..services)
+        .map(|_| {
+            let (addr, stop) = (addr.to_owned(), Arc::clone(&stop));
+            std::thread::spawn(move || service(&addr, services > 1, payload, &stop))
+        })
+        .collect();
+    // A request that finds the services proves they are subscribed.
+    let mut probe = Conn::open(addr)?;
+    probe.send(b"SUB _INBOX.probe 1\r\nPUB bench.svc _INBOX.probe 0\r\n\r\n")?;
+    probe.count_msgs(1)?;
+    let start = Instant::now();
+    let workers: Vec<_> = (0..clients)
+        .map(|i| {
+            let addr = addr.to_owned();
+            std::thread::spawn(move || -> Result<Vec<Duration>> {
+                let mut conn = Conn::open(&addr)?;
+                let inbox = format!("_INBOX.bench.{i}");
+                conn.send(format!("SUB {inbox} 1\r\nPING\r\n").as_bytes())?;
+                conn.expect_pong()?;
+                let mut request = format!("PUB bench.svc {inbox} {payload}\r\n").into_bytes();
+                request.extend(std::iter::repeat_n(b'q', payload));
+                request.extend_from_slice(b"\r\n");
+                let mut lat = Vec::new();
+                let begin = Instant::now();
+                while begin.elapsed() < dur {
+                    let t0 = Instant::now();
+                    conn.send(&request)?;
+                    conn.count_msgs(1)?;
+                    lat.push(t0.elapsed());
+                }
+                Ok(lat)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for w in workers {
+        latencies.extend(w.join().map_err(|_| anyhow::anyhow!("client panicked"))??);
+    }
+    let elapsed = start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    for s in svc {
+        let _ = s.join();
+    }
+    Ok(Outcome {
+        msgs: latencies.len() as u64,
+        payload_bytes: latencies.len() as u64 * payload as u64,
+        elapsed,
+        latencies,
+    })
+}
+
+/// One churn cycle: connect, CONNECT, one request to the service, close.
+fn churn_once(addr: &str, worker: usize) -> Result<()> {
+    let mut conn = Conn::open(addr)?;
+    let inbox = format!("_INBOX.churn.{worker}");
+    conn.send(format!("SUB {inbox} 1\r\nPUB bench.svc {inbox} 0\r\n\r\n").as_bytes())?;
+    conn.count_msgs(1)?;
+    Ok(())
+}
+
+fn churn(addr: &str, workers: usize, dur: Duration) -> Result<Outcome> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let svc = {
+        let (addr, stop) = (addr.to_owned(), Arc::clone(&stop));
+        std::thread::spawn(move || service(&addr, true, 0, &stop))
+    };
+    churn_once(addr, usize::MAX)?;
+    let start = Instant::now();
+    let threads: Vec<_> = (0..workers)
+        .map(|worker| {
+            let addr = addr.to_owned();
+            std::thread::spawn(move || -> Result<Vec<Duration>> {
+                let mut lat = Vec::new();
+                while start.elapsed() < dur {
+                    let t0 = Instant::now();
+                    churn_once(&addr, worker)?;
+                    lat.push(t0.elapsed());
+                }
+                Ok(lat)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for t in threads {
+        latencies.extend(t.join().map_err(|_| anyhow::anyhow!("worker panicked"))??);
+    }
+    let elapsed = start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let _ = svc.join();
+    Ok(Outcome { msgs: latencies.len() as u64, elapsed, latencies, ..Outcome::default() })
+}
+
+/// Opens `n` client connections (CONNECT + PING each) and keeps them open.
+/// Churns `n` connections through a full cycle each (connect, CONNECT, PING, close).
+pub fn churn_cycle(addr: &str, n: usize) -> Result<()> {
+    for _ in 0..n {
+        drop(Conn::open(addr)?);
+    }
+    Ok(())
+}
+
+pub fn open_idle(addr: &str, n: usize) -> Result<Vec<TcpStream>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let conn = Conn::open(addr).context("idle connection")?;
+        out.push(conn.stream);
+    }
+    Ok(out)
+}

@@ -1,0 +1,96 @@
+//! Starting a server under test (ours or Go's) on a free loopback port, and reading its
+//! resident memory and CPU time from /proc.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: &'static str,
+    pub binary: PathBuf,
+}
+
+pub struct Running {
+    child: Child,
+    pub port: u16,
+}
+
+impl Running {
+    pub fn start(target: &Target, extra: &[&str]) -> Result<Self> {
+        let mut child = Command::new(&target.binary)
+            .args(["-a", "127.0.0.1", "-p", "-1"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", target.binary.display()))?;
+        let stderr = child.stderr.take().context("stderr")?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut port = None;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
+                    port = rest.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
+                }
+                if line.contains("Server is ready") {
+                    let _ = tx.send(port);
+                }
+            }
+        });
+        if let Ok(Some(port)) = rx.recv_timeout(Duration::from_secs(20)) {
+            return Ok(Self { child, port });
+        }
+        let _ = child.kill();
+        bail!("{} did not start", target.name)
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn status_kb(&self, key: &str) -> u64 {
+        let path = format!("/proc/{}/status", self.child.id());
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with(key)).and_then(|l| {
+                    l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok())
+                })
+            })
+            .unwrap_or(0)
+    }
+
+    /// Current resident memory in bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        self.status_kb("VmRSS:") * 1024
+    }
+
+    /// Peak resident memory since start, in bytes.
+    pub fn peak_rss_bytes(&self) -> u64 {
+        self.status_kb("VmHWM:") * 1024
+    }
+
+    /// User + system CPU seconds used so far.
+    pub fn cpu_seconds(&self) -> f64 {
+        let path = format!("/proc/{}/stat", self.child.id());
+        let Ok(stat) = std::fs::read_to_string(path) else { return 0.0 };
+        let Some(after) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else { return 0.0 };
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        (ticks(11) + ticks(12)) as f64 / 100.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,171 @@
+//! A lean NATS client for load generation: blocking sockets, pre-built frames, large batched
+//! writes, and a counting reader that skips payloads without copying them.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+pub const READ_CHUNK_BYTES: usize = 256 * 1024;
+
+pub struct Conn {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Conn {
+    /// Connects, reads INFO, sends CONNECT (quiet, headers on) and waits for the PONG.
+    pub fn open(addr: &str) -> Result<Self> {
+        let stream = TcpStream::connect(addr).with_context(|| format!("connect {addr}"))?;
+        stream.set_nodelay(true)?;
+        let mut conn = Self { stream, buf: vec![0; READ_CHUNK_BYTES], start: 0, end: 0 };
+        conn.read_line()?;
+        conn.send(b"CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1}\r\nPING\r\n")?;
+        conn.expect_pong()?;
+        Ok(conn)
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        self.stream.write_all(bytes).context("write")
+    }
+
+    pub fn set_timeout(&self, timeout: Option<Duration>) -> Result<()> {
+        self.stream.set_read_timeout(timeout).context("timeout")
+    }
+
+    fn fill(&mut self) -> Result<()> {
+        if self.start > 0 && self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        if self.end == self.buf.len() {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.end == self.buf.len() {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+        }
+        let n = self.stream.read(&mut self.buf[self.end..]).context("read")?;
+        if n == 0 {
+            bail!("connection closed");
+        }
+        self.end += n;
+        Ok(())
+    }
+
+    /// Reads one line (without CRLF).
+    pub fn read_line(&mut self) -> Result<Vec<u8>> {
+        loop {
+            if let Some(i) = find_crlf(&self.buf[self.start..self.end]) {
+                let line = self.buf[self.start..self.start + i].to_vec();
+                self.start += i + 2;
+                return Ok(line);
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Reads until PONG, skipping everything else.
+    pub fn expect_pong(&mut self) -> Result<()> {
+        loop {
+            let line = self.read_line()?;
+            if line == b"PONG" {
+                return Ok(());
+            }
+            if line.starts_with(b"-ERR") {
+                bail!("server error: {}", String::from_utf8_lossy(&line));
+            }
+        }
+    }
+
+    /// Counts MSG/HMSG frames until `want` arrived (or PONG if `stop_at_pong`); returns count.
+    pub fn count_msgs(&mut self, want: u64) -> Result<u64> {
+        let mut got = 0;
+        while got < want {
+            let Some(i) = find_crlf(&self.buf[self.start..self.end]) else {
+                self.fill()?;
+                continue;
+            };
+            let line = &self.buf[self.start..self.start + i];
+            if line.starts_with(b"MSG ") || line.starts_with(b"HMSG ") {
+                let size = last_number(line).context("bad MSG line")?;
+                let total = i + 2 + size + 2;
+                while self.end - self.start < total {
+                    self.fill()?;
+                }
+                self.start += total;
+                got += 1;
+            } else if line == b"PING" {
+                self.start += i + 2;
+                self.send(b"PONG\r\n")?;
+            } else if line.starts_with(b"-ERR") {
+                bail!("server error: {}", String::from_utf8_lossy(line));
+            } else {
+                self.start += i + 2;
+            }
+        }
+        Ok(got)
+    }
+
+    /// Reads one MSG and returns its reply subject (for services) — copies only the reply.
+    pub fn next_msg_reply(&mut self) -> Result<Option<Vec<u8>>> {
+        loop {
+            let Some(i) = find_crlf(&self.buf[self.start..self.end]) else {
+                self.fill()?;
+                continue;
+            };
+            let line = self.buf[self.start..self.start + i].to_vec();
+            if line.starts_with(b"MSG ") {
+                let size = last_number(&line).context("bad MSG line")?;
+                let total = i + 2 + size + 2;
+                while self.end - self.start < total {
+                    self.fill()?;
+                }
+                self.start += total;
+                let fields: Vec<&[u8]> = line.split(|b| *b == b' ').collect();
+                return Ok((fields.len() == 5).then(|| fields[3].to_vec()));
+            }
+            self.start += i + 2;
+            if line == b"PING" {
+                self.send(b"PONG\r\n")?;
+            }
+        }
+    }
+}
+
+fn find_crlf(bytes: &[u8]) -> Option<usize> {
+    memchr_crlf(bytes)
+}
+
+fn memchr_crlf(bytes: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(pos) = bytes[from..].iter().position(|b| *b == b'\n') {
+        let at = from + pos;
+        if at > 0 && bytes[at - 1] == b'\r' {
+            return Some(at - 1);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+fn last_number(line: &[u8]) -> Option<usize> {
+    let field = line.rsplit(|b| *b == b' ').next()?;
+    std::str::from_utf8(field).ok()?.parse().ok()
+}
+
+/// `count` copies of `PUB subject <len>\r\n<payload>\r\n`, as one buffer to write in chunks.
+pub fn pub_batch(subject: &str, payload_len: usize, count: usize) -> Vec<u8> {
+    let mut frame = format!("PUB {subject} {payload_len}\r\n").into_bytes();
+    frame.extend(std::iter::repeat_n(b'x', payload_len));
+    frame.extend_from_slice(b"\r\n");
+    let mut out = Vec::with_capacity(frame.len() * count);
+    for _ in 0..count {
+        out.extend_from_slice(&frame);
+    }
+    out
+}
