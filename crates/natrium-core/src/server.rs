@@ -2,15 +2,24 @@
 //! lame duck mode and shutdown.
 //!
 //! Shutdown is one tree: the root token is cancelled, every connection's token is its child,
-//! and all connection tasks are tracked so that shutdown waits for their final flushes.
+//! and all connection tasks are tracked so that shutdown waits for their final flushes. Lame duck
+//! mode only *requests* shutdown when it is done; the binary then runs [`Server::shutdown`], so
+//! that every way of stopping logs the same lines in the same order.
+//!
+//! Listening follows Go's `net.Listen("tcp", …)`: a wildcard host (`0.0.0.0`, `::`, empty)
+//! binds one dual-stack IPv6 socket (IPv4 clients arrive as IPv4-mapped addresses, which are
+//! turned back into IPv4 on accept), falling back to IPv4 when the machine has no IPv6; a host
+//! name is resolved, preferring IPv4; errors read like Go's (`listen tcp 127.0.0.1:4222: bind:
+//! address already in use`) because operators' tooling greps for them. [`bind_tcp`] is shared
+//! with the monitoring listener.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -23,15 +32,139 @@ use crate::stats::ServerStats;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("invalid listen host {0:?}")]
-    BadHost(String),
-    #[error("Error listening on port: {addr}, {source}")]
-    Listen {
-        addr: String,
-        source: std::io::Error,
-    },
+    /// Go: `Error listening on port: 127.0.0.1:4222, "listen tcp 127.0.0.1:4222: bind: address
+    /// already in use"` (the cause is quoted with Go's `%q`).
+    #[error("Error listening on port: {addr}, {:?}", .cause.0)]
+    Listen { addr: String, cause: ListenError },
     #[error("{0}")]
     Config(String),
+}
+
+/// Why a listener could not be opened, worded as Go's `net.Listen` error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ListenError(pub String);
+
+/// Pending connections the kernel may queue per listener. Go asks for `somaxconn`, which is
+/// 4096 on current Linux kernels.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// An OS error as Go prints it: the C library's text with a lower-case first letter and no
+/// `(os error N)` suffix (`address already in use`, `no such file or directory`).
+pub fn go_os_error(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) if err.raw_os_error().is_some() => text[..at].to_owned(),
+        _ => text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+/// Where a listen host points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListenTarget {
+    /// `0.0.0.0`, `::` or empty: every interface, IPv4 and IPv6.
+    Any,
+    Ip(IpAddr),
+}
+
+async fn resolve_listen_host(host: &str) -> Result<ListenTarget, ListenError> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.is_empty() {
+        return Ok(ListenTarget::Any);
+    }
+    if bare == "localhost" {
+        return Ok(ListenTarget::Ip(Ipv4Addr::LOCALHOST.into()));
+    }
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(if ip.is_unspecified() {
+            ListenTarget::Any
+        } else {
+            ListenTarget::Ip(ip)
+        });
+    }
+    let no_such_host = || ListenError(format!("listen tcp: lookup {bare}: no such host"));
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((bare, 0))
+        .await
+        .map_err(|_| no_such_host())?
+        .collect();
+    // Go prefers an IPv4 address when a name has both.
+    let ip = addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .map(SocketAddr::ip)
+        .ok_or_else(no_such_host)?;
+    Ok(ListenTarget::Ip(ip))
+}
+
+fn bind_socket(addr: SocketAddr) -> Result<TcpListener, (&'static str, std::io::Error)> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(|e| ("socket", e))?;
+    // Go sets SO_REUSEADDR on listeners so that a restart can bind over TIME_WAIT connections.
+    socket.set_reuseaddr(true).map_err(|e| ("setsockopt", e))?;
+    socket.bind(addr).map_err(|e| ("bind", e))?;
+    socket.listen(LISTEN_BACKLOG).map_err(|e| ("listen", e))
+}
+
+/// Whether an IPv6 wildcard bind failed only because the machine has no IPv6.
+fn no_ipv6(err: &std::io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc_errno::EAFNOSUPPORT | libc_errno::EADDRNOTAVAIL | libc_errno::EPROTONOSUPPORT)
+    )
+}
+
+/// The few errno values [`no_ipv6`] needs (Linux numbering; the crate does not link libc).
+mod libc_errno {
+    pub const EPROTONOSUPPORT: i32 = 93;
+    pub const EAFNOSUPPORT: i32 = 97;
+    pub const EADDRNOTAVAIL: i32 = 99;
+}
+
+/// Whether an IPv6 socket also accepts IPv4 (`net.ipv6.bindv6only` is 0, the Linux default).
+/// Go clears `IPV6_V6ONLY` itself; tokio cannot, so where the system default is IPv6-only a
+/// wildcard listen stays on IPv4 rather than lose IPv4 clients.
+fn ipv6_sockets_are_dual_stack() -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv6/bindv6only").map_or(true, |v| v.trim() == "0")
+}
+
+/// Opens a TCP listener on `host:port` the way Go's `net.Listen("tcp", …)` does (see the module
+/// documentation); port 0 picks a free port.
+pub async fn bind_tcp(host: &str, port: u16) -> Result<TcpListener, ListenError> {
+    let target = resolve_listen_host(host).await?;
+    let fail = |shown: SocketAddr, (stage, err): (&str, std::io::Error)| {
+        ListenError(format!(
+            "listen tcp {shown}: {stage}: {}",
+            go_os_error(&err)
+        ))
+    };
+    match target {
+        ListenTarget::Ip(ip) => {
+            let addr = SocketAddr::new(ip, port);
+            bind_socket(addr).map_err(|e| fail(addr, e))
+        }
+        ListenTarget::Any => {
+            // Go names a wildcard listen `0.0.0.0:port` in errors, whichever family it used.
+            let shown = SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), port);
+            if !ipv6_sockets_are_dual_stack() {
+                return bind_socket(shown).map_err(|e| fail(shown, e));
+            }
+            match bind_socket(SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), port)) {
+                Ok(listener) => Ok(listener),
+                Err((_, err)) if no_ipv6(&err) => bind_socket(shown).map_err(|e| fail(shown, e)),
+                Err(e) => Err(fail(shown, e)),
+            }
+        }
+    }
 }
 
 pub(crate) struct Shared {
@@ -44,6 +177,10 @@ pub(crate) struct Shared {
     next_cid: AtomicU64,
     pub shutdown: CancellationToken,
     stop_accepting: CancellationToken,
+    /// Cancelled once the accept loop has dropped the client listener.
+    accept_stopped: CancellationToken,
+    /// Cancelled when something (lame duck mode) asks the binary to shut the server down.
+    shutdown_request: CancellationToken,
     lame_duck: AtomicBool,
     pub tracker: TaskTracker,
     pub started: chrono::DateTime<chrono::Utc>,
@@ -70,12 +207,10 @@ pub fn host_port(host: &str, port: u16) -> String {
 
 impl Server {
     pub fn new(config: CoreConfig) -> Result<Self, StartError> {
-        if config.listen_ip().is_none() {
-            return Err(StartError::BadHost(config.host.clone()));
-        }
+        // The listen host is resolved by `listen`, after the banner, as Go does.
         if config.max_payload > config.max_pending {
             return Err(StartError::Config(format!(
-                "max_payload ({}) can not be higher than max_pending ({})",
+                "max_payload ({}) cannot be higher than max_pending ({})",
                 config.max_payload, config.max_pending
             )));
         }
@@ -97,6 +232,8 @@ impl Server {
                 next_cid: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
                 stop_accepting: CancellationToken::new(),
+                accept_stopped: CancellationToken::new(),
+                shutdown_request: CancellationToken::new(),
                 lame_duck: AtomicBool::new(false),
                 tracker: TaskTracker::new(),
                 started: chrono::Utc::now(),
@@ -108,20 +245,17 @@ impl Server {
     /// Binds the client port and starts accepting. Returns the bound address.
     pub async fn listen(&self) -> Result<SocketAddr, StartError> {
         let config = &self.shared.config;
-        let ip = config
-            .listen_ip()
-            .ok_or_else(|| StartError::BadHost(config.host.clone()))?;
         let port = u16::try_from(config.port.max(0)).unwrap_or(0);
-        let addr = SocketAddr::new(ip, port);
-        let listener = TcpListener::bind(addr)
+        let shown = || host_port(&config.host, port);
+        let listener = bind_tcp(&config.host, port)
             .await
-            .map_err(|source| StartError::Listen {
-                addr: host_port(&config.host, port),
-                source,
+            .map_err(|cause| StartError::Listen {
+                addr: shown(),
+                cause,
             })?;
-        let bound = listener.local_addr().map_err(|source| StartError::Listen {
-            addr: host_port(&config.host, port),
-            source,
+        let bound = listener.local_addr().map_err(|err| StartError::Listen {
+            addr: shown(),
+            cause: ListenError(go_os_error(&err)),
         })?;
         *self.shared.client_addr.lock() = Some(bound);
         tracing::info!(
@@ -148,6 +282,9 @@ impl Server {
             match accepted {
                 Ok((stream, addr)) => {
                     backoff = Duration::from_millis(10);
+                    // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d; Go reports them
+                    // as plain IPv4 (logs, INFO client_ip, /connz).
+                    let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
                     self.accept_client(stream, addr);
                 }
                 Err(err) => {
@@ -158,6 +295,8 @@ impl Server {
                 }
             }
         }
+        drop(listener);
+        shared.accept_stopped.cancel();
         tracing::debug!("client accept loop exiting");
     }
 
@@ -267,9 +406,25 @@ impl Server {
         self.shared.shutdown.is_cancelled()
     }
 
-    /// Resolves once shutdown has been requested.
+    /// Whether the client listener is open: false before it is bound, in lame duck mode and
+    /// during shutdown. Go's `/healthz` answers 500 in exactly those states.
+    pub fn is_accepting(&self) -> bool {
+        self.client_addr().is_some()
+            && !self.shared.stop_accepting.is_cancelled()
+            && !self.shared.shutdown.is_cancelled()
+    }
+
+    /// Asks whoever owns the server (the binary) to shut it down.
+    pub fn request_shutdown(&self) {
+        self.shared.shutdown_request.cancel();
+    }
+
+    /// Resolves once shutdown has been requested or has started.
     pub async fn shutdown_requested(&self) {
-        self.shared.shutdown.cancelled().await;
+        tokio::select! {
+            () = self.shared.shutdown_request.cancelled() => {}
+            () = self.shared.shutdown.cancelled() => {}
+        }
     }
 
     /// Closes every connection (flushing what they have queued) and waits for their tasks.
@@ -284,44 +439,135 @@ impl Server {
         shared.tracker.wait().await;
     }
 
-    /// Lame duck mode: stop accepting, tell clients (INFO with `ldm`), wait the grace period,
-    /// then close the connections spread over the rest of `lame_duck_duration`, then shut down.
+    /// Sleeps `duration`; false if shutdown started meanwhile.
+    async fn sleep_unless_shutdown(&self, duration: Duration) -> bool {
+        tokio::select! {
+            () = tokio::time::sleep(duration) => true,
+            () = self.shared.shutdown.cancelled() => false,
+        }
+    }
+
+    /// Lame duck mode, as Go's: close the client listener, tell every client (INFO with
+    /// `ldm:true`), wait the grace period, then close the connections one by one, spread over the
+    /// rest of `lame_duck_duration` but at most about a second apart, then request shutdown.
+    /// With no clients connected the server shuts down at once. Does nothing before the client
+    /// listener is open or once shutdown has started.
     pub async fn lame_duck(&self) {
         let shared = &self.shared;
-        if shared.lame_duck.swap(true, Ordering::SeqCst) {
+        if self.client_addr().is_none()
+            || self.is_shutting_down()
+            || shared.lame_duck.swap(true, Ordering::SeqCst)
+        {
             return;
         }
         tracing::info!("Entering lame duck mode, stop accepting new clients");
         shared.stop_accepting.cancel();
+        // No client may connect once the INFO below has gone out.
+        tokio::select! {
+            () = shared.accept_stopped.cancelled() => {}
+            () = shared.shutdown.cancelled() => return,
+        }
         let clients = self.clients();
+        if clients.is_empty() {
+            self.request_shutdown();
+            return;
+        }
+        let config = &shared.config;
+        let interval = lame_duck_interval(
+            config.lame_duck_duration,
+            config.lame_duck_grace_period,
+            clients.len(),
+        );
         for client in &clients {
-            let mut info = self.client_info(0, String::new());
+            let mut info = self.client_info(client.cid, client.addr.ip().to_string());
             info.ldm = true;
             if client.out.enqueue_proto(&info.to_frame()) {
                 client.out.flush();
             }
         }
-        let config = &shared.config;
-        let grace = config.lame_duck_grace_period.min(config.lame_duck_duration);
-        let spread = config.lame_duck_duration.saturating_sub(grace);
-        tokio::select! {
-            () = tokio::time::sleep(grace) => {}
-            () = shared.shutdown.cancelled() => return,
+        if !self
+            .sleep_unless_shutdown(config.lame_duck_grace_period)
+            .await
+        {
+            return;
         }
-        let clients = self.clients();
-        if !clients.is_empty() {
-            tracing::info!("Closing existing clients");
-            let per_client = spread / u32::try_from(clients.len()).unwrap_or(u32::MAX).max(1);
-            for client in clients {
-                client.close(ClosedReason::LameDuckMode);
-                if !per_client.is_zero() {
-                    tokio::select! {
-                        () = tokio::time::sleep(per_client) => {}
-                        () = shared.shutdown.cancelled() => break,
-                    }
-                }
+        tracing::info!("Closing existing clients");
+        let last = clients.len().saturating_sub(1);
+        for (i, client) in clients.iter().enumerate() {
+            // Go records these as closed by server shutdown.
+            client.close(ClosedReason::ServerShutdown);
+            if i == last {
+                break;
+            }
+            // A random pause in [interval/2, interval) so that clients of several servers
+            // entering lame duck together do not reconnect in lockstep.
+            let half = interval / 2;
+            let jitter = Duration::from_nanos(fastrand::u64(
+                0..u64::try_from(interval.saturating_sub(half).as_nanos())
+                    .unwrap_or(1)
+                    .max(1),
+            ));
+            if !self.sleep_unless_shutdown(half + jitter).await {
+                return;
             }
         }
-        self.shutdown().await;
+        self.request_shutdown();
+    }
+}
+
+/// The pause between two lame-duck closes: what is left of `lame_duck_duration` after the grace
+/// period (at least a second), shared among the clients, at most a second.
+pub fn lame_duck_interval(duration: Duration, grace: Duration, clients: usize) -> Duration {
+    let spread = duration.saturating_sub(grace);
+    let spread = if spread.is_zero() {
+        Duration::from_secs(1)
+    } else {
+        spread
+    };
+    let clients = u32::try_from(clients.max(1)).unwrap_or(u32::MAX);
+    (spread / clients)
+        .max(Duration::from_nanos(1))
+        .min(Duration::from_secs(1))
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_lame_duck_interval_like_go() {
+        let s = Duration::from_secs;
+        assert_eq!(lame_duck_interval(s(30), s(1), 2), s(1));
+        assert_eq!(
+            lame_duck_interval(s(30), s(1), 58),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            lame_duck_interval(s(30), s(30), 4),
+            Duration::from_millis(250)
+        );
+        assert_eq!(lame_duck_interval(s(30), s(10), 0), s(1));
+    }
+
+    #[test]
+    fn server_go_os_error_text() {
+        let err = std::io::Error::from_raw_os_error(98);
+        assert_eq!(go_os_error(&err), "address already in use");
+        let err = std::io::Error::from_raw_os_error(2);
+        assert_eq!(go_os_error(&err), "no such file or directory");
+    }
+
+    #[tokio::test]
+    async fn server_bind_errors_read_like_go() {
+        let taken = bind_tcp("127.0.0.1", 0).await.expect("bind");
+        let port = taken.local_addr().expect("addr").port();
+        let err = bind_tcp("127.0.0.1", port).await.expect_err("in use");
+        assert_eq!(
+            err.0,
+            format!("listen tcp 127.0.0.1:{port}: bind: address already in use")
+        );
+        let err = bind_tcp("1.2.3.4.5", 0).await.expect_err("bad host");
+        assert_eq!(err.0, "listen tcp: lookup 1.2.3.4.5: no such host");
     }
 }

@@ -15,7 +15,6 @@ use hyper_util::rt::TokioIo;
 use natrium_core::Server;
 use parking_lot::Mutex;
 use serde::Serialize;
-use tokio::net::TcpListener;
 
 use crate::connz::{connz, subsz, CONNZ_DEFAULT_LIMIT};
 use crate::varz::{varz, HttpInfo};
@@ -28,57 +27,47 @@ pub struct MonitorSettings {
     pub base_path: String,
 }
 
+/// Go: `can't listen to the monitor port: listen tcp 127.0.0.1:8222: bind: address already in
+/// use` (the binary prefixes `Can't start monitoring: `).
 #[derive(Debug, thiserror::Error)]
 pub enum MonitorError {
-    #[error("can't listen to the monitor port: listen tcp {addr}: {source}")]
-    Listen {
-        addr: String,
-        source: std::io::Error,
-    },
+    #[error("can't listen to the monitor port: {0}")]
+    Listen(natrium_core::server::ListenError),
 }
 
 struct State {
     server: Server,
     host: String,
-    port: u16,
+    /// As configured: Go's /varz reports `http_port` unresolved.
+    port: i64,
     base_path: String,
     req_stats: Mutex<BTreeMap<String, u64>>,
 }
 
-/// Binds the monitoring port and serves it until the server shuts down.
+/// Binds the monitoring port (as the client port is bound: dual-stack for a wildcard host),
+/// logs Go's `Starting http monitor on HOST:PORT` with the port actually bound, and serves
+/// until the server shuts down. The endpoints answer as soon as this returns.
 pub async fn start_monitor(
     server: Server,
     settings: MonitorSettings,
 ) -> Result<SocketAddr, MonitorError> {
-    let host = settings
-        .host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_owned();
-    let ip: std::net::IpAddr = match host.as_str() {
-        "" => [0, 0, 0, 0].into(),
-        "localhost" => [127, 0, 0, 1].into(),
-        other => other.parse().unwrap_or([0, 0, 0, 0].into()),
-    };
     let port = u16::try_from(settings.port.max(0)).unwrap_or(0);
-    let shown = natrium_core::server::host_port(&settings.host, port);
-    tracing::info!("Starting http monitor on {shown}");
-    let listener = TcpListener::bind(SocketAddr::new(ip, port))
+    let listener = natrium_core::server::bind_tcp(&settings.host, port)
         .await
-        .map_err(|source| MonitorError::Listen {
-            addr: shown.clone(),
-            source,
-        })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|source| MonitorError::Listen {
-            addr: shown,
-            source,
-        })?;
+        .map_err(MonitorError::Listen)?;
+    let bound = listener.local_addr().map_err(|err| {
+        MonitorError::Listen(natrium_core::server::ListenError(
+            natrium_core::server::go_os_error(&err),
+        ))
+    })?;
+    tracing::info!(
+        "Starting http monitor on {}",
+        natrium_core::server::host_port(&settings.host, bound.port())
+    );
     let state = Arc::new(State {
         server: server.clone(),
         host: settings.host,
-        port: bound.port(),
+        port: i64::from(settings.port),
         base_path: settings.base_path.trim_end_matches('/').to_owned(),
         req_stats: Mutex::new(BTreeMap::new()),
     });
@@ -183,15 +172,40 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             json_response(&connz(&state.server, offset, limit), true)
         }
         "/subsz" | "/subscriptionsz" => json_response(&subsz(&state.server), true),
-        "/healthz" => {
-            #[derive(Serialize)]
-            struct Health {
-                status: &'static str,
-            }
-            json_response(&Health { status: "ok" }, false)
-        }
+        "/healthz" => healthz(&state.server),
         _ => not_found(),
     }
+}
+
+/// Go's `/healthz` without JetStream: `{"status":"ok"}`, or 500 with Go's error while the
+/// client listener is not open (still starting, lame duck mode, shutting down).
+fn healthz(server: &Server) -> Response<Full<Bytes>> {
+    const NOT_READY: &str = "failed to be ready for connections after 1ms: server";
+    #[derive(Serialize)]
+    struct Health {
+        status: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'static str>,
+    }
+    if server.is_accepting() {
+        return json_response(
+            &Health {
+                status: "ok",
+                error: None,
+            },
+            false,
+        );
+    }
+    tracing::warn!("Healthcheck failed: {NOT_READY:?}");
+    let mut response = json_response(
+        &Health {
+            status: "error",
+            error: Some(NOT_READY),
+        },
+        false,
+    );
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response
 }
 
 fn not_found() -> Response<Full<Bytes>> {

@@ -1,5 +1,9 @@
 //! `/varz`: server identity, configured limits and counters. Durations are integer nanoseconds
 //! and times RFC 3339, as Go's encoding/json writes them.
+//!
+//! Every key is Go's, in Go's order, with Go's JSON type. Go keys left out on purpose, because
+//! the feature behind them does not exist yet: `feature_flags` (JetStream), `system_account` (no
+//! system account), `disk_io_wait_stats` (JetStream file store). `cpu` is always 0 for now.
 
 use std::collections::BTreeMap;
 
@@ -32,9 +36,11 @@ pub struct Varz {
     ping_interval: u128,
     ping_max: u32,
     http_host: String,
-    http_port: u16,
+    /// As configured (`-1` for `-m -1`), like Go; the bound port is in the log and ports file.
+    http_port: i64,
     http_base_path: String,
     https_port: u16,
+    #[serde(serialize_with = "go_float")]
     auth_timeout: f64,
     max_control_line: usize,
     max_payload: usize,
@@ -45,6 +51,7 @@ pub struct Varz {
     mqtt: Empty,
     websocket: Empty,
     jetstream: Empty,
+    #[serde(serialize_with = "go_float")]
     tls_timeout: f64,
     write_deadline: u128,
     start: String,
@@ -53,6 +60,7 @@ pub struct Varz {
     mem: u64,
     cores: usize,
     gomaxprocs: usize,
+    #[serde(serialize_with = "go_float")]
     cpu: f64,
     connections: usize,
     total_connections: u64,
@@ -78,6 +86,18 @@ pub struct Varz {
     stale_connection_stats: KindStats,
 }
 
+/// A float as Go's encoding/json writes it: whole numbers without a fraction (`2`, not `2.0`),
+/// so that typed consumers and byte comparisons see what the Go server sends.
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `serialize_with` passes a reference.
+fn go_float<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    const EXACT_INTEGER_MAX: f64 = 9_007_199_254_740_992.0; // 2^53
+    if value.fract() == 0.0 && value.abs() <= EXACT_INTEGER_MAX {
+        serializer.serialize_i64(*value as i64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}
+
 /// Go's `time.Duration` string for an uptime, e.g. `1m37s`, `2h3m4s`, `1d2h3m4s`.
 pub fn uptime_string(total_secs: i64) -> String {
     let secs = total_secs.max(0);
@@ -99,7 +119,8 @@ pub fn rfc3339(time: chrono::DateTime<chrono::Utc>) -> String {
 
 pub struct HttpInfo {
     pub host: String,
-    pub port: u16,
+    /// The configured monitoring port.
+    pub port: i64,
     pub base_path: String,
     pub req_stats: BTreeMap<String, u64>,
 }
@@ -180,6 +201,23 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn monitor_floats_encode_like_go() {
+        #[derive(Serialize)]
+        struct Doc {
+            #[serde(serialize_with = "go_float")]
+            whole: f64,
+            #[serde(serialize_with = "go_float")]
+            part: f64,
+        }
+        let text = serde_json::to_string(&Doc {
+            whole: 2.0,
+            part: 0.5,
+        })
+        .unwrap_or_default();
+        assert_eq!(text, r#"{"whole":2,"part":0.5}"#);
+    }
 
     #[test]
     fn monitor_uptime_matches_go_format() {

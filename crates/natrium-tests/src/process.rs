@@ -1,7 +1,7 @@
 //! Spawning a server binary and reading its log.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,6 +69,7 @@ impl ServerProcess {
     }
 
     /// Starts a server; on failure returns its whole log.
+    #[allow(clippy::needless_pass_by_value)]
     pub fn try_start(binary: PathBuf, args: &[&str]) -> Result<Self, String> {
         let mut full: Vec<String> = Vec::new();
         let has = |flags: &[&str]| args.iter().any(|a| flags.contains(a));
@@ -80,11 +81,37 @@ impl ServerProcess {
             full.extend(["-p".into(), "-1".into()]);
         }
         full.extend(args.iter().map(|a| (*a).to_owned()));
-        let mut child = Command::new(&binary)
-            .args(&full)
+        let mut server = Self::spawn(&binary, &full, None)?;
+        server.wait_ready(START_TIMEOUT)?;
+        Ok(server)
+    }
+
+    /// Starts a server with exactly `args` (no `-a`/`-p` added), in `cwd` if given, and waits
+    /// for `Server is ready`; on failure returns its whole log.
+    pub fn try_start_exact(
+        binary: &Path,
+        args: &[&str],
+        cwd: Option<&Path>,
+    ) -> Result<Self, String> {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let mut server = Self::spawn(binary, &args, cwd)?;
+        server.wait_ready(START_TIMEOUT)?;
+        Ok(server)
+    }
+
+    /// Spawns a server with exactly `args` and starts following its standard error, without
+    /// waiting for anything (for a server that logs to a file, or is expected to fail).
+    pub fn spawn(binary: &Path, args: &[String], cwd: Option<&Path>) -> Result<Self, String> {
+        let mut command = Command::new(binary);
+        command
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .stdin(Stdio::null())
+            .stdin(Stdio::null());
+        if let Some(dir) = cwd {
+            command.current_dir(dir);
+        }
+        let mut child = command
             .spawn()
             .map_err(|e| format!("spawn {}: {e}", binary.display()))?;
         let stderr = child.stderr.take().ok_or("no stderr")?;
@@ -101,26 +128,36 @@ impl ServerProcess {
             state.lock().closed = true;
             cv.notify_all();
         });
-        let mut server = Self {
+        Ok(Self {
             child,
             log,
             port: 0,
             monitor_port: None,
-        };
-        if !server.wait_for_log("Server is ready", START_TIMEOUT) {
-            let log = server.log_text();
-            let _ = server.child.kill();
+        })
+    }
+
+    /// Waits for `Server is ready` on standard error, then reads the client and monitoring
+    /// ports from the log. On failure kills the process and returns its log.
+    pub fn wait_ready(&mut self, timeout: Duration) -> Result<(), String> {
+        if !self.wait_for_log("Server is ready", timeout) {
+            let log = self.log_text();
+            self.kill();
             return Err(log);
         }
-        for line in server.log_lines() {
-            if let Some(port) = port_after(&line, "Listening for client connections on") {
-                server.port = port;
+        self.read_ports(&self.log_lines());
+        Ok(())
+    }
+
+    /// Sets `port` and `monitor_port` from log lines (standard error or a log file's).
+    pub fn read_ports(&mut self, lines: &[String]) {
+        for line in lines {
+            if let Some(port) = port_after(line, "Listening for client connections on") {
+                self.port = port;
             }
-            if let Some(port) = port_after(&line, "Starting http monitor on") {
-                server.monitor_port = Some(port);
+            if let Some(port) = port_after(line, "Starting http monitor on") {
+                self.monitor_port = Some(port);
             }
         }
-        Ok(server)
     }
 
     pub fn url(&self) -> String {
@@ -184,6 +221,90 @@ impl ServerProcess {
             .arg(format!("-{name}"))
             .arg(self.pid().to_string())
             .status();
+    }
+}
+
+/// What a short-lived invocation (`-v`, `-t`, `--signal`, a failing start) did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Exit status; `None` if it was killed by a signal.
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `binary args` to completion (in `cwd`, with extra environment), capturing both
+/// streams. Panics if it has not exited within `timeout` (it is killed first).
+pub fn run_to_exit(
+    binary: &Path,
+    args: &[&str],
+    cwd: Option<&Path>,
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> Outcome {
+    let mut command = Command::new(binary);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("spawn");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    // Both pipes reach end-of-file when the process exits: wait on that event.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send((out.join(), err.join()));
+    });
+    let Ok((stdout, stderr)) = rx.recv_timeout(timeout) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "{} {args:?} did not exit within {timeout:?}",
+            binary.display()
+        );
+    };
+    let status = child.wait().expect("wait");
+    Outcome {
+        code: status.code(),
+        stdout: stdout.unwrap_or_default(),
+        stderr: stderr.unwrap_or_default(),
+    }
+}
+
+/// Waits until the file at `path` exists and `done(contents)` holds; returns the contents.
+/// Files give no event to wait on, so this polls with short waits until `timeout`. Use it only
+/// where the process offers no log line or exit to wait for (e.g. Go writes its ports file in
+/// the background after `Server is ready`).
+pub fn wait_for_file(
+    path: &Path,
+    timeout: Duration,
+    done: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if done(&text) {
+                return Some(text);
+            }
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

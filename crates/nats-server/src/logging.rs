@@ -93,6 +93,11 @@ impl LogSink {
         Ok(Self { file, path })
     }
 
+    /// Whether lines go to a file (so that SIGUSR1 can reopen it).
+    pub fn is_file(&self) -> bool {
+        self.file.is_some()
+    }
+
     /// Reopens the log file (after a rotation tool moved it away).
     pub fn reopen(&self) -> std::io::Result<()> {
         if let (Some(file), Some(path)) = (&self.file, &self.path) {
@@ -157,17 +162,32 @@ pub fn init(settings: &LogSettings) -> std::io::Result<LogSink> {
     Ok(sink)
 }
 
-/// Writes a `[FTL]` line to standard error (and the log file, when one is open).
-pub fn fatal(message: &str, sink: Option<&LogSink>, timestamps: bool) {
+/// Writes a `[FTL]` line where the other log lines go: the log file when there is one (as Go
+/// does, nothing then reaches standard error), else standard error.
+pub fn fatal(message: &str, sink: Option<&LogSink>, timestamps: bool, utc: bool) {
     let line = format!(
         "{}[FTL] {message}\n",
-        prefix(std::process::id(), timestamps, false)
+        prefix(std::process::id(), timestamps, utc)
     );
-    if let Some(sink) = sink {
-        if sink.file.is_some() {
+    match sink {
+        Some(sink) => {
             let mut writer = sink.make_writer();
             let _ = writer.write_all(line.as_bytes());
+            let _ = writer.flush();
+        }
+        None => {
+            let _ = std::io::stderr().write_all(line.as_bytes());
         }
     }
-    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// The log file could not be opened: Go's logger has not started yet, so Go's standard `log`
+/// package reports it (`2006/01/02 15:04:05 error opening file: open …: …`, local time).
+pub fn log_file_error(path: &std::path::Path, err: &std::io::Error) {
+    let stamp = chrono::Local::now().format("%Y/%m/%d %H:%M:%S");
+    let _ = writeln!(
+        std::io::stderr(),
+        "{stamp} error opening file: {}",
+        crate::files::path_error("open", path, err)
+    );
 }

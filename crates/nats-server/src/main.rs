@@ -8,6 +8,7 @@ mod run;
 mod settings;
 mod signals;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use natrium_conf::cli::{parse_args, CliCommand};
@@ -21,7 +22,7 @@ fn main() -> ExitCode {
             // line errors are printed as `nats-server: …` with status 1.
             if err.is_usage_error() {
                 eprintln!("{err}");
-                println!("{}", natrium_conf::cli::HELP_TEXT);
+                print_out(natrium_conf::cli::HELP_TEXT);
             } else {
                 eprintln!("nats-server: {err}");
             }
@@ -30,15 +31,18 @@ fn main() -> ExitCode {
     };
     match command {
         CliCommand::Version => {
-            println!("nats-server: v{}", natrium_core::info::COMPATIBLE_VERSION);
+            print_out(&format!(
+                "nats-server: v{}",
+                natrium_core::info::COMPATIBLE_VERSION
+            ));
             ExitCode::SUCCESS
         }
         CliCommand::Help => {
-            println!("{}", natrium_conf::cli::HELP_TEXT);
+            print_out(natrium_conf::cli::HELP_TEXT);
             ExitCode::SUCCESS
         }
         CliCommand::HelpTls => {
-            println!("{}", natrium_conf::cli::TLS_HELP_TEXT);
+            print_out(natrium_conf::cli::TLS_HELP_TEXT);
             ExitCode::SUCCESS
         }
         CliCommand::Signal { command, target } => match signals::send(command, target.as_deref()) {
@@ -60,6 +64,12 @@ fn main() -> ExitCode {
         },
         CliCommand::Run(flags) => run::run(&flags),
     }
+}
+
+/// Prints a line to standard output, ignoring a closed pipe (`nats-server -h | head`), where
+/// `println!` would panic.
+fn print_out(text: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 
 /// `-t`: Go fails on warnings too, and reports the file's digest when it is valid.

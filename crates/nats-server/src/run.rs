@@ -1,5 +1,13 @@
 //! Running the server: start-up in Go's order and with Go's log lines, then the signal loop.
+//!
+//! Go's order, which harnesses rely on: banner, `Using configuration file`, PID file, HTTP
+//! monitor, client listener (`Listening for client connections on …`), ports file,
+//! `Server is ready`. Any failure up to the client listener is a `[FTL]` line and exit status
+//! 1; a ports file that cannot be written is only an `[ERR]`, as in Go. Unlike Go, which writes
+//! the ports file in the background, ours exists by the time `Server is ready` is logged.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use natrium_conf::cli::Flags;
@@ -22,33 +30,27 @@ pub fn run(flags: &Flags) -> ExitCode {
     let sink = match logging::init(&settings.log) {
         Ok(sink) => sink,
         Err(err) => {
-            logging::fatal(
-                &format!("error opening log file: {err}"),
-                None,
-                settings.log.timestamps,
-            );
+            let path = settings.log.file.clone().unwrap_or_default();
+            logging::log_file_error(&path, &err);
             return ExitCode::from(1);
         }
     };
+    let (timestamps, utc) = (settings.log.timestamps, settings.log.utc);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            logging::fatal(
-                &format!("unable to start the runtime: {err}"),
-                Some(&sink),
-                true,
-            );
+            let message = format!("unable to start the runtime: {err}");
+            logging::fatal(&message, Some(&sink), timestamps, utc);
             return ExitCode::from(1);
         }
     };
-    let timestamps = settings.log.timestamps;
     match runtime.block_on(serve(settings, sink.clone())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            logging::fatal(&message, Some(&sink), timestamps);
+            logging::fatal(&message, Some(&sink), timestamps, utc);
             ExitCode::from(1)
         }
     }
@@ -62,42 +64,62 @@ fn banner(server: &Server, settings: &Settings) {
     tracing::info!("  Name:     {}", server.name());
     tracing::info!("  ID:       {}", server.id());
     if let Some(file) = &settings.config_file {
-        tracing::info!("Using configuration file: {file}");
+        let digest = settings
+            .config_digest
+            .as_ref()
+            .map(|d| format!("({d})"))
+            .unwrap_or_default();
+        tracing::info!("Using configuration file: {file} {digest}");
     }
 }
 
-async fn serve(settings: Settings, sink: LogSink) -> Result<(), String> {
-    let server = Server::new(settings.core.clone()).map_err(|e| e.to_string())?;
-    banner(&server, &settings);
-    let monitor = match &settings.http {
+/// Starts everything in Go's order; returns the ports file path (if one was asked for).
+async fn start(server: &Server, settings: &Settings) -> Result<Option<PathBuf>, String> {
+    if let Some(path) = &settings.pid_file {
+        files::write_pid_file(path).map_err(|e| format!("Could not write pidfile: {e}"))?;
+    }
+    let monitor: Option<SocketAddr> = match &settings.http {
         Some(http) => Some(
             natrium_monitor::start_monitor(server.clone(), http.clone())
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(|e| format!("Can't start monitoring: {e}"))?,
         ),
         None => None,
     };
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;
-    if let Some(path) = &settings.pid_file {
-        files::write_pid_file(path).map_err(|e| format!("Could not write pidfile: {e}"))?;
-    }
-    let ports_file = match &settings.ports_file_dir {
-        Some(dir) => {
-            let monitor = monitor
-                .zip(settings.http.as_ref())
-                .map(|(a, h)| (h.host.as_str(), a));
-            let path = files::write_ports_file(dir, (&settings.core.host, client_addr), monitor)
-                .map_err(|e| format!("Error writing ports file: {e}"))?;
-            Some(path)
-        }
-        None => None,
+    let Some(dir) = &settings.ports_file_dir else {
+        tracing::info!("Server is ready");
+        return Ok(None);
     };
+    let path = files::ports_file_path(dir);
+    let written = files::write_ports_file(&path, client_addr, monitor);
     tracing::info!("Server is ready");
-    handle_signals(&server, &sink).await;
+    if let Err(err) = written {
+        tracing::error!("Error writing ports file ({}): {err}", path.display());
+    }
+    Ok(Some(path))
+}
+
+async fn serve(settings: Settings, sink: LogSink) -> Result<(), String> {
+    // Trap signals before anything is started: a harness may send SIGTERM the moment it reads
+    // `Server is ready`, and an untrapped one would kill the process without a clean shutdown.
+    let signals = Signals::install();
+    let server = Server::new(settings.core.clone()).map_err(|e| e.to_string())?;
+    banner(&server, &settings);
+    let ports_file = start(&server, &settings).await?;
+    signals
+        .handle(&server, &sink, settings.config_file.is_some())
+        .await;
     tracing::info!("Initiating Shutdown...");
     server.shutdown().await;
     if let Some(path) = ports_file {
-        let _ = std::fs::remove_file(path);
+        if let Err(err) = std::fs::remove_file(&path) {
+            tracing::error!(
+                "Error cleaning up ports file {}: {}",
+                path.display(),
+                files::path_error("remove", &path, &err)
+            );
+        }
     }
     tracing::info!("Server Exiting..");
     Ok(())
@@ -113,44 +135,73 @@ async fn recv(sig: &mut Option<tokio::signal::unix::Signal>) {
     }
 }
 
-/// Waits for a signal that ends the process, handling the others (reopen, reload) in place.
-async fn handle_signals(server: &Server, sink: &LogSink) {
-    let make = |kind: SignalKind| signal(kind).ok();
-    let (mut int, mut term, mut hup, mut usr1, mut usr2) = (
-        make(SignalKind::interrupt()),
-        make(SignalKind::terminate()),
-        make(SignalKind::hangup()),
-        make(SignalKind::user_defined1()),
-        make(SignalKind::user_defined2()),
-    );
-    loop {
-        tokio::select! {
-            () = recv(&mut int) => {
-                tracing::info!("Trapped \"interrupt\" signal");
-                return;
-            }
-            () = recv(&mut term) => {
-                tracing::info!("Trapped \"terminated\" signal");
-                return;
-            }
-            () = recv(&mut hup) => {
-                tracing::info!("Trapped \"hangup\" signal");
-                tracing::error!("Failed to reload server configuration: config reload not supported yet");
-            }
-            () = recv(&mut usr1) => {
-                tracing::info!("Trapped \"user defined signal 1\" signal");
-                if let Err(err) = sink.reopen() {
-                    tracing::error!("Failed to reopen log file: {err}");
-                } else {
-                    tracing::info!("File log re-opened");
+fn reopen_log(sink: &LogSink) {
+    if !sink.is_file() {
+        tracing::info!("File log re-open ignored, not a file logger");
+    } else if let Err(err) = sink.reopen() {
+        tracing::error!("Failed to reopen log file: {err}");
+    } else {
+        tracing::info!("File log re-opened");
+    }
+}
+
+/// The signals the server traps (Go's set).
+struct Signals {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+    usr1: Option<tokio::signal::unix::Signal>,
+    usr2: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn install() -> Self {
+        let make = |kind: SignalKind| signal(kind).ok();
+        Self {
+            int: make(SignalKind::interrupt()),
+            term: make(SignalKind::terminate()),
+            hup: make(SignalKind::hangup()),
+            usr1: make(SignalKind::user_defined1()),
+            usr2: make(SignalKind::user_defined2()),
+        }
+    }
+
+    /// Waits for a signal that ends the process, handling the others (reopen, reload, lame
+    /// duck) in place, as Go's `handleSignal` does. SIGTERM is ignored during lame duck mode,
+    /// like Go.
+    async fn handle(mut self, server: &Server, sink: &LogSink, has_config_file: bool) {
+        loop {
+            tokio::select! {
+                () = recv(&mut self.int) => {
+                    tracing::info!("Trapped \"interrupt\" signal");
+                    return;
                 }
+                () = recv(&mut self.term) => {
+                    tracing::info!("Trapped \"terminated\" signal");
+                    if !server.is_lame_duck() {
+                        return;
+                    }
+                }
+                () = recv(&mut self.hup) => {
+                    tracing::info!("Trapped \"hangup\" signal");
+                    let reason = if has_config_file {
+                        "config reload not supported yet"
+                    } else {
+                        "can only reload config when a file is provided using -c or --config"
+                    };
+                    tracing::error!("Failed to reload server configuration: {reason}");
+                }
+                () = recv(&mut self.usr1) => {
+                    tracing::info!("Trapped \"user defined signal 1\" signal");
+                    reopen_log(sink);
+                }
+                () = recv(&mut self.usr2) => {
+                    tracing::info!("Trapped \"user defined signal 2\" signal");
+                    let ldm = server.clone();
+                    tokio::spawn(async move { ldm.lame_duck().await });
+                }
+                () = server.shutdown_requested() => return,
             }
-            () = recv(&mut usr2) => {
-                tracing::info!("Trapped \"user defined signal 2\" signal");
-                let ldm = server.clone();
-                tokio::spawn(async move { ldm.lame_duck().await });
-            }
-            () = server.shutdown_requested() => return,
         }
     }
 }

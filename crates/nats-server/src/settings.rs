@@ -18,6 +18,8 @@ pub struct Settings {
     pub pid_file: Option<PathBuf>,
     pub ports_file_dir: Option<PathBuf>,
     pub config_file: Option<String>,
+    /// `sha256:<hex>` of the configuration file, logged at start as Go does.
+    pub config_digest: Option<String>,
 }
 
 fn non_empty_path(path: &str) -> Option<PathBuf> {
@@ -28,25 +30,44 @@ fn to_usize(value: i64) -> usize {
     usize::try_from(value.max(0)).unwrap_or(usize::MAX)
 }
 
-/// Reads the file named by `-c` (printing Go's warnings) and merges the flags over it.
-pub fn load_options(flags: &Flags) -> Result<ServerOptions, ConfError> {
-    let file = match &flags.config_file {
+/// Reads the file named by `-c` (printing Go's warnings) and merges the flags over it. Returns
+/// the options and the file's digest.
+pub fn load_options(flags: &Flags) -> Result<(ServerOptions, Option<String>), ConfError> {
+    let (file, digest) = match &flags.config_file {
         Some(path) => {
             let loaded = ServerOptions::load(path)?;
             for warning in &loaded.warnings {
                 eprintln!("{warning}");
             }
-            loaded.options
+            (loaded.options, Some(loaded.digest))
         }
-        None => ServerOptions::default(),
+        None => (ServerOptions::default(), None),
     };
     let options = merge(file, flags);
     options.validate()?;
-    Ok(options)
+    validate_lame_duck(&options)?;
+    Ok((options, digest))
+}
+
+/// Go refuses at start (not in `-t`) a grace period that leaves no time to close clients.
+fn validate_lame_duck(o: &ServerOptions) -> Result<(), ConfError> {
+    if !o.lame_duck_duration.is_zero() && o.lame_duck_grace_period >= o.lame_duck_duration {
+        let show = |d: Duration| {
+            natrium_conf::duration::format_go_duration(natrium_conf::duration::duration_to_nanos(d))
+        };
+        return Err(ConfError::Validation {
+            message: format!(
+                "lame duck grace period ({}) should be strictly lower than lame duck duration ({})",
+                show(o.lame_duck_grace_period),
+                show(o.lame_duck_duration)
+            ),
+        });
+    }
+    Ok(())
 }
 
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
-    let o = load_options(flags)?;
+    let (o, config_digest) = load_options(flags)?;
     let core = CoreConfig {
         host: o.host.clone(),
         port: i32::try_from(o.port).unwrap_or(-1),
@@ -87,5 +108,6 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         pid_file: non_empty_path(&o.pidfile),
         ports_file_dir: non_empty_path(&o.ports_file_dir),
         config_file: o.config_file.clone(),
+        config_digest,
     })
 }
