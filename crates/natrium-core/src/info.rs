@@ -8,6 +8,7 @@ pub const COMPATIBLE_VERSION: &str = "2.15.2";
 /// Client protocol version (1: dynamic INFO and headers).
 pub const PROTO_VERSION: u8 = 1;
 
+/// Field order is Go's: clients don't care, but byte-level comparisons with Go do.
 #[derive(Debug, Clone, Serialize)]
 pub struct Info {
     pub server_id: String,
@@ -29,16 +30,16 @@ pub struct Info {
     pub max_payload: usize,
     #[serde(skip_serializing_if = "is_false")]
     pub jetstream: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub connect_urls: Vec<String>,
-    #[serde(skip_serializing_if = "is_false")]
-    pub ldm: bool,
     #[serde(skip_serializing_if = "is_zero")]
     pub client_id: u64,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub client_ip: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub nonce: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connect_urls: Vec<String>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub ldm: bool,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
