@@ -16,7 +16,10 @@ use nats_subject::MatchResult;
 use crate::account::{Account, SubRef};
 use crate::client::{ClientHandle, ClosedReason, DeliveryQuota, Enqueued};
 use crate::fxhash::FxHashMap;
-use crate::limits::{CLIENT_MATCH_CACHE_ENTRIES, PENDING_FLUSH_TARGETS_MAX, PUBLISHER_STALL_MAX};
+use crate::limits::{
+    CLIENT_MATCH_CACHE_ENTRIES, OUTBOUND_STALL_BYTES_MAX, PENDING_FLUSH_TARGETS_MAX,
+    PUBLISHER_STALL_FAR_BEHIND_MAX, PUBLISHER_STALL_MAX,
+};
 use crate::stats::{BatchStats, ServerStats};
 
 /// One publish as parsed: borrowed from the read buffer.
@@ -242,16 +245,26 @@ impl Publisher {
         }
     }
 
-    /// Waits (briefly, bounded) for subscribers whose buffers passed the stall mark.
+    /// Waits, at most `PUBLISHER_STALL_MAX` per batch, until every subscriber this batch pushed
+    /// past its stall mark has drained below it again.
     pub async fn stall_if_needed(&mut self) {
         if self.stalled.is_empty() {
             return;
         }
-        let deadline = tokio::time::Instant::now() + PUBLISHER_STALL_MAX;
+        // Far past the mark, the subscriber's writer is not keeping up (often it is just not
+        // being scheduled): wait longer, so that memory stays bounded well below max_pending.
+        let far_behind = self
+            .stalled
+            .iter()
+            .any(|t| t.out.pending_bytes() > OUTBOUND_STALL_BYTES_MAX * 8);
+        let wait = if far_behind {
+            PUBLISHER_STALL_FAR_BEHIND_MAX
+        } else {
+            PUBLISHER_STALL_MAX
+        };
+        let deadline = tokio::time::Instant::now() + wait;
         for target in self.stalled.drain(..) {
-            if target.out.pending_bytes() * 4 > target.out.max_pending() * 3 {
-                let _ = tokio::time::timeout_at(deadline, target.out.wait_drained()).await;
-            }
+            let _ = tokio::time::timeout_at(deadline, target.out.wait_below_stall_mark()).await;
         }
     }
 }

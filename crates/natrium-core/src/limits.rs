@@ -17,6 +17,15 @@ pub const FIRST_PING_INTERVAL: Duration = Duration::from_secs(2);
 /// long for the writer to drain, per read batch, before carrying on (Go stalls 2–5 ms).
 pub const PUBLISHER_STALL_MAX: Duration = Duration::from_millis(5);
 
+/// Publishers wait once a subscriber has this much queued (or 3/4 of max_pending, if less):
+/// the writer is busy anyway, and a smaller backlog keeps memory and latency down.
+pub const OUTBOUND_STALL_BYTES_MAX: usize = 1024 * 1024;
+
+/// When a subscriber has more than 8 × `OUTBOUND_STALL_BYTES_MAX` queued, a publisher waits up
+/// to this long per batch instead. A subscriber that truly stopped reading still reaches
+/// max_pending and is cut off; one that is merely behind catches up without holding memory.
+pub const PUBLISHER_STALL_FAR_BEHIND_MAX: Duration = Duration::from_millis(100);
+
 /// The writer keeps its spare buffer between flushes only up to this capacity, so that a burst
 /// does not pin memory on an idle connection.
 pub const OUTBOUND_SPARE_KEEP_BYTES: usize = 64 * 1024;

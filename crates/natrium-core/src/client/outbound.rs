@@ -1,12 +1,16 @@
 //! A connection's outbound buffer: publishers on any task append whole frames under a short
 //! lock, and the connection's writer task swaps the buffer out and writes it in one syscall.
 //!
-//! Overflow policy (Go's): past 3/4 of `max_pending` the publisher is told to stall briefly;
-//! past `max_pending` the connection is a slow consumer and is closed. Pending bytes include
+//! Overflow policy: past the stall mark (3/4 of `max_pending`, as in Go, but at most
+//! `OUTBOUND_STALL_BYTES_MAX` so that a merely busy subscriber does not hold tens of megabytes)
+//! the publisher is told to wait for the writer; past `max_pending` the connection is a slow
+//! consumer and is closed. Pending bytes include
 //! the batch the writer is currently writing, so a stuck socket is noticed.
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+
+use crate::limits::OUTBOUND_STALL_BYTES_MAX;
 
 /// What happened to a frame handed to [`Outbound`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +55,7 @@ impl Outbound {
             wake_writer: Notify::new(),
             drained: Notify::new(),
             max_pending,
-            stall_at: max_pending / 4 * 3,
+            stall_at: (max_pending / 4 * 3).min(OUTBOUND_STALL_BYTES_MAX),
         }
     }
 
@@ -144,6 +148,23 @@ impl Outbound {
     pub fn out_counts(&self) -> (u64, u64) {
         let state = self.state.lock();
         (state.out_msgs, state.out_bytes)
+    }
+
+    /// Resolves once the queued bytes are back under the stall mark (or the connection closed).
+    pub async fn wait_below_stall_mark(&self) {
+        loop {
+            // Register for the wake-up before checking, so a write finishing in between is seen.
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            {
+                let state = self.state.lock();
+                if state.closed || state.buf.len() + state.in_flight <= self.stall_at {
+                    return;
+                }
+            }
+            drained.await;
+        }
     }
 
     pub fn max_pending(&self) -> usize {
