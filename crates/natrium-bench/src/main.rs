@@ -34,7 +34,10 @@ fn parse_args() -> Result<Args> {
         go: None,
         ours: PathBuf::from("target/release/nats-server"),
         rounds: 3,
-        budget: Budget { messages: 2_000_000, duration: Duration::from_secs(3) },
+        budget: Budget {
+            messages: 2_000_000,
+            duration: Duration::from_secs(3),
+        },
         only: None,
         out: None,
         smoke: false,
@@ -57,7 +60,10 @@ fn parse_args() -> Result<Args> {
     if args.smoke {
         args.rounds = 1;
         args.go = None;
-        args.budget = Budget { messages: 20_000, duration: Duration::from_millis(200) };
+        args.budget = Budget {
+            messages: 20_000,
+            duration: Duration::from_millis(200),
+        };
     }
     Ok(args)
 }
@@ -65,12 +71,14 @@ fn parse_args() -> Result<Args> {
 /// Scales the message budget so big payloads do not take minutes.
 fn messages_for(kind: Kind, budget: Budget) -> Budget {
     match kind {
-        Kind::PubSub { payload, .. } if payload >= 1024 => {
-            Budget { messages: (budget.messages / 16).max(1000), ..budget }
-        }
-        Kind::PubSub { publishers, .. } if publishers > 1 => {
-            Budget { messages: budget.messages / publishers as u64, ..budget }
-        }
+        Kind::PubSub { payload, .. } if payload >= 1024 => Budget {
+            messages: (budget.messages / 16).max(1000),
+            ..budget
+        },
+        Kind::PubSub { publishers, .. } if publishers > 1 => Budget {
+            messages: budget.messages / publishers as u64,
+            ..budget
+        },
         _ => budget,
     }
 }
@@ -89,7 +97,10 @@ fn measure(target: &Target, kind: Kind, budget: Budget) -> Result<Measurement> {
             m.per_conn_bytes = Some(after.saturating_sub(base) as f64 / connections as f64);
             drop(conns);
         }
-        Kind::LeakCheck { cycles, connections } => {
+        Kind::LeakCheck {
+            cycles,
+            connections,
+        } => {
             let mut first = 0;
             let mut last = 0;
             for cycle in 0..cycles {
@@ -114,7 +125,10 @@ fn measure(target: &Target, kind: Kind, budget: Budget) -> Result<Measurement> {
 
 fn main() -> Result<()> {
     let args = parse_args()?;
-    let ours = Target { name: "natrium", binary: args.ours.clone() };
+    let ours = Target {
+        name: "natrium",
+        binary: args.ours.clone(),
+    };
     let go = args.go.clone().map(|binary| Target { name: "go", binary });
     let mut rows = Vec::new();
     for scenario in scenarios::all() {
@@ -125,7 +139,10 @@ fn main() -> Result<()> {
         }
         let mut row = Row::new(&scenario);
         if matches!(scenario.kind, Kind::Unsupported) {
-            eprintln!("{} {}: not supported yet", scenario.name, scenario.payload_label);
+            eprintln!(
+                "{} {}: not supported yet",
+                scenario.name, scenario.payload_label
+            );
             rows.push(row);
             continue;
         }
@@ -137,9 +154,20 @@ fn main() -> Result<()> {
                 None => vec![&ours],
             };
             for target in order {
-                let m = measure(target, scenario.kind, args.budget)
-                    .with_context(|| format!("{} {} on {}", scenario.name, scenario.payload_label, target.name))?;
-                eprintln!("{} {} round {} {}: {}", scenario.name, scenario.payload_label, round + 1, target.name, m.summary());
+                let m = measure(target, scenario.kind, args.budget).with_context(|| {
+                    format!(
+                        "{} {} on {}",
+                        scenario.name, scenario.payload_label, target.name
+                    )
+                })?;
+                eprintln!(
+                    "{} {} round {} {}: {}",
+                    scenario.name,
+                    scenario.payload_label,
+                    round + 1,
+                    target.name,
+                    m.summary()
+                );
                 row.push(target.name, m);
             }
         }

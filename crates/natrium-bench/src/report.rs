@@ -68,7 +68,13 @@ pub struct Row {
 
 impl Row {
     pub fn new(s: &Scenario) -> Self {
-        Self { name: s.name, payload: s.payload_label, kind: s.kind, go: Vec::new(), ours: Vec::new() }
+        Self {
+            name: s.name,
+            payload: s.payload_label,
+            kind: s.kind,
+            go: Vec::new(),
+            ours: Vec::new(),
+        }
     }
 
     pub fn push(&mut self, target: &str, m: Measurement) {
@@ -103,7 +109,11 @@ pub fn markdown(rows: &[Row], with_go: bool) -> String {
     out.push_str("|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
     for row in rows {
         if matches!(row.kind, Kind::Unsupported) {
-            let _ = writeln!(out, "| {} | {} | | | not supported yet | | | | | | | | |", row.name, row.payload);
+            let _ = writeln!(
+                out,
+                "| {} | {} | | | not supported yet | | | | | | | | |",
+                row.name, row.payload
+            );
             continue;
         }
         let stat = |ms: &[Measurement], f: &dyn Fn(&Measurement) -> f64| median_by(ms, f);
@@ -112,21 +122,39 @@ pub fn markdown(rows: &[Row], with_go: bool) -> String {
             Kind::IdleMemory { .. } => {
                 let g = stat(&row.go, &|m| m.per_conn_bytes.unwrap_or(0.0));
                 let o = stat(&row.ours, &|m| m.per_conn_bytes.unwrap_or(0.0));
-                let ratio = g.zip(o).map(|(g, o)| format!("{:.2} (Go/Natrium B/conn)", g / o.max(1.0)));
-                (fmt_opt(g, |v| format!("{v:.0} B/conn")), fmt_opt(o, |v| format!("{v:.0} B/conn")), ratio)
+                let ratio = g
+                    .zip(o)
+                    .map(|(g, o)| format!("{:.2} (Go/Natrium B/conn)", g / o.max(1.0)));
+                (
+                    fmt_opt(g, |v| format!("{v:.0} B/conn")),
+                    fmt_opt(o, |v| format!("{v:.0} B/conn")),
+                    ratio,
+                )
             }
             Kind::LeakCheck { .. } => {
                 let growth = |ms: &[Measurement]| {
-                    median_by(ms, |m| m.leak.map_or(0.0, |(a, b)| (b as f64 - a as f64) / a.max(1) as f64 * 100.0))
+                    median_by(ms, |m| {
+                        m.leak.map_or(0.0, |(a, b)| {
+                            (b as f64 - a as f64) / a.max(1) as f64 * 100.0
+                        })
+                    })
                 };
                 let (g, o) = (growth(&row.go), growth(&row.ours));
-                (fmt_opt(g, |v| format!("{v:+.1}% RSS")), fmt_opt(o, |v| format!("{v:+.1}% RSS")), None)
+                (
+                    fmt_opt(g, |v| format!("{v:+.1}% RSS")),
+                    fmt_opt(o, |v| format!("{v:+.1}% RSS")),
+                    None,
+                )
             }
             _ => {
                 let g = stat(&row.go, &|m| m.msgs_per_sec);
                 let o = stat(&row.ours, &|m| m.msgs_per_sec);
                 let ratio = g.zip(o).map(|(g, o)| format!("{:.2}x", o / g.max(1e-9)));
-                (fmt_opt(g, |v| format!("{v:.0}")), fmt_opt(o, |v| format!("{v:.0}")), ratio)
+                (
+                    fmt_opt(g, |v| format!("{v:.0}")),
+                    fmt_opt(o, |v| format!("{v:.0}")),
+                    ratio,
+                )
             }
         };
         let mbs = |ms: &[Measurement]| fmt_opt(stat(ms, &|m| m.mb_per_sec), |v| format!("{v:.1}"));

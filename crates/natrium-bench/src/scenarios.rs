@@ -26,12 +26,29 @@ pub struct Outcome {
 
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
-    PubOnly { payload: usize },
-    PubSub { publishers: usize, subscribers: usize, payload: usize },
-    ReqReply { clients: usize, services: usize, payload: usize },
-    Churn { workers: usize },
-    IdleMemory { connections: usize },
-    LeakCheck { cycles: usize, connections: usize },
+    PubOnly {
+        payload: usize,
+    },
+    PubSub {
+        publishers: usize,
+        subscribers: usize,
+        payload: usize,
+    },
+    ReqReply {
+        clients: usize,
+        services: usize,
+        payload: usize,
+    },
+    Churn {
+        workers: usize,
+    },
+    IdleMemory {
+        connections: usize,
+    },
+    LeakCheck {
+        cycles: usize,
+        connections: usize,
+    },
     Unsupported,
 }
 
@@ -44,20 +61,93 @@ pub struct Scenario {
 
 pub fn all() -> Vec<Scenario> {
     use Kind::{Churn, IdleMemory, LeakCheck, PubOnly, PubSub, ReqReply, Unsupported};
-    let s = |name, payload_label, kind| Scenario { name, payload_label, kind };
+    let s = |name, payload_label, kind| Scenario {
+        name,
+        payload_label,
+        kind,
+    };
     vec![
         s("pub-only", "16 B", PubOnly { payload: 16 }),
         s("pub-only", "128 B", PubOnly { payload: 128 }),
-        s("pub/sub 1:1", "16 B", PubSub { publishers: 1, subscribers: 1, payload: 16 }),
-        s("pub/sub 1:1", "16 KB", PubSub { publishers: 1, subscribers: 1, payload: 16 * 1024 }),
-        s("fan-out 1:4", "128 B", PubSub { publishers: 1, subscribers: 4, payload: 128 }),
-        s("multi 4P x 4S", "128 B", PubSub { publishers: 4, subscribers: 4, payload: 128 }),
-        s("req/reply 1 client, 1 service", "128 B", ReqReply { clients: 1, services: 1, payload: 128 }),
-        s("req/reply 10 clients, 2 queue services", "16 B", ReqReply { clients: 10, services: 2, payload: 16 }),
-        s("connection churn (100 workers)", "-", Churn { workers: 100 }),
-        s("idle connections", "1,000", IdleMemory { connections: 1000 }),
-        s("idle connections", "10,000", IdleMemory { connections: 10_000 }),
-        s("leak check (20 churn cycles)", "-", LeakCheck { cycles: 20, connections: 500 }),
+        s(
+            "pub/sub 1:1",
+            "16 B",
+            PubSub {
+                publishers: 1,
+                subscribers: 1,
+                payload: 16,
+            },
+        ),
+        s(
+            "pub/sub 1:1",
+            "16 KB",
+            PubSub {
+                publishers: 1,
+                subscribers: 1,
+                payload: 16 * 1024,
+            },
+        ),
+        s(
+            "fan-out 1:4",
+            "128 B",
+            PubSub {
+                publishers: 1,
+                subscribers: 4,
+                payload: 128,
+            },
+        ),
+        s(
+            "multi 4P x 4S",
+            "128 B",
+            PubSub {
+                publishers: 4,
+                subscribers: 4,
+                payload: 128,
+            },
+        ),
+        s(
+            "req/reply 1 client, 1 service",
+            "128 B",
+            ReqReply {
+                clients: 1,
+                services: 1,
+                payload: 128,
+            },
+        ),
+        s(
+            "req/reply 10 clients, 2 queue services",
+            "16 B",
+            ReqReply {
+                clients: 10,
+                services: 2,
+                payload: 16,
+            },
+        ),
+        s(
+            "connection churn (100 workers)",
+            "-",
+            Churn { workers: 100 },
+        ),
+        s(
+            "idle connections",
+            "1,000",
+            IdleMemory { connections: 1000 },
+        ),
+        s(
+            "idle connections",
+            "10,000",
+            IdleMemory {
+                connections: 10_000,
+            },
+        ),
+        s(
+            "leak check (20 churn cycles)",
+            "-",
+            LeakCheck {
+                cycles: 20,
+                connections: 500,
+            },
+        ),
         s("JetStream sync publish (memory)", "16 B", Unsupported),
         s("JetStream async batch publish (file)", "128 B", Unsupported),
         s("JetStream ordered consumer", "-", Unsupported),
@@ -106,12 +196,16 @@ pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
                 ..Outcome::default()
             })
         }
-        Kind::PubSub { publishers, subscribers, payload } => {
-            pub_sub(addr, publishers, subscribers, payload, budget.messages)
-        }
-        Kind::ReqReply { clients, services, payload } => {
-            req_reply(addr, clients, services, payload, budget.duration)
-        }
+        Kind::PubSub {
+            publishers,
+            subscribers,
+            payload,
+        } => pub_sub(addr, publishers, subscribers, payload, budget.messages),
+        Kind::ReqReply {
+            clients,
+            services,
+            payload,
+        } => req_reply(addr, clients, services, payload, budget.duration),
         Kind::Churn { workers } => churn(addr, workers, budget.duration),
         Kind::IdleMemory { .. } | Kind::LeakCheck { .. } | Kind::Unsupported => {
             Ok(Outcome::default())
@@ -143,12 +237,15 @@ fn pub_sub(addr: &str, pubs: usize, subs: usize, payload: usize, per_pub: u64) -
         })
         .collect();
     for t in pub_threads {
-        t.join().map_err(|_| anyhow::anyhow!("publisher panicked"))??;
+        t.join()
+            .map_err(|_| anyhow::anyhow!("publisher panicked"))??;
     }
     let mut received = 0;
     let mut last = start;
     for t in sub_threads {
-        let (got, at) = t.join().map_err(|_| anyhow::anyhow!("subscriber panicked"))??;
+        let (got, at) = t
+            .join()
+            .map_err(|_| anyhow::anyhow!("subscriber panicked"))??;
         received += got;
         last = last.max(at);
     }
@@ -162,14 +259,20 @@ fn pub_sub(addr: &str, pubs: usize, subs: usize, payload: usize, per_pub: u64) -
 
 fn service(addr: &str, queue: bool, payload: usize, stop: &AtomicBool) -> Result<()> {
     let mut conn = Conn::open(addr)?;
-    let sub: &[u8] = if queue { b"SUB bench.svc q 1\r\nPING\r\n" } else { b"SUB bench.svc 1\r\nPING\r\n" };
+    let sub: &[u8] = if queue {
+        b"SUB bench.svc q 1\r\nPING\r\n"
+    } else {
+        b"SUB bench.svc 1\r\nPING\r\n"
+    };
     conn.send(sub)?;
     conn.expect_pong()?;
     conn.set_timeout(Some(Duration::from_millis(200)))?;
     let body = vec![b'r'; payload];
     let mut out = Vec::with_capacity(payload + 128);
     while !stop.load(Ordering::Relaxed) {
-        let Ok(Some(reply)) = conn.next_msg_reply() else { continue };
+        let Ok(Some(reply)) = conn.next_msg_reply() else {
+            continue;
+        };
         out.clear();
         out.extend_from_slice(b"PUB ");
         out.extend_from_slice(&reply);
@@ -181,7 +284,13 @@ fn service(addr: &str, queue: bool, payload: usize, stop: &AtomicBool) -> Result
     Ok(())
 }
 
-fn req_reply(addr: &str, clients: usize, services: usize, payload: usize, dur: Duration) -> Result<Outcome> {
+fn req_reply(
+    addr: &str,
+    clients: usize,
+    services: usize,
+    payload: usize,
+    dur: Duration,
+) -> Result<Outcome> {
     let stop = Arc::new(AtomicBool::new(false));
     let svc: Vec<_> = (0..services)
         .map(|_| {
@@ -272,7 +381,12 @@ fn churn(addr: &str, workers: usize, dur: Duration) -> Result<Outcome> {
     let elapsed = start.elapsed();
     stop.store(true, Ordering::Relaxed);
     let _ = svc.join();
-    Ok(Outcome { msgs: latencies.len() as u64, elapsed, latencies, ..Outcome::default() })
+    Ok(Outcome {
+        msgs: latencies.len() as u64,
+        elapsed,
+        latencies,
+        ..Outcome::default()
+    })
 }
 
 /// Opens `n` client connections (CONNECT + PING each) and keeps them open.

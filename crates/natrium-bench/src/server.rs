@@ -37,7 +37,11 @@ impl Running {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
                 if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
-                    port = rest.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
+                    port = rest
+                        .trim()
+                        .rsplit(':')
+                        .next()
+                        .and_then(|p| p.parse::<u16>().ok());
                 }
                 if line.contains("Server is ready") {
                     let _ = tx.send(port);
@@ -61,7 +65,9 @@ impl Running {
             .ok()
             .and_then(|s| {
                 s.lines().find(|l| l.starts_with(key)).and_then(|l| {
-                    l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok())
+                    l.split_whitespace()
+                        .nth(1)
+                        .and_then(|v| v.parse::<u64>().ok())
                 })
             })
             .unwrap_or(0)
@@ -80,10 +86,19 @@ impl Running {
     /// User + system CPU seconds used so far.
     pub fn cpu_seconds(&self) -> f64 {
         let path = format!("/proc/{}/stat", self.child.id());
-        let Ok(stat) = std::fs::read_to_string(path) else { return 0.0 };
-        let Some(after) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else { return 0.0 };
+        let Ok(stat) = std::fs::read_to_string(path) else {
+            return 0.0;
+        };
+        let Some(after) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else {
+            return 0.0;
+        };
         let fields: Vec<&str> = after.split_whitespace().collect();
-        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
         (ticks(11) + ticks(12)) as f64 / 100.0
     }
 }

@@ -21,7 +21,12 @@ impl Conn {
     pub fn open(addr: &str) -> Result<Self> {
         let stream = TcpStream::connect(addr).with_context(|| format!("connect {addr}"))?;
         stream.set_nodelay(true)?;
-        let mut conn = Self { stream, buf: vec![0; READ_CHUNK_BYTES], start: 0, end: 0 };
+        let mut conn = Self {
+            stream,
+            buf: vec![0; READ_CHUNK_BYTES],
+            start: 0,
+            end: 0,
+        };
         conn.read_line()?;
         conn.send(b"CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1}\r\nPING\r\n")?;
         conn.expect_pong()?;
@@ -49,7 +54,10 @@ impl Conn {
                 self.buf.resize(self.buf.len() * 2, 0);
             }
         }
-        let n = self.stream.read(&mut self.buf[self.end..]).context("read")?;
+        let n = self
+            .stream
+            .read(&mut self.buf[self.end..])
+            .context("read")?;
         if n == 0 {
             bail!("connection closed");
         }
