@@ -85,21 +85,7 @@ impl Running {
 
     /// User + system CPU seconds used so far.
     pub fn cpu_seconds(&self) -> f64 {
-        let path = format!("/proc/{}/stat", self.child.id());
-        let Ok(stat) = std::fs::read_to_string(path) else {
-            return 0.0;
-        };
-        let Some(after) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else {
-            return 0.0;
-        };
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let ticks = |i: usize| {
-            fields
-                .get(i)
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        (ticks(11) + ticks(12)) as f64 / 100.0
+        natrium_monitor::process::cpu_seconds_of(&self.child.id().to_string())
     }
 }
 

@@ -1,4 +1,5 @@
-//! Resident memory and CPU usage of this process, read from /proc (Linux); zero elsewhere.
+//! Resident memory and CPU usage of a process, read from /proc (Linux); zero elsewhere. The
+//! benchmark harness reads the servers it runs through the `_of` forms.
 
 /// Resident set size in bytes.
 pub fn resident_bytes() -> u64 {
@@ -13,9 +14,14 @@ pub fn resident_bytes() -> u64 {
     pages * 4096
 }
 
-/// User plus system CPU time consumed so far, in seconds.
+/// User plus system CPU time this process consumed so far, in seconds.
 pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    cpu_seconds_of("self")
+}
+
+/// The same for process `pid` (a number, or `self`).
+pub fn cpu_seconds_of(pid: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };
     // Fields after the command name, which is in parentheses and may contain spaces.
