@@ -479,6 +479,10 @@ impl Server {
             clients.len(),
         );
         for client in &clients {
+            // Go sends the lame-duck INFO only to clients that can take an asynchronous INFO.
+            if client.meta.lock().protocol < 1 {
+                continue;
+            }
             let mut info = self.client_info(client.cid, client.addr.ip().to_string());
             info.ldm = true;
             if client.out.enqueue_proto(&info.to_frame()) {

@@ -335,6 +335,7 @@ impl Conn {
             return Next::Close(ClosedReason::ProtocolViolation);
         }
         *self.handle.meta.lock() = ClientMeta {
+            protocol: opts.protocol,
             name: opts.name.clone(),
             lang: opts.lang.clone(),
             version: opts.version.clone(),

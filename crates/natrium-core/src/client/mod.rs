@@ -74,6 +74,8 @@ impl ClosedReason {
 /// What a client said about itself in CONNECT, for logs and monitoring.
 #[derive(Debug, Clone, Default)]
 pub struct ClientMeta {
+    /// CONNECT `protocol`: 1 means the client understands asynchronous INFO (lame duck).
+    pub protocol: i64,
     pub name: String,
     pub lang: String,
     pub version: String,
