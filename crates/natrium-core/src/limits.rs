@@ -10,8 +10,22 @@ pub const READ_BUFFER_MAX_BYTES: usize = 64 * 1024;
 /// After this many consecutive short reads the buffer shrinks back toward the start size.
 pub const READ_BUFFER_SHRINK_AFTER_SHORT_READS: u32 = 2;
 
-/// The first PING goes to a client this long after it connects, then every `ping_interval`.
+/// After CONNECT the first PING goes out after `ping_interval` or this, whichever is shorter,
+/// plus a random delay of up to a fifth of it, then every `ping_interval` (Go's
+/// `firstClientPingInterval`). Before CONNECT the timer runs at `ping_interval`.
 pub const FIRST_PING_INTERVAL: Duration = Duration::from_secs(2);
+
+/// A PING measures the round trip; once one is this old the next timer tick sends a PING even
+/// to a busy client (Go's `DEFAULT_RTT_MEASUREMENT_INTERVAL`). Otherwise a client that sent
+/// data within the last `ping_interval` gets no PING.
+pub const RTT_MEASUREMENT_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// "maximum subscriptions exceeded" is logged at most once per this period (Go rate-limits it
+/// per account the same way), so that a client looping on SUB cannot flood the log.
+pub const MAX_SUBS_LOG_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Parser errors log at most this many bytes of the offending input (Go's `PROTO_SNIPPET_SIZE`).
+pub const PROTO_SNIPPET_BYTES: usize = 32;
 
 /// A publisher whose subscriber's outbound buffer is over 3/4 of max_pending waits at most this
 /// long for the writer to drain, per read batch, before carrying on (Go stalls 2–5 ms).

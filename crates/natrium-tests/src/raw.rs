@@ -103,3 +103,85 @@ impl RawClient {
         &mut self.stream
     }
 }
+
+impl RawClient {
+    /// Reads until the buffered bytes contain `marker`; returns everything up to and including
+    /// it (the rest stays buffered). Panics if the connection closes first or after
+    /// [`RAW_TIMEOUT`].
+    pub fn read_until(&mut self, marker: &[u8]) -> String {
+        let find = |b: &[u8]| b.windows(marker.len()).position(|w| w == marker);
+        let closed = self.fill_until(|b| find(b).is_some(), RAW_TIMEOUT);
+        let Some(at) = find(&self.buf) else {
+            panic!(
+                "closed={closed} before {:?}; have {:?}",
+                String::from_utf8_lossy(marker),
+                self.text()
+            );
+        };
+        let end = at + marker.len();
+        let out = String::from_utf8_lossy(&self.buf[..end]).into_owned();
+        self.buf.drain(..end);
+        out
+    }
+
+    /// Waits until the server closes the connection or `timeout` passes, without sending.
+    /// Returns what arrived and whether the connection closed.
+    pub fn wait_closed(&mut self, timeout: Duration) -> (String, bool) {
+        let deadline = Instant::now() + timeout;
+        let mut chunk = vec![0u8; 65536];
+        let closed = loop {
+            if Instant::now() >= deadline {
+                break false;
+            }
+            match self.stream.read(&mut chunk) {
+                Ok(0) => break true,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(_) => break true,
+            }
+        };
+        let out = self.text();
+        self.buf.clear();
+        (out, closed)
+    }
+}
+
+/// Polls `done` every few milliseconds until it holds or `timeout` passes; returns whether it
+/// held. For state that offers no event to wait on (a counter in `/varz`, a process's RSS).
+pub fn wait_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// `GET path` on a monitoring port, parsed as JSON (HTTP/1.1, `Connection: close`).
+pub fn http_get_json(port: u16, path: &str) -> serde_json::Value {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect monitor");
+    stream.set_read_timeout(Some(RAW_TIMEOUT)).expect("timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send request");
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).expect("read response");
+    let (_, body) = raw.split_once("\r\n\r\n").expect("header end");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+/// The resident set size of process `pid` in KiB (`VmRSS` in `/proc/<pid>/status`).
+pub fn vm_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS line")
+}

@@ -6,22 +6,23 @@ use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
-use bytes::{Buf, BytesMut};
-use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, WireError};
+use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
 use tokio::io::AsyncReadExt;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::TcpStream;
-use tokio::time::{Instant, Interval};
+use tokio::time::Instant;
 
 use super::connect::ConnectOptions;
-use super::writer::run_writer;
+use super::logfmt::{go_duration, go_quote};
+use super::readbuf::ReadBuf;
+use super::writer::{run_writer, WriterFailure};
 use super::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
 use crate::deliver::{Message, Publisher};
 use crate::limits::{
-    FIRST_PING_INTERVAL, READ_BUFFER_MAX_BYTES, READ_BUFFER_SHRINK_AFTER_SHORT_READS,
-    READ_BUFFER_START_BYTES,
+    FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, PROTO_SNIPPET_BYTES, RTT_MEASUREMENT_INTERVAL,
 };
 use crate::server::Server;
 
@@ -43,11 +44,30 @@ struct Conn {
     opts: ConnectOptions,
     connected: bool,
     publisher: Publisher,
-    pings_out: u32,
-    /// Whether anything arrived since the last PING tick (a busy client needs no PING).
-    activity: bool,
-    short_reads: u32,
+    ping: PingState,
+    /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
+    /// PING), as in Go; folded into `ping.last_in` once per read batch.
+    active: bool,
+    /// Set by CONNECT: the PING timer restarts with the short first interval.
+    restart_pings: bool,
     trace: bool,
+}
+
+/// The PING timer's view of the connection. Semantics are Go's: the timer runs at
+/// `ping_interval` from accept; CONNECT restarts it at `min(ping_interval, 2 s)` plus up to a
+/// fifth of that at random. A tick sends a PING unless the client sent PUB/SUB/UNSUB/PING
+/// within the last `ping_interval` and the round trip was measured less than an hour ago (so
+/// the first tick after CONNECT always sends one). A PING that would be the `ping_max + 1`th
+/// unanswered closes the connection as stale; only a PONG resets the count.
+#[derive(Default)]
+struct PingState {
+    out: u32,
+    /// When the last PING went out.
+    rtt_start: Option<Instant>,
+    /// Whether a round trip has been estimated (at CONNECT) or measured (at PONG).
+    rtt_known: bool,
+    /// The last read batch with client activity.
+    last_in: Option<Instant>,
 }
 
 /// Runs one client connection to completion.
@@ -82,9 +102,9 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         opts: ConnectOptions::default(),
         connected: false,
         publisher: Publisher::new(cid, Arc::clone(&shared.stats)),
-        pings_out: 0,
-        activity: false,
-        short_reads: 0,
+        ping: PingState::default(),
+        active: false,
+        restart_pings: false,
         trace: config.trace,
         handle: Arc::clone(&handle),
         server: server.clone(),
@@ -93,20 +113,28 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     if let Some(reason) = reason {
         handle.close(reason);
     }
-    if let Ok(Some(reason)) = writer.await {
-        handle.close(reason);
-        if reason == ClosedReason::SlowConsumerWriteDeadline {
+    match writer.await {
+        Ok(Some(WriterFailure::WriteDeadline { attempted })) => {
+            // Counted even when the connection was already closing as a slow consumer for
+            // MaxPending and this was its last write, as Go counts it.
+            handle.close(ClosedReason::SlowConsumerWriteDeadline);
             shared.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
             shared
                 .stats
                 .slow_consumers_clients
                 .fetch_add(1, Ordering::Relaxed);
+            // Go names the buffers it tried to write; ours is always one contiguous buffer.
             tracing::info!(
-                "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded",
+                "{} - Slow Consumer Detected: WriteDeadline of {} exceeded with 1 chunks of \
+                 {attempted} total bytes.",
                 handle.log_prefix(),
-                config.write_deadline
+                go_duration(config.write_deadline)
             );
         }
+        Ok(Some(WriterFailure::WriteError)) => {
+            handle.close(ClosedReason::WriteError);
+        }
+        Ok(None) | Err(_) => {}
     }
     conn.remove_all_subscriptions();
     server.unregister(cid);
@@ -128,43 +156,53 @@ fn send_err(handle: &ClientHandle, err: &WireError) {
 impl Conn {
     async fn read_loop(&mut self, mut socket: OwnedReadHalf) -> Option<ClosedReason> {
         let config = &self.server.shared.config;
-        let mut buf = BytesMut::with_capacity(READ_BUFFER_START_BYTES);
-        let first_ping = FIRST_PING_INTERVAL.min(config.ping_interval);
-        let mut pings: Interval =
-            tokio::time::interval_at(Instant::now() + first_ping, config.ping_interval);
-        pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let ping_interval = config.ping_interval;
+        let mut rb = ReadBuf::new();
+        let mut ping_timer = pin!(tokio::time::sleep(ping_interval));
         let mut connect_deadline = pin!(tokio::time::sleep(config.auth_timeout));
         let closing = self.handle.closing.clone();
+        // Whether anything was read since the last PING tick; a quiet connection gives its
+        // read buffer back.
+        let mut read_since_tick = false;
         loop {
-            if buf.len() == buf.capacity() {
-                let grow = buf
-                    .capacity()
-                    .clamp(READ_BUFFER_START_BYTES, READ_BUFFER_MAX_BYTES);
-                buf.reserve(grow);
-            }
+            rb.prepare();
             let read = tokio::select! {
                 biased;
                 () = closing.cancelled() => return None,
                 () = &mut connect_deadline, if !self.connected => {
-                    tracing::error!("{} - Authentication Timeout", self.handle.log_prefix());
+                    // Go logs this at debug level (the client is told with the -ERR).
+                    tracing::debug!("{} - Authentication Timeout", self.handle.log_prefix());
                     send_err(&self.handle, &WireError::AuthenticationTimeout);
                     return Some(ClosedReason::AuthenticationTimeout);
                 }
-                _ = pings.tick() => {
-                    if let Next::Close(reason) = self.ping_tick() {
+                () = &mut ping_timer => {
+                    let now = Instant::now();
+                    ping_timer.as_mut().reset(now + ping_interval);
+                    if !std::mem::take(&mut read_since_tick) {
+                        rb.idle();
+                    }
+                    if let Next::Close(reason) = self.ping_tick(now) {
                         return Some(reason);
                     }
                     continue;
                 }
-                read = socket.read_buf(&mut buf) => read,
+                read = socket.read_buf(&mut rb.data) => read,
             };
             match read {
                 Ok(0) => return Some(ClosedReason::ClientClosed),
-                Ok(n) => self.note_read(n, &mut buf),
+                Ok(n) => rb.note_read(n),
                 Err(_) => return Some(ClosedReason::ReadError),
             }
-            self.activity = true;
-            let next = self.process(&mut buf);
+            read_since_tick = true;
+            let next = self.process(&mut rb);
+            if std::mem::take(&mut self.active) {
+                self.ping.last_in = Some(Instant::now());
+            }
+            if std::mem::take(&mut self.restart_pings) {
+                ping_timer
+                    .as_mut()
+                    .reset(Instant::now() + first_ping_delay(ping_interval));
+            }
             self.publisher.flush();
             self.handle.out.flush();
             if let Next::Close(reason) = next {
@@ -174,33 +212,13 @@ impl Conn {
         }
     }
 
-    /// Grows or shrinks the read buffer the way the traffic suggests.
-    fn note_read(&mut self, n: usize, buf: &mut BytesMut) {
-        if n < buf.capacity() / 2 {
-            self.short_reads += 1;
-        } else {
-            self.short_reads = 0;
-        }
-        // Trade a big idle buffer for a small one once traffic has calmed down.
-        if buf.capacity() > READ_BUFFER_START_BYTES
-            && self.short_reads > READ_BUFFER_SHRINK_AFTER_SHORT_READS
-            && buf.len() == n
-            && n <= READ_BUFFER_START_BYTES
-        {
-            let mut smaller =
-                BytesMut::with_capacity((buf.capacity() / 2).max(READ_BUFFER_START_BYTES));
-            smaller.extend_from_slice(buf);
-            *buf = smaller;
-            self.short_reads = 0;
-        }
-    }
-
-    /// Parses and handles every complete op in `buf`, leaving a partial one in place.
-    fn process(&mut self, buf: &mut BytesMut) -> Next {
+    /// Parses and handles every complete op in the buffer, leaving a partial one in place.
+    fn process(&mut self, rb: &mut ReadBuf) -> Next {
+        let pending = rb.pending();
         let mut pos = 0;
         let mut next = Next::Continue;
-        while pos < buf.len() {
-            let Some(rest) = buf.get(pos..) else { break };
+        let mut frame_needs = 0;
+        while let Some(rest) = pending.get(pos..).filter(|r| !r.is_empty()) {
             match parse_client_op(rest, &self.limits) {
                 Ok(Parsed::Op { op, consumed }) => {
                     pos += consumed;
@@ -210,23 +228,22 @@ impl Conn {
                     }
                 }
                 Ok(Parsed::Incomplete { min_total }) => {
-                    if min_total > rest.len() {
-                        buf.reserve(min_total - rest.len() + pos);
-                    }
+                    frame_needs = min_total;
                     break;
                 }
                 Err(err) => {
-                    next = Next::Close(self.protocol_error(&err));
+                    next = Next::Close(self.protocol_error(&err, rest));
                     break;
                 }
             }
         }
-        buf.advance(pos);
+        rb.consume(pos);
+        rb.need_frame(frame_needs);
         next
     }
 
-    fn protocol_error(&self, err: &ProtoError) -> ClosedReason {
-        tracing::error!("{} - Client parser ERROR: {err}", self.handle.log_prefix());
+    fn protocol_error(&self, err: &ProtoError, rest: &[u8]) -> ClosedReason {
+        log_protocol_error(&self.handle.log_prefix(), err, rest);
         let (wire, reason) = match err {
             ProtoError::PayloadTooLarge { .. } => (
                 Some(WireError::MaxPayloadViolation),
@@ -244,16 +261,26 @@ impl Conn {
         reason
     }
 
-    fn ping_tick(&mut self) -> Next {
-        if !self.connected {
-            return Next::Continue;
+    fn ping_tick(&mut self, now: Instant) -> Next {
+        let config = &self.server.shared.config;
+        tracing::debug!("{} - Client Ping Timer", self.handle.log_prefix());
+        let need_rtt = !self.ping.rtt_known
+            || self
+                .ping
+                .rtt_start
+                .is_none_or(|sent| now.duration_since(sent) > RTT_MEASUREMENT_INTERVAL);
+        if let Some(last) = self.ping.last_in.filter(|_| !need_rtt) {
+            let quiet = now.duration_since(last);
+            if quiet < config.ping_interval {
+                tracing::debug!(
+                    "{} - Delaying PING due to remote client data or ping {} ago",
+                    self.handle.log_prefix(),
+                    go_duration(round_to_second(quiet))
+                );
+                return Next::Continue;
+            }
         }
-        if self.activity && self.pings_out == 0 {
-            self.activity = false;
-            return Next::Continue;
-        }
-        self.activity = false;
-        if self.pings_out + 1 > self.server.shared.config.ping_max {
+        if self.ping.out + 1 > config.ping_max {
             self.server
                 .shared
                 .stats
@@ -266,7 +293,8 @@ impl Conn {
             send_err(&self.handle, &WireError::StaleConnection);
             return Next::Close(ClosedReason::StaleConnection);
         }
-        self.pings_out += 1;
+        self.ping.out += 1;
+        self.ping.rtt_start = Some(now);
         self.handle.out.enqueue_proto(PING);
         self.handle.out.flush();
         Next::Continue
@@ -294,16 +322,26 @@ impl Conn {
                 subject,
                 queue,
                 sid,
-            } => self.on_sub(subject, queue, sid),
-            ClientOp::Unsub { sid, max_msgs } => self.on_unsub(sid, max_msgs),
+            } => {
+                self.active = true;
+                self.on_sub(subject, queue, sid);
+            }
+            ClientOp::Unsub { sid, max_msgs } => {
+                self.active = true;
+                self.on_unsub(sid, max_msgs);
+            }
             ClientOp::Ping => {
+                self.active = true;
                 self.handle.out.enqueue_proto(PONG);
             }
-            ClientOp::Pong => self.pings_out = 0,
+            ClientOp::Pong => {
+                self.ping.out = 0;
+                self.ping.rtt_known = true;
+            }
             ClientOp::Info(_) | ClientOp::Ok => {}
             ClientOp::Err(text) => {
                 tracing::error!(
-                    "{} - Client error: {}",
+                    "{} - Client Error {}",
                     self.handle.log_prefix(),
                     String::from_utf8_lossy(text)
                 );
@@ -320,8 +358,13 @@ impl Conn {
     }
 
     fn on_connect(&mut self, json: &[u8]) -> Next {
-        let Some(mut opts) = ConnectOptions::parse(json) else {
-            return Next::Close(ClosedReason::ProtocolViolation);
+        let mut opts = match ConnectOptions::parse(json) {
+            Ok(opts) => opts,
+            Err(err) => {
+                // Go logs its JSON decoder's message; serde's wording differs.
+                tracing::error!("{} - {err}", self.handle.log_prefix());
+                return Next::Close(ClosedReason::ProtocolViolation);
+            }
         };
         if !(0..=1).contains(&opts.protocol) {
             send_err(&self.handle, &WireError::InvalidClientProtocol);
@@ -343,13 +386,21 @@ impl Conn {
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.opts = opts;
         self.connected = true;
+        // CONNECT gives a first estimate of the round trip and restarts the PING timer.
+        self.ping.rtt_known = true;
+        self.restart_pings = true;
         self.ok();
         Next::Continue
     }
 
     fn on_pub(&mut self, msg: &Message<'_>) -> Next {
+        self.active = true;
         if msg.headers.is_some() && !self.opts.headers {
             // Go closes without an -ERR when a client that did not ask for headers sends HPUB.
+            tracing::error!(
+                "{} - message headers not supported",
+                self.handle.log_prefix()
+            );
             return Next::Close(ClosedReason::ProtocolViolation);
         }
         // An HPUB with an empty header block is delivered as a plain MSG, as Go does.
@@ -385,10 +436,12 @@ impl Conn {
         }
         if max_subs > 0 && subs.len() >= max_subs {
             drop(subs);
-            tracing::error!(
-                "{} - Maximum Subscriptions Exceeded",
-                self.handle.log_prefix()
-            );
+            if should_log_max_subs() {
+                tracing::error!(
+                    "{} - maximum subscriptions exceeded",
+                    self.handle.log_prefix()
+                );
+            }
             send_err(&self.handle, &WireError::MaxSubscriptionsExceeded);
             return;
         }
@@ -449,6 +502,117 @@ impl Conn {
             );
         }
     }
+}
+
+/// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay
+/// of up to a fifth of that, so that clients connecting together do not get PINGs together.
+fn first_ping_delay(ping_interval: Duration) -> Duration {
+    let base = ping_interval.min(FIRST_PING_INTERVAL);
+    let fifth = u64::try_from((base / 5).as_nanos()).unwrap_or(u64::MAX);
+    base + Duration::from_nanos(if fifth > 0 { fastrand::u64(..fifth) } else { 0 })
+}
+
+/// Rounds to the nearest second, halves away from zero (Go's `Duration.Round(time.Second)`).
+fn round_to_second(d: Duration) -> Duration {
+    Duration::from_secs(d.as_secs() + u64::from(d.subsec_nanos() >= 500_000_000))
+}
+
+/// Whether "maximum subscriptions exceeded" may be logged now. Go rate-limits it per account;
+/// every client is in the global account here, so one process-wide slot does the same.
+fn should_log_max_subs() -> bool {
+    static LAST: parking_lot::Mutex<Option<std::time::Instant>> = parking_lot::const_mutex(None);
+    let now = std::time::Instant::now();
+    let mut last = LAST.lock();
+    if last.is_some_and(|at| now.duration_since(at) < MAX_SUBS_LOG_INTERVAL) {
+        return false;
+    }
+    *last = Some(now);
+    true
+}
+
+/// Logs a parser error with Go's wording: the limits by name, argument errors naming Go's
+/// handler and quoting the arguments, anything else as a parser error with a snippet.
+fn log_protocol_error(prefix: &str, err: &ProtoError, rest: &[u8]) {
+    let args = || go_quote(op_args(rest));
+    match err {
+        ProtoError::PayloadTooLarge { .. } | ProtoError::ControlLineTooLong => {
+            tracing::error!("{prefix} - {err}");
+        }
+        ProtoError::BadArgs(verb) => {
+            tracing::error!("{prefix} - {} Parse Error: {}", go_handler(*verb), args());
+        }
+        ProtoError::BadSize(verb) => {
+            let what = match verb {
+                Verb::Hpub if hpub_header_size_ok(op_args(rest)) => "Bad or Missing Total Size",
+                Verb::Hpub => "Bad or Missing Header Size",
+                Verb::Pub => "Bad or Missing Size",
+                Verb::Sub | Verb::Unsub => "Parse Error",
+            };
+            tracing::error!("{prefix} - {} {what}: {}", go_handler(*verb), args());
+        }
+        ProtoError::HeaderSizeExceedsTotal { .. } => {
+            tracing::error!(
+                "{prefix} - processHeaderPub Header Size larger then TotalSize: {}",
+                args()
+            );
+        }
+        _ => tracing::error!(
+            "{prefix} - Client parser ERROR: proto='{}...'",
+            go_quote(proto_snippet(rest))
+        ),
+    }
+}
+
+/// The name of Go's handler for a verb, which its argument errors start with.
+fn go_handler(verb: Verb) -> &'static str {
+    match verb {
+        Verb::Pub => "processPub",
+        Verb::Hpub => "processHeaderPub",
+        Verb::Sub => "processSub",
+        Verb::Unsub => "processUnsub",
+    }
+}
+
+/// The argument text of the control line at the front of `rest`: after the verb and the
+/// blanks that follow it, up to the line end (a CR right before LF excluded).
+fn op_args(rest: &[u8]) -> &[u8] {
+    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    let line = rest.get(..line_end).unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let verb_end = line
+        .iter()
+        .position(|b| !b.is_ascii_alphabetic())
+        .unwrap_or(line.len());
+    let after = line.get(verb_end..).unwrap_or_default();
+    let blanks = after
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(after.len());
+    after.get(blanks..).unwrap_or_default()
+}
+
+/// Whether the header-size field (second to last) of HPUB arguments is a valid size, so that
+/// the bad one is the total size.
+fn hpub_header_size_ok(args: &[u8]) -> bool {
+    let fields: Vec<&[u8]> = args
+        .split(|&b| b == b' ' || b == b'\t')
+        .filter(|f| !f.is_empty())
+        .collect();
+    fields.len() >= 2
+        && fields
+            .get(fields.len() - 2)
+            .is_some_and(|f| (1..=9).contains(&f.len()) && f.iter().all(u8::is_ascii_digit))
+}
+
+/// What Go shows of the input at a parser error: up to 32 bytes, minus the last byte when the
+/// input ends sooner (Go's snippet stops one short at the end of its buffer).
+fn proto_snippet(rest: &[u8]) -> &[u8] {
+    let end = if rest.len() >= PROTO_SNIPPET_BYTES {
+        PROTO_SNIPPET_BYTES
+    } else {
+        rest.len().saturating_sub(1)
+    };
+    rest.get(..end).unwrap_or_default()
 }
 
 /// A short description of an op for trace logs, Go style (`PUB foo 5`).

@@ -72,10 +72,10 @@ impl Default for ConnectOptions {
 }
 
 impl ConnectOptions {
-    /// Parses a CONNECT body. Returns None for JSON that does not parse, which Go answers by
-    /// closing the connection without an -ERR.
-    pub fn parse(json: &[u8]) -> Option<Self> {
-        serde_json::from_slice(json).ok()
+    /// Parses a CONNECT body. JSON that does not parse is an error, which Go answers by logging
+    /// the decoder's message and closing the connection without an -ERR.
+    pub fn parse(json: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(json)
     }
 }
 
@@ -92,17 +92,17 @@ mod tests {
     #[test]
     fn connect_unknown_fields_are_ignored() {
         let opts = ConnectOptions::parse(br#"{"verbose":false,"foo":1}"#);
-        assert!(opts.is_some_and(|o| !o.verbose));
+        assert!(opts.is_ok_and(|o| !o.verbose));
     }
 
     #[test]
     fn connect_null_fields_keep_defaults() {
         let opts = ConnectOptions::parse(br#"{"verbose":false,"name":null,"echo":null}"#);
-        assert!(opts.is_some_and(|o| o.echo && o.name.is_empty()));
+        assert!(opts.is_ok_and(|o| o.echo && o.name.is_empty()));
     }
 
     #[test]
     fn connect_bad_json_is_refused() {
-        assert!(ConnectOptions::parse(b"{bad").is_none());
+        assert!(ConnectOptions::parse(b"{bad").is_err());
     }
 }

@@ -7,7 +7,9 @@
 
 mod conn;
 mod connect;
+mod logfmt;
 mod outbound;
+mod readbuf;
 mod writer;
 
 use std::net::SocketAddr;

@@ -12,8 +12,21 @@ use crate::limits::{CLOSE_FLUSH_DEADLINE, OUTBOUND_SPARE_KEEP_BYTES};
 
 pub(crate) enum WriteOutcome {
     Ok,
-    DeadlineExceeded,
+    /// The write did not finish within the deadline; it had this many bytes to write.
+    DeadlineExceeded {
+        attempted: usize,
+    },
     Failed,
+}
+
+/// Why the writer itself ended the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriterFailure {
+    /// The peer did not take `attempted` bytes within the write deadline: a slow consumer.
+    WriteDeadline {
+        attempted: usize,
+    },
+    WriteError,
 }
 
 /// Writes everything queued until the buffer is empty.
@@ -29,6 +42,7 @@ async fn drain(
             client.out.written();
             return WriteOutcome::Ok;
         }
+        let attempted = spare.len();
         let result = tokio::time::timeout(deadline, socket.write_all(spare)).await;
         spare.clear();
         if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES {
@@ -38,17 +52,17 @@ async fn drain(
         match result {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return WriteOutcome::Failed,
-            Err(_) => return WriteOutcome::DeadlineExceeded,
+            Err(_) => return WriteOutcome::DeadlineExceeded { attempted },
         }
     }
 }
 
-/// Runs until the connection closes. Returns the reason if the writer itself closed it.
+/// Runs until the connection closes. Returns why, if the writer itself ended it.
 pub(crate) async fn run_writer(
     client: Arc<ClientHandle>,
     mut socket: OwnedWriteHalf,
     write_deadline: Duration,
-) -> Option<ClosedReason> {
+) -> Option<WriterFailure> {
     let mut spare = Vec::new();
     let mut failure = None;
     loop {
@@ -59,15 +73,26 @@ pub(crate) async fn run_writer(
         }
         match drain(&client, &mut socket, &mut spare, write_deadline).await {
             WriteOutcome::Ok => {}
-            WriteOutcome::DeadlineExceeded => {
-                failure = Some(ClosedReason::SlowConsumerWriteDeadline);
+            WriteOutcome::DeadlineExceeded { attempted } => {
+                failure = Some(WriterFailure::WriteDeadline { attempted });
                 break;
             }
             WriteOutcome::Failed => {
-                failure = Some(ClosedReason::WriteError);
+                failure = Some(WriterFailure::WriteError);
                 break;
             }
         }
+    }
+    match failure {
+        // Stop the read side too, now: a slow consumer that sends nothing would otherwise keep
+        // its connection (and the report of why it ends) until it goes stale.
+        Some(WriterFailure::WriteDeadline { .. }) => {
+            client.close(ClosedReason::SlowConsumerWriteDeadline);
+        }
+        Some(WriterFailure::WriteError) => {
+            client.close(ClosedReason::WriteError);
+        }
+        None => {}
     }
     if failure.is_none() {
         // Closing: write what is left (an -ERR, or pending messages on shutdown), briefly.
