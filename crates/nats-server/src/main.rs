@@ -2,7 +2,9 @@
 //! and monitoring, writes the PID and ports files, and turns signals into reload, lame duck
 //! and shutdown. No protocol logic lives here.
 
+mod fdlimit;
 mod files;
+mod heap;
 mod logging;
 mod run;
 mod settings;

@@ -19,6 +19,7 @@ use crate::logging::{self, LogSink};
 use crate::settings::{self, Settings};
 
 pub fn run(flags: &Flags) -> ExitCode {
+    crate::fdlimit::raise_open_files_limit();
     let settings = match settings::load(flags) {
         Ok(settings) => settings,
         Err(err) => {
@@ -107,6 +108,7 @@ async fn serve(settings: Settings, sink: LogSink) -> Result<(), String> {
     let server = Server::new(settings.core.clone()).map_err(|e| e.to_string())?;
     banner(&server, &settings);
     let ports_file = start(&server, &settings).await?;
+    crate::heap::spawn_trimmer(server.clone());
     signals
         .handle(&server, &sink, settings.config_file.is_some())
         .await;

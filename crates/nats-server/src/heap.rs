@@ -1,0 +1,53 @@
+//! Gives freed heap memory back to the operating system after many connections close.
+//!
+//! glibc's allocator keeps one arena per thread that allocated, and memory freed in the middle
+//! of an arena stays resident until something asks for it back. After thousands of connections
+//! come and go, the resident size would stay a fifth or more above what the server uses. When
+//! `TRIM_AFTER_CLOSED_CLIENTS` connections have closed since the last look, one `malloc_trim` on
+//! a blocking thread returns the free pages of every arena.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use natrium_core::Server;
+
+/// How often the client count is looked at.
+const CHECK_INTERVAL: Duration = Duration::from_secs(1);
+/// This many connections closed since the last trim trigger a trim.
+const TRIM_AFTER_CLOSED_CLIENTS: usize = 256;
+
+/// Runs until shutdown, trimming the heap when many clients have gone.
+pub fn spawn_trimmer(server: Server) {
+    tokio::spawn(async move {
+        let mut closed_at_last_trim = 0;
+        let mut ticks = tokio::time::interval(CHECK_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = server.shutdown_requested() => return,
+                _ = ticks.tick() => {}
+            }
+            // Accepted minus still connected: every connection that has closed so far.
+            let accepted = server.stats().total_connections.load(Ordering::Relaxed);
+            let closed = usize::try_from(accepted)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(server.num_clients());
+            if closed.saturating_sub(closed_at_last_trim) >= TRIM_AFTER_CLOSED_CLIENTS {
+                closed_at_last_trim = closed;
+                let _ = tokio::task::spawn_blocking(trim).await;
+            }
+        }
+    });
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn trim() {
+    // SAFETY: malloc_trim only walks the allocator's own free lists; it takes no pointers.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}
