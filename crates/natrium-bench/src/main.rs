@@ -2,7 +2,7 @@
 //! (A B, B A, … for `--rounds`), fresh servers per run, and writes a Markdown table of medians.
 //!
 //! Usage: `natrium-bench --go PATH --ours PATH [--rounds 3] [--messages N] [--seconds S]
-//! [--only SUBSTRING] [--out FILE] [--smoke]`. `--smoke` runs each scenario once, briefly,
+//! [--frames-per-write N] [--only SUBSTRING] [--out FILE] [--smoke]`. `--smoke` runs each scenario once, briefly,
 //! against Natrium alone (CI uses it so the harness never silently breaks).
 
 mod report;
@@ -37,6 +37,7 @@ fn parse_args() -> Result<Args> {
         budget: Budget {
             messages: 2_000_000,
             duration: Duration::from_secs(3),
+            frames_per_write: scenarios::FRAMES_PER_WRITE_DEFAULT,
         },
         only: None,
         out: None,
@@ -51,6 +52,7 @@ fn parse_args() -> Result<Args> {
             "--rounds" => args.rounds = value()?.parse()?,
             "--messages" => args.budget.messages = value()?.parse()?,
             "--seconds" => args.budget.duration = Duration::from_secs_f64(value()?.parse()?),
+            "--frames-per-write" => args.budget.frames_per_write = value()?.parse()?,
             "--only" => args.only = Some(value()?),
             "--out" => args.out = Some(PathBuf::from(value()?)),
             "--smoke" => args.smoke = true,
@@ -63,6 +65,7 @@ fn parse_args() -> Result<Args> {
         args.budget = Budget {
             messages: 20_000,
             duration: Duration::from_millis(200),
+            ..args.budget
         };
     }
     Ok(args)
@@ -87,6 +90,7 @@ fn measure(target: &Target, kind: Kind, budget: Budget) -> Result<Measurement> {
     let server = Running::start(target, &[])?;
     let addr = server.addr();
     let cpu0 = server.cpu_seconds();
+    let gen_cpu0 = generator_cpu_seconds();
     let mut m = Measurement::default();
     match kind {
         Kind::IdleMemory { connections } => {
@@ -120,7 +124,13 @@ fn measure(target: &Target, kind: Kind, budget: Budget) -> Result<Measurement> {
     }
     m.peak_rss = server.peak_rss_bytes();
     m.cpu_seconds = server.cpu_seconds() - cpu0;
+    m.gen_cpu_seconds = generator_cpu_seconds() - gen_cpu0;
     Ok(m)
+}
+
+/// CPU seconds this process (the load generator) has used so far.
+fn generator_cpu_seconds() -> f64 {
+    natrium_monitor::process::cpu_seconds_of("self")
 }
 
 fn main() -> Result<()> {

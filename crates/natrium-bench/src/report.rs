@@ -14,8 +14,20 @@ pub struct Measurement {
     pub peak_rss: u64,
     pub rss_after: u64,
     pub cpu_seconds: f64,
+    /// CPU seconds the load generator used during the run.
+    pub gen_cpu_seconds: f64,
     pub per_conn_bytes: Option<f64>,
     pub leak: Option<(u64, u64)>,
+}
+
+/// The load generator's median CPU seconds in the Go runs and in the Natrium runs.
+fn gen_cpu(go: &[Measurement], ours: &[Measurement]) -> String {
+    let secs = |ms: &[Measurement]| median_by(ms, |m| m.gen_cpu_seconds);
+    match (secs(go), secs(ours)) {
+        (Some(g), Some(o)) => format!("{g:.2} / {o:.2}"),
+        (None, Some(o)) => format!("- / {o:.2}"),
+        _ => "-".to_owned(),
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Option<Duration> {
@@ -39,11 +51,12 @@ impl Measurement {
 
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "{:.0} msg/s, {:.1} MB/s, peak RSS {:.1} MB, cpu {:.2}s",
+            "{:.0} msg/s, {:.1} MB/s, peak RSS {:.1} MB, cpu {:.2}s, generator cpu {:.2}s",
             self.msgs_per_sec,
             self.mb_per_sec,
             self.peak_rss as f64 / 1e6,
-            self.cpu_seconds
+            self.cpu_seconds,
+            self.gen_cpu_seconds
         );
         if let (Some(p50), Some(p99)) = (self.p50, self.p99) {
             let _ = write!(s, ", p50 {p50:?}, p99 {p99:?}");
@@ -105,8 +118,8 @@ fn micros(v: f64) -> String {
 
 pub fn markdown(rows: &[Row], with_go: bool) -> String {
     let mut out = String::new();
-    out.push_str("| scenario | payload | Go msg/s | Go MB/s | Natrium msg/s | Natrium MB/s | ratio | Go p50/p99 | Natrium p50/p99 | Go peak RSS | Natrium peak RSS | Go CPU s | Natrium CPU s |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
+    out.push_str("| scenario | payload | Go msg/s | Go MB/s | Natrium msg/s | Natrium MB/s | ratio | Go p50/p99 | Natrium p50/p99 | Go peak RSS | Natrium peak RSS | Go CPU s | Natrium CPU s | generator CPU s (Go / Natrium run) |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|\n");
     for row in rows {
         if matches!(row.kind, Kind::Unsupported) {
             let _ = writeln!(
@@ -168,7 +181,7 @@ pub fn markdown(rows: &[Row], with_go: bool) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             row.name,
             row.payload,
             if with_go { go_rate } else { "-".into() },
@@ -182,6 +195,7 @@ pub fn markdown(rows: &[Row], with_go: bool) -> String {
             fmt_opt(stat(&row.ours, &|m| m.peak_rss as f64), mb),
             fmt_opt(stat(&row.go, &|m| m.cpu_seconds), |v| format!("{v:.2}")),
             fmt_opt(stat(&row.ours, &|m| m.cpu_seconds), |v| format!("{v:.2}")),
+            gen_cpu(&row.go, &row.ours),
         );
     }
     out

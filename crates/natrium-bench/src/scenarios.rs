@@ -12,8 +12,9 @@ use anyhow::{Context, Result};
 
 use crate::wire::{pub_batch, Conn};
 
-/// Frames per write on the publishing side: large writes, as a batching client does.
-const FRAMES_PER_WRITE: usize = 512;
+/// Frames per write on the publishing side unless `--frames-per-write` says otherwise: large
+/// writes, as a batching client does.
+pub const FRAMES_PER_WRITE_DEFAULT: usize = 512;
 
 #[derive(Debug, Default, Clone)]
 pub struct Outcome {
@@ -168,15 +169,19 @@ pub struct Budget {
     pub messages: u64,
     /// Wall time for latency-shaped rows.
     pub duration: Duration,
+    /// PUB frames per socket write on publishing connections (the generator's efficiency knob:
+    /// fewer frames per write cost the generator more CPU per message).
+    pub frames_per_write: usize,
 }
 
-fn publish(addr: &str, subject: &str, payload: usize, count: u64) -> Result<()> {
+fn publish(addr: &str, subject: &str, payload: usize, count: u64, per_write: usize) -> Result<()> {
     let mut conn = Conn::open(addr)?;
-    let batch = pub_batch(subject, payload, FRAMES_PER_WRITE);
+    let per_write = per_write.max(1);
+    let batch = pub_batch(subject, payload, per_write);
     let mut left = count;
     while left > 0 {
-        let n = left.min(FRAMES_PER_WRITE as u64) as usize;
-        let frame_len = batch.len() / FRAMES_PER_WRITE;
+        let n = left.min(per_write as u64) as usize;
+        let frame_len = batch.len() / per_write;
         conn.send(&batch[..n * frame_len])?;
         left -= n as u64;
     }
@@ -188,7 +193,13 @@ pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
     match kind {
         Kind::PubOnly { payload } => {
             let start = Instant::now();
-            publish(addr, "bench.pub", payload, budget.messages)?;
+            publish(
+                addr,
+                "bench.pub",
+                payload,
+                budget.messages,
+                budget.frames_per_write,
+            )?;
             Ok(Outcome {
                 msgs: budget.messages,
                 payload_bytes: budget.messages * payload as u64,
@@ -200,7 +211,7 @@ pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
             publishers,
             subscribers,
             payload,
-        } => pub_sub(addr, publishers, subscribers, payload, budget.messages),
+        } => pub_sub(addr, publishers, subscribers, payload, budget),
         Kind::ReqReply {
             clients,
             services,
@@ -213,7 +224,14 @@ pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
     }
 }
 
-fn pub_sub(addr: &str, pubs: usize, subs: usize, payload: usize, per_pub: u64) -> Result<Outcome> {
+fn pub_sub(
+    addr: &str,
+    pubs: usize,
+    subs: usize,
+    payload: usize,
+    budget: Budget,
+) -> Result<Outcome> {
+    let (per_pub, per_write) = (budget.messages, budget.frames_per_write);
     let expected = per_pub * pubs as u64;
     let ready = Arc::new(Barrier::new(subs + 1));
     let mut sub_threads = Vec::new();
@@ -233,7 +251,7 @@ fn pub_sub(addr: &str, pubs: usize, subs: usize, payload: usize, per_pub: u64) -
     let pub_threads: Vec<_> = (0..pubs)
         .map(|_| {
             let addr = addr.to_owned();
-            std::thread::spawn(move || publish(&addr, "bench.ps", payload, per_pub))
+            std::thread::spawn(move || publish(&addr, "bench.ps", payload, per_pub, per_write))
         })
         .collect();
     for t in pub_threads {
