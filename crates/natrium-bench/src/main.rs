@@ -2,7 +2,7 @@
 //! (A B, B A, … for `--rounds`), fresh servers per run, and writes a Markdown table of medians.
 //!
 //! Usage: `natrium-bench --go PATH --ours PATH [--rounds 3] [--messages N] [--seconds S]
-//! [--frames-per-write N] [--only SUBSTRING] [--out FILE] [--smoke]`. `--smoke` runs each scenario once, briefly,
+//! [--frames-per-write N] [--only SUBSTRING[,SUBSTRING…]] [--out FILE] [--smoke]`. `--smoke` runs each scenario once, briefly,
 //! against Natrium alone (CI uses it so the harness never silently breaks).
 
 mod report;
@@ -143,7 +143,7 @@ fn main() -> Result<()> {
     let mut rows = Vec::new();
     for scenario in scenarios::all() {
         if let Some(only) = &args.only {
-            if !scenario.name.contains(only.as_str()) {
+            if !only.split(',').any(|part| scenario.name.contains(part)) {
                 continue;
             }
         }
