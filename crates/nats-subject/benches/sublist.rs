@@ -4,12 +4,33 @@
 //! Rows named `*_cache_hit` repeat one subject on a cached index, like every upstream Match
 //! benchmark; `*_nocache` rows walk the trie on every call.
 
+use std::alloc::System;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nats_subject::{subject_matches, Sublist};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+/// Counts heap allocations so that match rows can report allocations per operation.
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Calls made to average allocations over (after one warm-up call).
+const ALLOC_SAMPLE_CALLS: usize = 10_000;
+
+/// Prints the row's heap allocations per call of `op`, then benchmarks it.
+fn bench_op<R>(c: &mut Criterion, name: &str, mut op: impl FnMut() -> R) {
+    black_box(op());
+    let region = Region::new(GLOBAL);
+    for _ in 0..ALLOC_SAMPLE_CALLS {
+        black_box(op());
+    }
+    let allocs = region.change().allocations as f64 / ALLOC_SAMPLE_CALLS as f64;
+    println!("allocations per op: {name}: {allocs}");
+    c.bench_function(name, |b| b.iter(&mut op));
+}
 
 /// Stand-in for the runtime's subscription: an `Arc` compared by pointer, as `SubRef` is.
 #[derive(Clone)]
@@ -148,8 +169,8 @@ fn bench_match(c: &mut Criterion, subjects: &[String]) {
     ];
     for (name, subject, expected) in rows {
         assert_eq!(cached.matches(subject).fanout(), expected, "{name}");
-        c.bench_function(&format!("{name}_cache_hit"), |b| {
-            b.iter(|| cached.matches(black_box(subject)));
+        bench_op(c, &format!("{name}_cache_hit"), || {
+            cached.matches(black_box(subject))
         });
     }
     let nocache: [(&str, &[u8]); 2] = [
@@ -163,7 +184,7 @@ fn bench_match(c: &mut Criterion, subjects: &[String]) {
         ),
     ];
     for (name, subject) in nocache {
-        c.bench_function(name, |b| b.iter(|| uncached.matches(black_box(subject))));
+        bench_op(c, name, || uncached.matches(black_box(subject)));
     }
 
     let queue = build_queue(true);
@@ -173,19 +194,19 @@ fn bench_match(c: &mut Criterion, subjects: &[String]) {
         (r.plain.len(), r.queues.len(), r.iter().count()),
         (1, 3, 11)
     );
-    c.bench_function("AnchorSublist_QueueMatch_cache_hit", |b| {
-        b.iter(|| queue.matches(black_box(b"orders.created")));
+    bench_op(c, "AnchorSublist_QueueMatch_cache_hit", || {
+        queue.matches(black_box(b"orders.created"))
     });
-    c.bench_function("AnchorSublist_QueueMatchNoCache", |b| {
-        b.iter(|| queue_nocache.matches(black_box(b"orders.created")));
+    bench_op(c, "AnchorSublist_QueueMatchNoCache", || {
+        queue_nocache.matches(black_box(b"orders.created"))
     });
 
     let wide = Sublist::new(false);
     for i in 0..512 {
         wide.insert(b"foo", None, sub(i)).unwrap();
     }
-    c.bench_function("SublistMatch10kSubsWithNoCache_512_on_foo", |b| {
-        b.iter(|| wide.matches(black_box(b"foo")));
+    bench_op(c, "SublistMatch10kSubsWithNoCache_512_on_foo", || {
+        wide.matches(black_box(b"foo"))
     });
 }
 
