@@ -20,6 +20,15 @@ impl PartialEq for SubRef {
     }
 }
 
+impl Eq for SubRef {}
+
+/// Hashes the handle's address, consistent with the pointer equality above.
+impl std::hash::Hash for SubRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(Arc::as_ptr(&self.0), state);
+    }
+}
+
 impl std::ops::Deref for SubRef {
     type Target = Subscription;
     fn deref(&self) -> &Subscription {

@@ -36,6 +36,7 @@ mod error;
 mod hash;
 pub mod limits;
 pub mod matching;
+mod members;
 mod result;
 mod stats;
 mod sublist;

@@ -33,6 +33,11 @@ pub const BATCH_WILDCARDS_BEFORE_CLEAR: usize = 16;
 /// memory returns after a burst of subscriptions goes away.
 pub const SHRINK_RATIO: usize = 4;
 
+/// Subscribers on one subject (or in one queue group on it) from which a position index is
+/// kept beside the vector, making unsubscribe O(1); it is dropped again below half this many.
+/// Go keeps every node's subscribers in maps; below this size a vector scan is as fast.
+pub const MEMBERS_INDEX_FROM: usize = 32;
+
 /// Capacity under which a collection is never shrunk: not worth the reallocation.
 pub const SHRINK_MIN_CAPACITY: usize = 16;
 
@@ -41,3 +46,4 @@ const _: () = assert!(CACHE_SETS_PER_SHARD.is_power_of_two());
 const _: () = assert!(CACHE_WAYS_PER_SET >= 1);
 const _: () = assert!(CACHE_ENTRIES_MAX == 1024);
 const _: () = assert!(SHRINK_RATIO >= 2);
+const _: () = assert!(MEMBERS_INDEX_FROM >= 4);

@@ -49,7 +49,7 @@ struct Inner<T> {
 
 /// Subscription index. `T` is the runtime's subscription handle (an `Arc`); equality
 /// identifies it. All methods take `&self` and are safe to call from many threads.
-pub struct Sublist<T: Clone + PartialEq + Send + Sync> {
+pub struct Sublist<T: Clone + Eq + std::hash::Hash + Send + Sync> {
     inner: RwLock<Inner<T>>,
     /// `None` when built with `new(false)`.
     cache: Option<MatchCache<T>>,
@@ -61,7 +61,7 @@ pub struct Sublist<T: Clone + PartialEq + Send + Sync> {
     empty: Arc<MatchResult<T>>,
 }
 
-impl<T: Clone + PartialEq + Send + Sync> Sublist<T> {
+impl<T: Clone + Eq + std::hash::Hash + Send + Sync> Sublist<T> {
     /// An empty index; `cache_enabled` false disables the match cache (Go's
     /// `NewSublistNoCache`, used when `no_sublist_cache` is set).
     pub fn new(cache_enabled: bool) -> Self {
@@ -273,13 +273,13 @@ impl<T: Clone + PartialEq + Send + Sync> Sublist<T> {
     }
 }
 
-impl<T: Clone + PartialEq + Send + Sync> Default for Sublist<T> {
+impl<T: Clone + Eq + std::hash::Hash + Send + Sync> Default for Sublist<T> {
     fn default() -> Self {
         Self::new(true)
     }
 }
 
-impl<T: Clone + PartialEq + Send + Sync> fmt::Debug for Sublist<T> {
+impl<T: Clone + Eq + std::hash::Hash + Send + Sync> fmt::Debug for Sublist<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sublist")
             .field("count", &self.count())

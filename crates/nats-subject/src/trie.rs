@@ -7,14 +7,16 @@
 //!   pruned on remove), so the counters return to zero once every subscription is gone;
 //! - within one node, a value appears at most once in `plain` and at most once per group.
 //!
-//! Membership is a `Vec` searched with `PartialEq` (the handle type has no `Hash`), so insert
-//! and remove cost O(k) for k subscriptions on the same subject and queue group.
+//! Membership is a [`Members`] set: a vector, indexed by value once it is large, so insert and
+//! remove stay O(1) however many subscriptions share a subject and queue group.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 
 use crate::error::SublistError;
 use crate::hash::SubjectHashBuilder;
 use crate::limits::{SHRINK_MIN_CAPACITY, SHRINK_RATIO};
+use crate::members::Members;
 use crate::result::{MatchResult, QueueGroup};
 use crate::validate::{is_valid_queue_name, is_valid_subject, split_token};
 
@@ -30,8 +32,14 @@ struct Level<T> {
 /// The subscriptions on one exact pattern, and the level below it.
 struct Node<T> {
     next: Option<Box<Level<T>>>,
-    plain: Vec<T>,
-    queues: Vec<QueueGroup<T>>,
+    plain: Members<T>,
+    queues: Vec<StoredGroup<T>>,
+}
+
+/// A queue group's members on one node.
+struct StoredGroup<T> {
+    name: Box<[u8]>,
+    members: Members<T>,
 }
 
 /// The trie plus the counters that only change with it.
@@ -44,12 +52,6 @@ pub(crate) struct Trie<T> {
     pub(crate) nodes: usize,
     /// Levels below the root level.
     pub(crate) levels: usize,
-}
-
-fn shrink_vec<U>(v: &mut Vec<U>) {
-    if v.capacity() > SHRINK_MIN_CAPACITY && v.len() * SHRINK_RATIO < v.capacity() {
-        v.shrink_to(v.len() * 2);
-    }
 }
 
 impl<T> Level<T> {
@@ -128,7 +130,7 @@ impl<T> Node<T> {
     const fn new() -> Self {
         Self {
             next: None,
-            plain: Vec::new(),
+            plain: Members::new(),
             queues: Vec::new(),
         }
     }
@@ -138,39 +140,28 @@ impl<T> Node<T> {
     }
 }
 
-impl<T: PartialEq> Node<T> {
+impl<T: Clone + Eq + Hash> Node<T> {
     /// Adds `value`; false if it was already there.
     fn add(&mut self, queue: Option<&[u8]>, value: T) -> bool {
         let Some(queue) = queue else {
-            if self.plain.contains(&value) {
-                return false;
-            }
-            self.plain.push(value);
-            return true;
+            return self.plain.insert(value);
         };
         if let Some(group) = self.queues.iter_mut().find(|g| &*g.name == queue) {
-            if group.members.contains(&value) {
-                return false;
-            }
-            group.members.push(value);
-        } else {
-            self.queues.push(QueueGroup {
-                name: Box::from(queue),
-                members: vec![value],
-            });
+            return group.members.insert(value);
         }
+        let mut members = Members::new();
+        members.insert(value);
+        self.queues.push(StoredGroup {
+            name: Box::from(queue),
+            members,
+        });
         true
     }
 
     /// Removes `value`; false if it was not there. Order within the node is not kept.
     fn remove(&mut self, queue: Option<&[u8]>, value: &T) -> bool {
         let Some(queue) = queue else {
-            let Some(i) = self.plain.iter().position(|v| v == value) else {
-                return false;
-            };
-            self.plain.swap_remove(i);
-            shrink_vec(&mut self.plain);
-            return true;
+            return self.plain.remove(value);
         };
         let Some(gi) = self.queues.iter().position(|g| &*g.name == queue) else {
             return false;
@@ -178,11 +169,9 @@ impl<T: PartialEq> Node<T> {
         let Some(group) = self.queues.get_mut(gi) else {
             return false;
         };
-        let Some(i) = group.members.iter().position(|v| v == value) else {
+        if !group.members.remove(value) {
             return false;
-        };
-        group.members.swap_remove(i);
-        shrink_vec(&mut group.members);
+        }
         if group.members.is_empty() {
             self.queues.swap_remove(gi);
         }
@@ -196,14 +185,17 @@ struct Collector<T> {
     queues: Vec<QueueGroup<T>>,
 }
 
-impl<T: Clone> Collector<T> {
+impl<T: Clone + Eq + Hash> Collector<T> {
     fn add(&mut self, node: &Node<T>) {
-        self.plain.extend_from_slice(&node.plain);
+        self.plain.extend_from_slice(node.plain.as_slice());
         for group in &node.queues {
             if let Some(same) = self.queues.iter_mut().find(|g| g.name == group.name) {
-                same.members.extend_from_slice(&group.members);
+                same.members.extend_from_slice(group.members.as_slice());
             } else {
-                self.queues.push(group.clone());
+                self.queues.push(QueueGroup {
+                    name: group.name.clone(),
+                    members: group.members.as_slice().to_vec(),
+                });
             }
         }
     }
@@ -211,7 +203,7 @@ impl<T: Clone> Collector<T> {
 
 /// Walks `level` with the tokens of `subject`. Iterates along literal children and recurses
 /// only into `*` children, so the depth is bounded by the `*` tokens of stored patterns.
-fn walk<T: Clone>(mut level: &Level<T>, mut subject: &[u8], out: &mut Collector<T>) {
+fn walk<T: Clone + Eq + Hash>(mut level: &Level<T>, mut subject: &[u8], out: &mut Collector<T>) {
     loop {
         let (token, rest) = split_token(subject);
         if let Some(fwc) = &level.fwc {
@@ -238,7 +230,7 @@ fn walk<T: Clone>(mut level: &Level<T>, mut subject: &[u8], out: &mut Collector<
     }
 }
 
-impl<T: Clone + PartialEq> Trie<T> {
+impl<T: Clone + Eq + Hash> Trie<T> {
     pub(crate) fn new(hasher: SubjectHashBuilder) -> Self {
         Self {
             root: Level::new(hasher),
@@ -403,9 +395,9 @@ impl<T: Clone + PartialEq> Trie<T> {
         let mut stack = vec![&self.root];
         while let Some(level) = stack.pop() {
             for node in level.children() {
-                out.extend_from_slice(&node.plain);
+                out.extend_from_slice(node.plain.as_slice());
                 for group in &node.queues {
-                    out.extend_from_slice(&group.members);
+                    out.extend_from_slice(group.members.as_slice());
                 }
                 if let Some(next) = &node.next {
                     stack.push(next);
@@ -422,8 +414,12 @@ impl<T: Clone + PartialEq> Trie<T> {
         while let Some(level) = stack.pop() {
             for node in level.children() {
                 nodes += 1;
-                subs += node.plain.len();
-                subs += node.queues.iter().map(|g| g.members.len()).sum::<usize>();
+                subs += node.plain.as_slice().len();
+                subs += node
+                    .queues
+                    .iter()
+                    .map(|g| g.members.as_slice().len())
+                    .sum::<usize>();
                 debug_assert!(node.queues.iter().all(|g| !g.members.is_empty()));
                 match &node.next {
                     Some(next) => {
