@@ -3,6 +3,10 @@
 //! runtime, no locks; the server's listener wires it to sockets (see `docs/websocket.md`).
 //!
 //! Layout:
+//! - [`handshake`]: parse the HTTP upgrade request from a read buffer ([`RequestParser`],
+//!   bounded, `Incomplete` until the blank line), validate it as Go's `wsUpgrade` does
+//!   ([`Handshake`]), negotiate permessage-deflate and no-masking, check origins, pick cookies
+//!   and `X-Forwarded-For`, and produce the 101 response or Go's error reply.
 //! - [`frame::decode`]: [`FrameDecoder`] turns client frames into NATS protocol bytes
 //!   (unmasked in place, streamed when uncompressed, inflated with a bounded output when
 //!   compressed) and control events (ping, pong, close).
@@ -32,6 +36,7 @@
 pub mod close;
 pub mod error;
 pub mod frame;
+pub mod handshake;
 pub mod limits;
 
 pub use close::{CloseCause, ClosePayload};
@@ -39,3 +44,6 @@ pub use error::FrameError;
 pub use frame::decode::{Close, Decoded, DecoderConfig, Event, FrameDecoder};
 pub use frame::encode::{data_frames, ControlFrame, EncoderConfig, FrameEncoder};
 pub use frame::{apply_mask, FrameHeader, HeaderBuf, OpCode};
+pub use handshake::{
+    Handshake, HandshakeConfig, HandshakeError, Kind, Outcome, Rejection, RequestParser, Upgrade,
+};
