@@ -64,9 +64,12 @@ impl FrameError {
         )
     }
 
-    /// The close frame payload to send before closing, if Go sends one: status 1002 and this
-    /// error's text for protocol errors. Size and inflate errors close without a close frame
-    /// (Go closes those as `Read Error`, which skips the final flush).
+    /// The close frame payload to send before closing: status 1002 and the error's text for
+    /// protocol errors; none for size and inflate errors (Go closes those without one).
+    ///
+    /// Go v2.15.2 queues this frame and then closes the connection as `Read Error`, which skips
+    /// the final flush, so whether the frame reaches the client is a race in Go (against the
+    /// binary it mostly does not). Sending it is what Go intends and what RFC 6455 asks.
     pub fn close_payload(&self) -> Option<ClosePayload> {
         self.is_protocol_error()
             .then(|| ClosePayload::new(status::PROTOCOL_ERROR, self.to_string().as_bytes()))

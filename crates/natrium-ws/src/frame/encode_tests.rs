@@ -161,6 +161,7 @@ fn ws_encode_compressor_resets_between_batches() {
 fn ws_encode_control_frames() {
     assert_eq!(ControlFrame::ping(b"").as_bytes(), b"\x89\x00");
     assert_eq!(ControlFrame::pong(b"xyz").as_bytes(), b"\x8a\x03xyz");
+    // Seen from the Go binary after a PUB over max_payload: `-ERR`, then this close frame.
     let f = ControlFrame::close_for(CloseCause::MaxPayloadExceeded);
     assert_eq!(
         f.as_bytes(),
