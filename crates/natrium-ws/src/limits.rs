@@ -10,6 +10,12 @@
 /// the Go binary).
 pub const HANDSHAKE_HEAD_BYTES_MAX: usize = (1 << 20) + 4096;
 
+/// Time allowed for the handshake when `handshake_timeout` is not set. Go has no default (a
+/// plain-text client may hold a socket forever before its request); the server applies this
+/// fallback instead so that pre-handshake sockets stay bounded. Clients finishing within it
+/// cannot tell the difference.
+pub const HANDSHAKE_TIMEOUT_FALLBACK_MS: u64 = 10_000;
+
 /// Longest frame header: 2 fixed bytes, 8 bytes of extended length, 4 bytes of masking key
 /// (`wsMaxFrameHeaderSize`).
 pub const FRAME_HEADER_BYTES_MAX: usize = 14;
