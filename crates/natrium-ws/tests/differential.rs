@@ -72,12 +72,11 @@ fn start(bin: &PathBuf, ws_block: &str) -> (Server, u16) {
     (server, port)
 }
 
-/// Sends `req` and reads the reply: the head for a 101, the whole reply (up to close or a
-/// quiet 300 ms) otherwise.
+/// Sends `req` and reads the reply: the head for a 101; otherwise until the body announced by
+/// `Content-Length` is in, the connection closes, or 2 s pass quietly (a HEAD reply).
 fn ask_go(port: u16, req: &[u8]) -> Vec<u8> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     s.write_all(req).unwrap();
     let mut out = Vec::new();
     let mut buf = [0u8; 4096];
@@ -89,11 +88,20 @@ fn ask_go(port: u16, req: &[u8]) -> Vec<u8> {
             Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
             Err(e) => panic!("read: {e}"),
         }
+        let Some(end) = out.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
         if out.starts_with(b"HTTP/1.1 101 ") {
-            if let Some(end) = out.windows(4).position(|w| w == b"\r\n\r\n") {
-                out.truncate(end + 4);
-                break;
-            }
+            out.truncate(end + 4);
+            break;
+        }
+        let head = String::from_utf8_lossy(&out[..end]).into_owned();
+        let body_len = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .and_then(|v| v.trim().parse::<usize>().ok());
+        if body_len.is_some_and(|len| len > 0 && out.len() >= end + 4 + len) {
+            break;
         }
     }
     out
