@@ -11,9 +11,9 @@
 //! The connection-side flow (INFO before or after the handshake, `allow_non_tls` sniffing, the
 //! handshake timeout) lives with the client code, in `client::tls_accept`.
 
-pub(crate) mod der;
+pub mod der;
 mod load;
-pub(crate) mod pem;
+pub mod pem;
 pub(crate) mod verify;
 pub mod x509;
 

@@ -5,7 +5,7 @@
 
 /// One PEM block.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Block {
+pub struct Block {
     pub label: String,
     pub der: Vec<u8>,
     /// RFC 1421 headers (`Proc-Type: 4,ENCRYPTED`) were present.
@@ -17,7 +17,7 @@ const END: &str = "-----END ";
 const DASHES: &str = "-----";
 
 /// All well-formed blocks in `input`; malformed ones are skipped, as Go skips them.
-pub(crate) fn blocks(input: &[u8]) -> Vec<Block> {
+pub fn blocks(input: &[u8]) -> Vec<Block> {
     let text = String::from_utf8_lossy(input);
     let mut out = Vec::new();
     let mut rest: &str = &text;
