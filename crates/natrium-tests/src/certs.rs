@@ -15,6 +15,8 @@ pub struct TestCerts {
     dir: tempfile::TempDir,
     /// Hex SHA-256 of each issued certificate's SubjectPublicKeyInfo (`pinned_certs` entries).
     spki: std::collections::HashMap<String, String>,
+    /// The CA certificate, DER, for clients that take roots in memory.
+    ca_der: Vec<u8>,
 }
 
 /// emailAddress (PKCS #9).
@@ -63,8 +65,10 @@ impl TestCerts {
         let mut certs = Self {
             dir,
             spki: std::collections::HashMap::new(),
+            ca_der: Vec::new(),
         };
         let main = ca("Natrium Test CA");
+        certs.ca_der = main.cert.der().to_vec();
         let other = ca("Other Test CA");
         certs.write("ca", &main.cert, None);
         certs.write("other-ca", &other.cert, None);
@@ -124,6 +128,11 @@ impl TestCerts {
             std::fs::write(self.path(&format!("{name}-key.pem")), key.serialize_pem())
                 .expect("write key");
         }
+    }
+
+    /// The CA certificate (`ca.pem`), DER.
+    pub fn ca_der(&self) -> &[u8] {
+        &self.ca_der
     }
 
     /// The `pinned_certs` entry for an issued certificate.
