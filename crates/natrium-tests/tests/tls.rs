@@ -118,11 +118,14 @@ async fn tls_pub_sub_and_monitoring_like_go() {
             varz.get("tls_verify").cloned(),
             varz["tls_timeout"].clone(),
             varz["tls_cert_not_after"].clone(),
+            // Go's default authentication timeout with TLS: the TLS timeout plus a second.
+            varz["auth_timeout"].clone(),
         );
         assert_eq!(view.0, "1.3", "{name}");
         assert_eq!(view.3, true, "{name}");
         assert_eq!(view.5, 2, "{name}");
         assert!(view.6.is_string(), "{name}: {varz}");
+        assert_eq!(view.7, 3, "{name}");
         seen.push(view);
         let info = info_json(&server);
         assert_eq!(info["tls_required"], true, "{name}");
