@@ -164,6 +164,10 @@ fn tls_error_text(err: &Error, rejected_chain: &[CertificateDer<'_>]) -> String 
             | PeerIncompatible::Tls12NotOffered
             | PeerIncompatible::Tls12NotOfferedOrEnabled,
         ) => "tls: client offered only unsupported versions".to_owned(),
+        // A `tls {}` block without a certificate, which Go accepts too.
+        Error::General(text) if text.contains("no server certificate") => {
+            "tls: no certificates configured".to_owned()
+        }
         other => format!("tls: {other}"),
     }
 }
@@ -305,6 +309,12 @@ mod tests {
             "remote error: tls: bad certificate"
         );
         assert_eq!(d(io::ErrorKind::UnexpectedEof.into()), "EOF");
+        assert_eq!(
+            d(io_tls(Error::General(
+                "no server certificate chain resolved".into()
+            ))),
+            "tls: no certificates configured"
+        );
         assert_eq!(
             d(io::Error::from_raw_os_error(104)),
             "read tcp 127.0.0.1:4222->127.0.0.1:5555: read: connection reset by peer"
