@@ -18,6 +18,43 @@ use anyhow::{bail, Context, Result};
 use report::{Measurement, Row};
 use scenarios::{Budget, Kind};
 use server::{Running, Target};
+use wire::Endpoint;
+
+/// Certificates for the TLS rows, generated once per run, and the client configuration
+/// trusting them. Both servers get the same `--tls --tlscert --tlskey` flags.
+struct TlsSetup {
+    certs: natrium_tests::TestCerts,
+    client: std::sync::Arc<rustls::ClientConfig>,
+}
+
+impl TlsSetup {
+    fn new() -> Result<Self> {
+        let certs = natrium_tests::TestCerts::generate();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(rustls::pki_types::CertificateDer::from(
+            certs.ca_der().to_vec(),
+        ))?;
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let client = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(Self {
+            certs,
+            client: std::sync::Arc::new(client),
+        })
+    }
+
+    fn server_args(&self) -> Vec<String> {
+        vec![
+            "--tls".to_owned(),
+            "--tlscert".to_owned(),
+            self.certs.file("server.pem"),
+            "--tlskey".to_owned(),
+            self.certs.file("server-key.pem"),
+        ]
+    }
+}
 
 struct Args {
     go: Option<PathBuf>,
@@ -82,13 +119,25 @@ fn messages_for(kind: Kind, budget: Budget) -> Budget {
             messages: budget.messages / publishers as u64,
             ..budget
         },
+        Kind::Tls(inner) => messages_for(inner.plain(), budget),
         _ => budget,
     }
 }
 
-fn measure(target: &Target, kind: Kind, budget: Budget) -> Result<Measurement> {
-    let server = Running::start(target, &[])?;
-    let addr = server.addr();
+fn measure(
+    target: &Target,
+    kind: Kind,
+    budget: Budget,
+    tls: Option<&TlsSetup>,
+) -> Result<Measurement> {
+    let tls = tls.filter(|_| matches!(kind, Kind::Tls(_)));
+    let args = tls.map(TlsSetup::server_args).unwrap_or_default();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = Running::start(target, &args)?;
+    let addr = Endpoint {
+        addr: server.addr(),
+        tls: tls.map(|t| std::sync::Arc::clone(&t.client)),
+    };
     let cpu0 = server.cpu_seconds();
     let gen_cpu0 = generator_cpu_seconds();
     let mut m = Measurement::default();
@@ -141,6 +190,7 @@ fn main() -> Result<()> {
     };
     let go = args.go.clone().map(|binary| Target { name: "go", binary });
     let mut rows = Vec::new();
+    let mut tls_setup = None;
     for scenario in scenarios::all() {
         if let Some(only) = &args.only {
             if !only.split(',').any(|part| scenario.name.contains(part)) {
@@ -156,6 +206,9 @@ fn main() -> Result<()> {
             rows.push(row);
             continue;
         }
+        if matches!(scenario.kind, Kind::Tls(_)) && tls_setup.is_none() {
+            tls_setup = Some(TlsSetup::new()?);
+        }
         for round in 0..args.rounds {
             // Alternate which server goes first, so warm caches favour neither.
             let order: Vec<&Target> = match &go {
@@ -164,12 +217,13 @@ fn main() -> Result<()> {
                 None => vec![&ours],
             };
             for target in order {
-                let m = measure(target, scenario.kind, args.budget).with_context(|| {
-                    format!(
-                        "{} {} on {}",
-                        scenario.name, scenario.payload_label, target.name
-                    )
-                })?;
+                let m = measure(target, scenario.kind, args.budget, tls_setup.as_ref())
+                    .with_context(|| {
+                        format!(
+                            "{} {} on {}",
+                            scenario.name, scenario.payload_label, target.name
+                        )
+                    })?;
                 eprintln!(
                     "{} {} round {} {}: {}",
                     scenario.name,

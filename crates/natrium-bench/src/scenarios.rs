@@ -3,14 +3,13 @@
 //! pub-only rows, which count what the server accepted (a PING after the last PUB is answered
 //! only once all of them were processed).
 
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::wire::{pub_batch, Conn};
+use crate::wire::{pub_batch, Conn, Endpoint};
 
 /// Frames per write on the publishing side unless `--frames-per-write` says otherwise: large
 /// writes, as a batching client does.
@@ -50,7 +49,30 @@ pub enum Kind {
         cycles: usize,
         connections: usize,
     },
+    /// The inner scenario against servers requiring TLS (same certificate for both).
+    Tls(TlsKind),
     Unsupported,
+}
+
+/// The scenarios that also run over TLS.
+#[derive(Debug, Clone, Copy)]
+pub enum TlsKind {
+    PubOnly { payload: usize },
+    PubSub { payload: usize },
+}
+
+impl TlsKind {
+    /// The same scenario in plain text.
+    pub fn plain(self) -> Kind {
+        match self {
+            TlsKind::PubOnly { payload } => Kind::PubOnly { payload },
+            TlsKind::PubSub { payload } => Kind::PubSub {
+                publishers: 1,
+                subscribers: 1,
+                payload,
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -60,8 +82,10 @@ pub struct Scenario {
     pub kind: Kind,
 }
 
+// A flat table, one entry per row of the report.
+#[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
-    use Kind::{Churn, IdleMemory, LeakCheck, PubOnly, PubSub, ReqReply, Unsupported};
+    use Kind::{Churn, IdleMemory, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported};
     let s = |name, payload_label, kind| Scenario {
         name,
         payload_label,
@@ -155,8 +179,16 @@ pub fn all() -> Vec<Scenario> {
         s("JetStream durable pull fetch", "-", Unsupported),
         s("MQTT QoS 0 pub/sub", "128 B", Unsupported),
         s("NATS to MQTT", "128 B", Unsupported),
-        s("TLS pub/sub 1:1", "128 B", Unsupported),
-        s("TLS pub-only", "128 B", Unsupported),
+        s(
+            "TLS pub/sub 1:1",
+            "128 B",
+            Tls(TlsKind::PubSub { payload: 128 }),
+        ),
+        s(
+            "TLS pub-only",
+            "128 B",
+            Tls(TlsKind::PubOnly { payload: 128 }),
+        ),
         s("WebSocket pub/sub 1:1", "128 B", Unsupported),
         s("WebSocket pub-only", "128 B", Unsupported),
     ]
@@ -174,8 +206,14 @@ pub struct Budget {
     pub frames_per_write: usize,
 }
 
-fn publish(addr: &str, subject: &str, payload: usize, count: u64, per_write: usize) -> Result<()> {
-    let mut conn = Conn::open(addr)?;
+fn publish(
+    ep: &Endpoint,
+    subject: &str,
+    payload: usize,
+    count: u64,
+    per_write: usize,
+) -> Result<()> {
+    let mut conn = Conn::open(ep)?;
     let per_write = per_write.max(1);
     let batch = pub_batch(subject, payload, per_write);
     let mut left = count;
@@ -189,12 +227,12 @@ fn publish(addr: &str, subject: &str, payload: usize, count: u64, per_write: usi
     conn.expect_pong()
 }
 
-pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
+pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
     match kind {
         Kind::PubOnly { payload } => {
             let start = Instant::now();
             publish(
-                addr,
+                ep,
                 "bench.pub",
                 payload,
                 budget.messages,
@@ -211,13 +249,14 @@ pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
             publishers,
             subscribers,
             payload,
-        } => pub_sub(addr, publishers, subscribers, payload, budget),
+        } => pub_sub(ep, publishers, subscribers, payload, budget),
         Kind::ReqReply {
             clients,
             services,
             payload,
-        } => req_reply(addr, clients, services, payload, budget.duration),
-        Kind::Churn { workers } => churn(addr, workers, budget.duration),
+        } => req_reply(ep, clients, services, payload, budget.duration),
+        Kind::Churn { workers } => churn(ep, workers, budget.duration),
+        Kind::Tls(inner) => run(inner.plain(), ep, budget),
         Kind::IdleMemory { .. } | Kind::LeakCheck { .. } | Kind::Unsupported => {
             Ok(Outcome::default())
         }
@@ -225,7 +264,7 @@ pub fn run(kind: Kind, addr: &str, budget: Budget) -> Result<Outcome> {
 }
 
 fn pub_sub(
-    addr: &str,
+    ep: &Endpoint,
     pubs: usize,
     subs: usize,
     payload: usize,
@@ -236,7 +275,7 @@ fn pub_sub(
     let ready = Arc::new(Barrier::new(subs + 1));
     let mut sub_threads = Vec::new();
     for _ in 0..subs {
-        let mut conn = Conn::open(addr)?;
+        let mut conn = Conn::open(ep)?;
         conn.send(b"SUB bench.ps 1\r\nPING\r\n")?;
         conn.expect_pong()?;
         let ready = Arc::clone(&ready);
@@ -250,8 +289,8 @@ fn pub_sub(
     let start = Instant::now();
     let pub_threads: Vec<_> = (0..pubs)
         .map(|_| {
-            let addr = addr.to_owned();
-            std::thread::spawn(move || publish(&addr, "bench.ps", payload, per_pub, per_write))
+            let ep = ep.clone();
+            std::thread::spawn(move || publish(&ep, "bench.ps", payload, per_pub, per_write))
         })
         .collect();
     for t in pub_threads {
@@ -275,8 +314,8 @@ fn pub_sub(
     })
 }
 
-fn service(addr: &str, queue: bool, payload: usize, stop: &AtomicBool) -> Result<()> {
-    let mut conn = Conn::open(addr)?;
+fn service(ep: &Endpoint, queue: bool, payload: usize, stop: &AtomicBool) -> Result<()> {
+    let mut conn = Conn::open(ep)?;
     let sub: &[u8] = if queue {
         b"SUB bench.svc q 1\r\nPING\r\n"
     } else {
@@ -303,7 +342,7 @@ fn service(addr: &str, queue: bool, payload: usize, stop: &AtomicBool) -> Result
 }
 
 fn req_reply(
-    addr: &str,
+    ep: &Endpoint,
     clients: usize,
     services: usize,
     payload: usize,
@@ -312,20 +351,20 @@ fn req_reply(
     let stop = Arc::new(AtomicBool::new(false));
     let svc: Vec<_> = (0..services)
         .map(|_| {
-            let (addr, stop) = (addr.to_owned(), Arc::clone(&stop));
-            std::thread::spawn(move || service(&addr, services > 1, payload, &stop))
+            let (ep, stop) = (ep.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || service(&ep, services > 1, payload, &stop))
         })
         .collect();
     // A request that finds the services proves they are subscribed.
-    let mut probe = Conn::open(addr)?;
+    let mut probe = Conn::open(ep)?;
     probe.send(b"SUB _INBOX.probe 1\r\nPUB bench.svc _INBOX.probe 0\r\n\r\n")?;
     probe.count_msgs(1)?;
     let start = Instant::now();
     let workers: Vec<_> = (0..clients)
         .map(|i| {
-            let addr = addr.to_owned();
+            let ep = ep.clone();
             std::thread::spawn(move || -> Result<Vec<Duration>> {
-                let mut conn = Conn::open(&addr)?;
+                let mut conn = Conn::open(&ep)?;
                 let inbox = format!("_INBOX.bench.{i}");
                 conn.send(format!("SUB {inbox} 1\r\nPING\r\n").as_bytes())?;
                 conn.expect_pong()?;
@@ -362,30 +401,30 @@ fn req_reply(
 }
 
 /// One churn cycle: connect, CONNECT, one request to the service, close.
-fn churn_once(addr: &str, worker: usize) -> Result<()> {
-    let mut conn = Conn::open(addr)?;
+fn churn_once(ep: &Endpoint, worker: usize) -> Result<()> {
+    let mut conn = Conn::open(ep)?;
     let inbox = format!("_INBOX.churn.{worker}");
     conn.send(format!("SUB {inbox} 1\r\nPUB bench.svc {inbox} 0\r\n\r\n").as_bytes())?;
     conn.count_msgs(1)?;
     Ok(())
 }
 
-fn churn(addr: &str, workers: usize, dur: Duration) -> Result<Outcome> {
+fn churn(ep: &Endpoint, workers: usize, dur: Duration) -> Result<Outcome> {
     let stop = Arc::new(AtomicBool::new(false));
     let svc = {
-        let (addr, stop) = (addr.to_owned(), Arc::clone(&stop));
-        std::thread::spawn(move || service(&addr, true, 0, &stop))
+        let (ep, stop) = (ep.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || service(&ep, true, 0, &stop))
     };
-    churn_once(addr, usize::MAX)?;
+    churn_once(ep, usize::MAX)?;
     let start = Instant::now();
     let threads: Vec<_> = (0..workers)
         .map(|worker| {
-            let addr = addr.to_owned();
+            let ep = ep.clone();
             std::thread::spawn(move || -> Result<Vec<Duration>> {
                 let mut lat = Vec::new();
                 while start.elapsed() < dur {
                     let t0 = Instant::now();
-                    churn_once(&addr, worker)?;
+                    churn_once(&ep, worker)?;
                     lat.push(t0.elapsed());
                 }
                 Ok(lat)
@@ -409,17 +448,17 @@ fn churn(addr: &str, workers: usize, dur: Duration) -> Result<Outcome> {
 
 /// Opens `n` client connections (CONNECT + PING each) and keeps them open.
 /// Churns `n` connections through a full cycle each (connect, CONNECT, PING, close).
-pub fn churn_cycle(addr: &str, n: usize) -> Result<()> {
+pub fn churn_cycle(ep: &Endpoint, n: usize) -> Result<()> {
     for _ in 0..n {
-        drop(Conn::open(addr)?);
+        drop(Conn::open(ep)?);
     }
     Ok(())
 }
 
-pub fn open_idle(addr: &str, n: usize) -> Result<Vec<TcpStream>> {
+pub fn open_idle(ep: &Endpoint, n: usize) -> Result<Vec<crate::wire::Stream>> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
-        let conn = Conn::open(addr).context("idle connection")?;
+        let conn = Conn::open(ep).context("idle connection")?;
         out.push(conn.stream);
     }
     Ok(out)

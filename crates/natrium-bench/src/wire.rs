@@ -1,33 +1,105 @@
 //! A lean NATS client for load generation: blocking sockets, pre-built frames, large batched
-//! writes, and a counting reader that skips payloads without copying them.
+//! writes, and a counting reader that skips payloads without copying them. With TLS it reads
+//! the plain INFO, then upgrades (rustls), as NATS clients do.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{Ipv4Addr, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 
 pub const READ_CHUNK_BYTES: usize = 256 * 1024;
 
+/// Where scenarios connect: an address, and a TLS configuration when the server requires TLS.
+#[derive(Clone)]
+pub struct Endpoint {
+    pub addr: String,
+    pub tls: Option<Arc<ClientConfig>>,
+}
+
+/// A plain or TLS socket.
+pub enum Stream {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => &s.sock,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
 pub struct Conn {
-    pub stream: TcpStream,
+    pub stream: Stream,
     buf: Vec<u8>,
     start: usize,
     end: usize,
 }
 
 impl Conn {
-    /// Connects, reads INFO, sends CONNECT (quiet, headers on) and waits for the PONG.
-    pub fn open(addr: &str) -> Result<Self> {
-        let stream = TcpStream::connect(addr).with_context(|| format!("connect {addr}"))?;
-        stream.set_nodelay(true)?;
+    /// Connects, reads INFO (then upgrades to TLS if the endpoint has it), sends CONNECT
+    /// (quiet, headers on) and waits for the PONG.
+    pub fn open(ep: &Endpoint) -> Result<Self> {
+        let addr = &ep.addr;
+        let tcp = TcpStream::connect(addr).with_context(|| format!("connect {addr}"))?;
+        tcp.set_nodelay(true)?;
         let mut conn = Self {
-            stream,
+            stream: Stream::Plain(tcp),
             buf: vec![0; READ_CHUNK_BYTES],
             start: 0,
             end: 0,
         };
         conn.read_line()?;
+        if let Some(config) = &ep.tls {
+            let Self {
+                stream,
+                buf,
+                start,
+                end,
+            } = conn;
+            let Stream::Plain(tcp) = stream else {
+                bail!("already upgraded");
+            };
+            let name = ServerName::IpAddress(Ipv4Addr::LOCALHOST.into());
+            let session = ClientConnection::new(Arc::clone(config), name)?;
+            conn = Self {
+                stream: Stream::Tls(Box::new(StreamOwned::new(session, tcp))),
+                buf,
+                start,
+                end,
+            };
+        }
         conn.send(b"CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1}\r\nPING\r\n")?;
         conn.expect_pong()?;
         Ok(conn)
@@ -38,7 +110,10 @@ impl Conn {
     }
 
     pub fn set_timeout(&self, timeout: Option<Duration>) -> Result<()> {
-        self.stream.set_read_timeout(timeout).context("timeout")
+        self.stream
+            .tcp()
+            .set_read_timeout(timeout)
+            .context("timeout")
     }
 
     fn fill(&mut self) -> Result<()> {

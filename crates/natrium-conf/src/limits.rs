@@ -31,6 +31,11 @@ pub const PING_MAX_DEFAULT: i64 = 2;
 pub const WRITE_DEADLINE_DEFAULT: Duration = Duration::from_secs(10);
 /// How long a client has to send CONNECT (Go `AUTH_TIMEOUT`, float seconds in the config).
 pub const AUTH_TIMEOUT_SECS_DEFAULT: f64 = 2.0;
+/// Seconds a client has to complete the TLS handshake (Go `TLS_TIMEOUT`).
+pub const TLS_TIMEOUT_SECS_DEFAULT: f64 = 2.0;
+/// `handshake_first: auto` waits this long for a client's TLS handshake before sending INFO
+/// in plain text (Go `DEFAULT_TLS_HANDSHAKE_FIRST_FALLBACK_DELAY`).
+pub const TLS_HANDSHAKE_FIRST_FALLBACK_DEFAULT: Duration = Duration::from_millis(50);
 /// Lame-duck mode spreads client closes over this long (Go `DEFAULT_LAME_DUCK_DURATION`).
 pub const LAME_DUCK_DURATION_DEFAULT: Duration = Duration::from_secs(2 * 60);
 /// Go refuses a lame-duck duration shorter than this.

@@ -3,7 +3,10 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::tls::ClientTls;
 
 /// Everything the runtime needs to run a server, with Go's defaults.
 #[derive(Debug, Clone)]
@@ -35,6 +38,10 @@ pub struct CoreConfig {
     pub trace: bool,
     pub debug: bool,
     pub max_traced_msg_len: usize,
+    /// Client TLS; `None` serves plain TCP only.
+    pub tls: Option<Arc<ClientTls>>,
+    /// Go's `tls_timeout` as `/varz` reports it, configured or not.
+    pub tls_timeout: Duration,
 }
 
 impl Default for CoreConfig {
@@ -60,6 +67,8 @@ impl Default for CoreConfig {
             trace: false,
             debug: false,
             max_traced_msg_len: 0,
+            tls: None,
+            tls_timeout: Duration::from_secs(2),
         }
     }
 }

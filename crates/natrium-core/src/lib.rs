@@ -9,6 +9,8 @@
 //! - [`info`]: the INFO document sent to clients.
 //! - [`stats`]: server-wide counters read by monitoring.
 //! - [`config`]: the runtime's own typed settings, filled in by the binary.
+//! - [`tls`]: client TLS: building the rustls configuration from files with Go's errors, peer
+//!   certificate decoding, handshake error reports.
 //!
 //! The wire codec lives in `nats-proto` and the subscription index in `nats-subject`; this crate
 //! only wires them to tokio.
@@ -28,6 +30,7 @@ pub mod info;
 pub mod limits;
 pub mod server;
 pub mod stats;
+pub mod tls;
 
 pub use config::CoreConfig;
 pub use server::{Server, ServerHandle, StartError};

@@ -53,3 +53,8 @@ pub const PENDING_FLUSH_TARGETS_MAX: usize = 1024;
 
 /// How long a closing connection may spend writing what it still has queued (the -ERR line).
 pub const CLOSE_FLUSH_DEADLINE: Duration = Duration::from_millis(500);
+
+/// A client that answers the TLS handshake with something else (plain text) is closed; at most
+/// this much of what it already sent is read first, so that the close is an orderly FIN (as
+/// Go's is) rather than a reset that could eat the INFO the client has not read yet.
+pub const NOT_TLS_DRAIN_BYTES_MAX: usize = 64 * 1024;

@@ -262,6 +262,20 @@ impl Server {
             "Listening for client connections on {}",
             host_port(&config.host, bound.port())
         );
+        if let Some(tls) = &config.tls {
+            // A handshake-first server without fallback cannot serve plain clients at all.
+            let first_only = tls.handshake_first && tls.handshake_first_fallback.is_zero();
+            if tls.allow_non_tls && !first_only {
+                tracing::info!("TLS available for client connections");
+            } else {
+                tracing::info!("TLS required for client connections");
+            }
+            if first_only {
+                tracing::warn!(
+                    "Clients that are not using \"TLS Handshake First\" option will fail to connect"
+                );
+            }
+        }
         let server = self.clone();
         self.shared
             .tracker
@@ -328,9 +342,9 @@ impl Server {
             port: self.client_addr().map_or(0, |a| a.port()),
             headers: !config.no_header_support,
             auth_required: false,
-            tls_required: false,
-            tls_verify: false,
-            tls_available: false,
+            tls_required: config.tls.as_ref().is_some_and(|t| !t.allow_non_tls),
+            tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
+            tls_available: config.tls.as_ref().is_some_and(|t| t.allow_non_tls),
             max_payload: config.max_payload,
             jetstream: false,
             connect_urls: Vec::new(),

@@ -30,6 +30,17 @@ pub struct ConnInfo {
     lang: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     version: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    tls_version: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    tls_cipher_suite: &'static str,
+    #[serde(skip_serializing_if = "is_false")]
+    tls_first: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 #[derive(Serialize)]
@@ -77,6 +88,9 @@ pub fn connz(server: &Server, offset: usize, limit: usize) -> Connz {
                 name: meta.name,
                 lang: meta.lang,
                 version: meta.version,
+                tls_version: c.tls().map_or("", |t| t.version),
+                tls_cipher_suite: c.tls().map_or("", |t| t.cipher_suite),
+                tls_first: c.tls().is_some_and(|t| t.handshake_first),
             }
         })
         .collect();

@@ -32,6 +32,10 @@ pub struct Varz {
     go: String,
     host: String,
     port: u16,
+    #[serde(skip_serializing_if = "is_false")]
+    tls_required: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    tls_verify: bool,
     max_connections: usize,
     ping_interval: u128,
     ping_max: u32,
@@ -84,6 +88,14 @@ pub struct Varz {
     config_digest: String,
     slow_consumer_stats: KindStats,
     stale_connection_stats: KindStats,
+    /// The server certificate's expiry; omitted without TLS (Go's `omitzero`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls_cert_not_after: Option<String>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// A float as Go's encoding/json writes it: whole numbers without a fraction (`2`, not `2.0`),
@@ -141,6 +153,9 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         go: concat!("natrium-", env!("CARGO_PKG_VERSION")).to_owned(),
         host: config.host.clone(),
         port: server.client_addr().map_or(0, |a| a.port()),
+        // As the server's INFO says it: `allow_non_tls` makes TLS available, not required.
+        tls_required: config.tls.as_ref().is_some_and(|t| !t.allow_non_tls),
+        tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
         max_connections: config.max_connections,
         ping_interval: config.ping_interval.as_nanos(),
         ping_max: config.ping_max,
@@ -158,7 +173,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         mqtt: Empty {},
         websocket: Empty {},
         jetstream: Empty {},
-        tls_timeout: 2.0,
+        tls_timeout: config.tls_timeout.as_secs_f64(),
         write_deadline: config.write_deadline.as_nanos(),
         start: rfc3339(server.started()),
         now: rfc3339(now),
@@ -195,6 +210,12 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
             clients: load(&stats.stale_connections),
             ..KindStats::default()
         },
+        tls_cert_not_after: config
+            .tls
+            .as_ref()
+            .and_then(|t| t.cert_not_after)
+            .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0))
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
     }
 }
 

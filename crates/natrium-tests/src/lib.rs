@@ -5,8 +5,10 @@
 //! and a raw exchange is complete when the PONG for a PING comes back.
 #![allow(clippy::missing_panics_doc, clippy::must_use_candidate)]
 
+pub mod certs;
 pub mod process;
 pub mod raw;
 
+pub use certs::TestCerts;
 pub use process::{go_server_path, natrium_path, ServerProcess};
 pub use raw::RawClient;

@@ -78,6 +78,10 @@ fn print_out(text: &str) {
 fn test_config(flags: &natrium_conf::Flags) -> Result<String, natrium_conf::ConfError> {
     let file = flags.config_file.clone().unwrap_or_default();
     let loaded = natrium_conf::ServerOptions::load(&file)?.strict()?;
+    // Go loads the certificate, key and CA files while reading the configuration.
+    let mut options = loaded.options.clone();
+    options.apply_baseline();
+    settings::client_tls(&options)?;
     Ok(format!(
         "nats-server: configuration file {file} is valid ({})",
         loaded.digest

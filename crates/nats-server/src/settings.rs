@@ -2,10 +2,13 @@
 //! turns the result into the runtime's, the monitor's and the logger's settings.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use natrium_conf::cli::Flags;
+use natrium_conf::options::{TlsOptions, TlsVersion};
 use natrium_conf::{merge, ConfError, ServerOptions};
+use natrium_core::tls::{ClientTls, TlsSpec};
 use natrium_core::CoreConfig;
 use natrium_monitor::MonitorSettings;
 
@@ -66,8 +69,57 @@ fn validate_lame_duck(o: &ServerOptions) -> Result<(), ConfError> {
     Ok(())
 }
 
+/// Seconds as Go's `secondsToDuration` reads them; negative or absurd values time out at once.
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::ZERO)
+}
+
+/// Reads the TLS files and builds the runtime's TLS configuration. Errors are reported as Go
+/// reports them: at the `tls` key for a block from the file, bare for the `--tls*` flags.
+pub fn client_tls(o: &ServerOptions) -> Result<Option<Arc<ClientTls>>, ConfError> {
+    let Some(tls) = &o.tls else {
+        return Ok(None);
+    };
+    let spec = tls_spec(tls, o);
+    ClientTls::build(&spec)
+        .map(|t| Some(Arc::new(t)))
+        .map_err(|err| {
+            let message = err.to_string();
+            match &tls.pos {
+                Some(pos) => ConfError::Invalid {
+                    pos: pos.clone(),
+                    message,
+                },
+                None => ConfError::Validation { message },
+            }
+        })
+}
+
+fn tls_spec(tls: &TlsOptions, o: &ServerOptions) -> TlsSpec {
+    let names = |list: &Option<Vec<&'static str>>| {
+        list.as_ref()
+            .map(|l| l.iter().map(|n| (*n).to_owned()).collect())
+    };
+    TlsSpec {
+        cert_file: tls.cert_file.clone(),
+        key_file: tls.key_file.clone(),
+        ca_file: tls.ca_file.clone(),
+        verify: tls.verify,
+        map: tls.map,
+        timeout: seconds(o.tls_timeout),
+        handshake_first: tls.handshake_first,
+        handshake_first_fallback: tls.handshake_first_fallback,
+        allow_non_tls: o.allow_non_tls,
+        cipher_suites: names(&tls.cipher_suites),
+        curve_preferences: names(&tls.curve_preferences),
+        tls13_only: tls.min_version == Some(TlsVersion::Tls13),
+        pinned_certs: tls.pinned_certs.clone(),
+    }
+}
+
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
     let (o, config_digest) = load_options(flags)?;
+    let tls = client_tls(&o)?;
     let core = CoreConfig {
         host: o.host.clone(),
         port: i32::try_from(o.port).unwrap_or(-1),
@@ -89,6 +141,8 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         trace: o.trace,
         debug: o.debug,
         max_traced_msg_len: to_usize(o.max_traced_msg_len),
+        tls,
+        tls_timeout: seconds(o.tls_timeout),
     };
     let http = (o.http_port != 0).then(|| MonitorSettings {
         host: o.http_host.clone(),

@@ -116,7 +116,6 @@ fn cli_errors_worded_like_go() {
         ("-sl STOP", "unknown signal \"STOP\""),
         ("-sl stop=abc=def", "invalid signal parameters: [def]"),
         ("--user x", "flag -user is not supported yet"),
-        ("--tls", "flag -tls is not supported yet"),
         ("-js", "flag -js is not supported yet"),
         ("--routes nats://h:1", "flag -routes is not supported yet"),
     ];
@@ -251,4 +250,68 @@ fn cli_help_lists_every_flag() {
         assert!(HELP_TEXT.contains(&dashed), "help text lacks {dashed}");
     }
     assert!(HELP_TEXT.starts_with("\nUsage: nats-server [options]\n"));
+}
+
+#[test]
+fn cli_tls_flags_parse() {
+    let f = run_flags("--tls --tlscert c.pem --tlskey k.pem --tlscacert ca.pem --tlsverify");
+    assert_eq!(f.tls, Some(true));
+    assert_eq!(f.tls_cert.as_deref(), Some("c.pem"));
+    assert_eq!(f.tls_key.as_deref(), Some("k.pem"));
+    assert_eq!(f.tls_ca_cert.as_deref(), Some("ca.pem"));
+    assert_eq!(f.tls_verify, Some(true));
+    assert!(f.has_tls_flags());
+    assert!(!run_flags("-p 1").has_tls_flags());
+}
+
+#[test]
+fn cli_tls_flags_merge_like_go() {
+    let file = crate::lang::parse_str(
+        "tls { cert_file: \"f.pem\", key_file: \"fk.pem\", handshake_first: true, \
+         cipher_suites: [\"TLS_AES_128_GCM_SHA256\"] }",
+        "f.conf",
+    )
+    .unwrap();
+    let file = ServerOptions::from_map(&file, "f.conf").unwrap().options;
+    // Any --tls* flag rebuilds the files from the flags; the rest of the block stays.
+    let o = merge(
+        file.clone(),
+        &run_flags("--tlscert c.pem --tlskey k.pem --tlsverify"),
+    );
+    let tls = o.tls.clone().unwrap();
+    assert_eq!(
+        (tls.cert_file.as_str(), tls.key_file.as_str()),
+        ("c.pem", "k.pem")
+    );
+    assert!(tls.verify && tls.handshake_first && tls.pos.is_none());
+    assert_eq!(tls.cipher_suites, None);
+    assert!(o.validate().is_ok());
+    // --tls=false wins over everything, whatever the order.
+    assert!(
+        merge(file.clone(), &run_flags("--tlscert c.pem --tls=false"))
+            .tls
+            .is_none()
+    );
+    assert!(merge(file.clone(), &run_flags("-p 5")).tls.is_some());
+    let no_key = merge(
+        ServerOptions::default(),
+        &run_flags("--tls --tlscert c.pem"),
+    );
+    assert_eq!(
+        no_key.validate().unwrap_err().to_string(),
+        "TLS Server private key must be present and valid"
+    );
+    let nothing = merge(ServerOptions::default(), &run_flags("--tlsverify"));
+    assert_eq!(
+        nothing.validate().unwrap_err().go_report(),
+        "nats-server: TLS Server certificate must be present and valid\n"
+    );
+}
+
+#[test]
+fn cli_tls_help_lists_what_is_supported() {
+    for name in crate::options::supported_cipher_suites().chain(crate::options::supported_curves())
+    {
+        assert!(TLS_HELP_TEXT.contains(&format!("\n    {name}\n")), "{name}");
+    }
 }

@@ -95,6 +95,27 @@ TLS is configured in a tls block of the configuration file, for example:
 
 cert_file and key_file hold the server's certificate and key; ca_file the authorities used to
 check client certificates when verify is true; verify_and_map also maps the certificate's
-subject to a user. cipher_suites and curve_preferences restrict the negotiated algorithms.
+subject to a user. timeout bounds the handshake (seconds, default 2); handshake_first makes
+clients start TLS before the server's INFO (true, or auto/a duration to fall back to INFO first
+for clients that wait); min_version is 1.2 or 1.3; pinned_certs lists hex SHA-256 digests
+of accepted client public keys. allow_non_tls, at the top level, also accepts plain clients.
+The flags --tls, --tlscert, --tlskey, --tlscacert and --tlsverify replace the block's files.
 
-Natrium does not implement TLS yet: a configuration with a tls block is refused at startup.";
+cipher_suites restricts TLS 1.2 suites (TLS 1.3 suites are always on) and curve_preferences
+orders key exchange groups. Names are Go's; Natrium implements these cipher suites:
+    TLS_AES_128_GCM_SHA256
+    TLS_AES_256_GCM_SHA384
+    TLS_CHACHA20_POLY1305_SHA256
+    TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+    TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+    TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+    TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+    TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+    TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
+
+and these curve preferences:
+    X25519
+    CurveP256
+    CurveP384
+
+Other names Go knows (CBC suites, CurveP521, the ML-KEM hybrids) are refused at startup.";

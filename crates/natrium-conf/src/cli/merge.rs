@@ -10,6 +10,27 @@ fn over<T: Clone>(slot: &mut T, flag: Option<&T>) {
     }
 }
 
+/// Go's handling of the `--tls*` flags: `--tls=false` drops TLS (Go visits flags in name
+/// order, so it wins over the others); any other of them rebuilds the files and `verify` from
+/// the flags alone. Missing certificate or key is reported by [`ServerOptions::validate`].
+fn merge_tls(o: &mut ServerOptions, flags: &Flags) {
+    if flags.tls == Some(false) {
+        o.tls = None;
+        return;
+    }
+    if !flags.has_tls_flags() {
+        return;
+    }
+    let text = |f: &Option<String>| f.clone().unwrap_or_default();
+    o.tls = Some(crate::options::tls_from_flags(
+        o.tls.as_ref(),
+        &text(&flags.tls_cert),
+        &text(&flags.tls_key),
+        &text(&flags.tls_ca_cert),
+        flags.tls_verify.unwrap_or(false),
+    ));
+}
+
 /// `file` with every option given in `flags` replaced, then
 /// [`ServerOptions::apply_baseline`] applied (so `-p 0` means 4222, as in Go).
 pub fn merge(file: ServerOptions, flags: &Flags) -> ServerOptions {
@@ -34,6 +55,7 @@ pub fn merge(file: ServerOptions, flags: &Flags) -> ServerOptions {
     over(&mut o.trace_verbose, flags.trace_verbose.as_ref());
     over(&mut o.log_size_limit, flags.log_size_limit.as_ref());
     over(&mut o.max_traced_msg_len, flags.max_traced_msg_len.as_ref());
+    merge_tls(&mut o, flags);
     o.apply_baseline();
     o
 }

@@ -133,6 +133,28 @@ pub struct Flags {
     pub log_size_limit: Option<i64>,
     /// `--max_traced_msg_len`.
     pub max_traced_msg_len: Option<i64>,
+    /// `--tls`: `false` turns TLS off whatever else is given; `true` (like any other `--tls*`
+    /// flag) replaces the file's TLS files with the flags'.
+    pub tls: Option<bool>,
+    /// `--tlscert`.
+    pub tls_cert: Option<String>,
+    /// `--tlskey`.
+    pub tls_key: Option<String>,
+    /// `--tlscacert`.
+    pub tls_ca_cert: Option<String>,
+    /// `--tlsverify`.
+    pub tls_verify: Option<bool>,
+}
+
+impl Flags {
+    /// Whether any `--tls*` flag was given (Go then rebuilds the TLS configuration from them).
+    pub fn has_tls_flags(&self) -> bool {
+        self.tls.is_some()
+            || self.tls_cert.is_some()
+            || self.tls_key.is_some()
+            || self.tls_ca_cert.is_some()
+            || self.tls_verify.is_some()
+    }
 }
 
 /// A command line Go's `nats-server` would refuse, with its wording.
@@ -217,11 +239,6 @@ const NOT_SUPPORTED_YET: &[&str] = &[
     "user",
     "pass",
     "auth",
-    "tls",
-    "tlscert",
-    "tlskey",
-    "tlsverify",
-    "tlscacert",
     "routes",
     "cluster",
     "cluster_name",
@@ -318,6 +335,11 @@ fn apply_flag(flags: &mut Flags, modes: &mut Modes, name: &str, value: FlagValue
         "DVV" => (flags.debug, flags.trace, flags.trace_verbose) = (b, b, b),
         "log_size_limit" => flags.log_size_limit = n,
         "max_traced_msg_len" => flags.max_traced_msg_len = n,
+        "tls" => flags.tls = b,
+        "tlscert" => flags.tls_cert = s,
+        "tlskey" => flags.tls_key = s,
+        "tlscacert" => flags.tls_ca_cert = s,
+        "tlsverify" => flags.tls_verify = b,
         "h" | "help" => modes.help = b.unwrap_or(false),
         "v" | "version" => modes.version = b.unwrap_or(false),
         "help_tls" => modes.help_tls = b.unwrap_or(false),

@@ -14,7 +14,6 @@ use crate::limits::LAME_DUCK_DURATION_MIN;
 /// using one is refused rather than half-honoured.
 pub const NOT_SUPPORTED_YET: &[&str] = &[
     "accounts",
-    "allow_non_tls",
     "cluster",
     "default_js_domain",
     "default_sentinel",
@@ -51,7 +50,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "storedir",
     "system",
     "system_account",
-    "tls",
     "trace_headers",
     "trusted",
     "trusted_keys",
@@ -220,12 +218,25 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "connect_error_reports" => set(&mut o.connect_error_reports, convert::int(v))?,
         "reconnect_error_reports" => set(&mut o.reconnect_error_reports, convert::int(v))?,
         "authorization" => authorization(o, e, report)?,
+        "tls" => tls_block(o, e, report),
+        "allow_non_tls" => set(&mut o.allow_non_tls, convert::boolean(v))?,
         key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
         // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
         _ if e.node.used_as_variable() => {}
         _ => report.unknown(e),
     }
     Ok(())
+}
+
+/// The client `tls` block; its first problem is the one reported, as in Go.
+fn tls_block(o: &mut ServerOptions, e: &Entry, report: &mut Report) {
+    match super::tls::parse_tls(e) {
+        Ok(parsed) => {
+            o.tls = Some(parsed.options);
+            o.tls_timeout = parsed.timeout;
+        }
+        Err(err) => report.errors.push(err),
+    }
 }
 
 /// Go keeps `max_payload` and `max_control_line` in an `int32`: larger values are refused,
@@ -285,6 +296,7 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
                         report.warn(inner, auth_timeout_warning(&inner.node.value, secs));
                     }
                     o.auth_timeout = secs;
+                    o.auth_timeout_set = secs != 0.0;
                 }
                 Err(message) => report.invalid(inner, message),
             }

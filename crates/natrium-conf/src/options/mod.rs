@@ -14,8 +14,11 @@
 
 mod apply;
 mod convert;
+mod tls;
 
 pub use apply::{AUTHORIZATION_NOT_SUPPORTED_YET, NOT_SUPPORTED_YET};
+pub(crate) use tls::override_from_flags as tls_from_flags;
+pub use tls::{supported_cipher_suites, supported_curves, TlsOptions, TlsVersion};
 
 use std::time::Duration;
 
@@ -61,6 +64,16 @@ pub struct ServerOptions {
     pub write_deadline: Duration,
     /// Seconds a client has to authenticate (`authorization { timeout }`), Go's `float64`.
     pub auth_timeout: f64,
+    /// Whether the file set a non-zero `authorization { timeout }`. Without one, Go's default
+    /// becomes the TLS handshake timeout plus a second when TLS is configured.
+    pub auth_timeout_set: bool,
+    /// Client TLS (`tls { … }`, or the `--tls*` flags); `None` serves plain TCP only.
+    pub tls: Option<TlsOptions>,
+    /// Seconds a client has to complete the TLS handshake (`tls { timeout }`); 0 means Go's
+    /// default, filled in by the baseline.
+    pub tls_timeout: f64,
+    /// With TLS configured, also accept clients that do not upgrade (`allow_non_tls`).
+    pub allow_non_tls: bool,
     /// Do not offer message headers to clients (`no_header_support`).
     pub no_header_support: bool,
     /// Disable the subscription match cache (`disable_sublist_cache`, `no_sublist_cache`).
@@ -123,6 +136,10 @@ impl Default for ServerOptions {
             ping_max: limits::PING_MAX_DEFAULT,
             write_deadline: limits::WRITE_DEADLINE_DEFAULT,
             auth_timeout: limits::AUTH_TIMEOUT_SECS_DEFAULT,
+            auth_timeout_set: false,
+            tls: None,
+            tls_timeout: 0.0,
+            allow_non_tls: false,
             no_header_support: false,
             disable_sublist_cache: false,
             max_traced_msg_len: 0,
@@ -233,8 +250,16 @@ impl ServerOptions {
         if self.write_deadline.is_zero() {
             self.write_deadline = d.write_deadline;
         }
-        if self.auth_timeout == 0.0 {
-            self.auth_timeout = d.auth_timeout;
+        if self.tls_timeout == 0.0 {
+            self.tls_timeout = limits::TLS_TIMEOUT_SECS_DEFAULT;
+        }
+        // Go's default authentication timeout leaves a second after a TLS handshake.
+        if self.auth_timeout == 0.0 || (!self.auth_timeout_set && self.tls.is_some()) {
+            self.auth_timeout = if self.tls.is_some() {
+                self.tls_timeout + 1.0
+            } else {
+                d.auth_timeout
+            };
         }
         if self.max_closed_clients == 0 {
             self.max_closed_clients = d.max_closed_clients;
@@ -255,6 +280,21 @@ impl ServerOptions {
 
     /// The checks Go makes when the server starts (after baseline), with Go's wording.
     pub fn validate(&self) -> Result<(), ConfError> {
+        if let Some(tls) = self.tls.as_ref().filter(|t| t.pos.is_none()) {
+            // The `--tls*` flags name no file position; Go checks these two first.
+            let missing = if tls.cert_file.is_empty() {
+                Some("TLS Server certificate must be present and valid")
+            } else if tls.key_file.is_empty() {
+                Some("TLS Server private key must be present and valid")
+            } else {
+                None
+            };
+            if let Some(message) = missing {
+                return Err(ConfError::Validation {
+                    message: message.to_owned(),
+                });
+            }
+        }
         if i64::from(self.max_payload) > self.max_pending {
             return Err(ConfError::Validation {
                 message: format!(

@@ -271,7 +271,6 @@ fn options_unknown_and_unsupported() {
         "f.conf:1:0: option \"jetstream\" is not supported yet"
     );
     for option in [
-        "tls",
         "cluster",
         "gateway",
         "leafnodes",

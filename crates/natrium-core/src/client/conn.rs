@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
-use tokio::io::AsyncReadExt;
-use tokio::net::tcp::OwnedReadHalf;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::connect::ConnectOptions;
@@ -76,23 +76,53 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     let config = &shared.config;
     let closing = shared.shutdown.child_token();
     let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
+    if let Some(tls) = &config.tls {
+        super::tls_accept::run(server.clone(), handle, stream, Arc::clone(tls)).await;
+        return;
+    }
     let (read_half, write_half) = stream.into_split();
     let info = server.client_info(cid, addr.ip().to_string()).to_frame();
     handle.out.enqueue_proto(&info);
     handle.out.flush();
-    let writer = tokio::spawn(run_writer(
-        Arc::clone(&handle),
-        write_half,
-        config.write_deadline,
-    ));
+    let writer = spawn_writer(&handle, write_half, config.write_deadline);
     if !server.register(&handle) {
-        tracing::error!("{} - Maximum connections exceeded", handle.log_prefix());
-        send_err(&handle, &WireError::MaxConnectionsExceeded);
-        handle.close(ClosedReason::MaxConnectionsExceeded);
+        refuse_max_connections(&handle);
         let _ = writer.await;
         return;
     }
     tracing::debug!("{} - Client connection created", handle.log_prefix());
+    serve(server, handle, read_half, writer).await;
+}
+
+/// Starts the writer task on `socket`.
+pub(super) fn spawn_writer<W>(
+    handle: &Arc<ClientHandle>,
+    socket: W,
+    write_deadline: Duration,
+) -> JoinHandle<Option<WriterFailure>>
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    tokio::spawn(run_writer(Arc::clone(handle), socket, write_deadline))
+}
+
+/// Go's answer when max_connections is reached: an -ERR, then the connection closes.
+pub(super) fn refuse_max_connections(handle: &ClientHandle) {
+    tracing::error!("{} - Maximum connections exceeded", handle.log_prefix());
+    send_err(handle, &WireError::MaxConnectionsExceeded);
+    handle.close(ClosedReason::MaxConnectionsExceeded);
+}
+
+/// Runs a registered connection whose writer is started: the read loop until the connection
+/// ends, then the writer's last word and the cleanup.
+pub(super) async fn serve<R: AsyncRead + Unpin>(
+    server: Server,
+    handle: Arc<ClientHandle>,
+    read_half: R,
+    writer: JoinHandle<Option<WriterFailure>>,
+) {
+    let shared = Arc::clone(&server.shared);
+    let config = &shared.config;
     let mut conn = Conn {
         limits: ParserLimits {
             max_control_line: config.max_control_line,
@@ -101,7 +131,7 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
         connected: false,
-        publisher: Publisher::new(cid, Arc::clone(&shared.stats)),
+        publisher: Publisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
         active: false,
         restart_pings: false,
@@ -137,7 +167,12 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         Ok(None) | Err(_) => {}
     }
     conn.remove_all_subscriptions();
-    server.unregister(cid);
+    finish(&server, &handle);
+}
+
+/// Unregisters a connection and logs why it closed.
+pub(super) fn finish(server: &Server, handle: &ClientHandle) {
+    server.unregister(handle.cid);
     let why = handle.closed_reason().unwrap_or(ClosedReason::ClientClosed);
     tracing::debug!(
         "{} - Client connection closed: {}",
@@ -146,7 +181,7 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     );
 }
 
-fn send_err(handle: &ClientHandle, err: &WireError) {
+pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
     let mut line = Vec::with_capacity(64);
     err.write_frame(&mut line);
     handle.out.enqueue_proto(&line);
@@ -154,7 +189,7 @@ fn send_err(handle: &ClientHandle, err: &WireError) {
 }
 
 impl Conn {
-    async fn read_loop(&mut self, mut socket: OwnedReadHalf) -> Option<ClosedReason> {
+    async fn read_loop<R: AsyncRead + Unpin>(&mut self, mut socket: R) -> Option<ClosedReason> {
         let config = &self.server.shared.config;
         let ping_interval = config.ping_interval;
         let mut rb = ReadBuf::new();
@@ -191,6 +226,11 @@ impl Conn {
             match read {
                 Ok(0) => return Some(ClosedReason::ClientClosed),
                 Ok(n) => rb.note_read(n),
+                // TLS: the peer closed without close_notify, at a record boundary; Go takes
+                // that as a normal close.
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Some(ClosedReason::ClientClosed)
+                }
                 Err(_) => return Some(ClosedReason::ReadError),
             }
             read_since_tick = true;

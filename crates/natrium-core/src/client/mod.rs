@@ -4,22 +4,30 @@
 //! connection's private state (subscriptions by sid, CONNECT options, match cache); [`writer`]
 //! owns the write half and drains the [`Outbound`] buffer. What other tasks may touch lives in
 //! [`ClientHandle`]: the outbound buffer, the close signal and monitoring metadata.
+//!
+//! Both tasks are generic over the stream: a plain connection runs on the TCP socket's owned
+//! halves, a TLS one on the halves of `tokio::io::split` over the TLS stream; each combination
+//! is compiled separately, so the plain path pays nothing for TLS. [`tls_accept`] runs the
+//! part of a TLS connection's life before that: INFO before or after the handshake, telling
+//! TLS from plain clients under `allow_non_tls`, the handshake and its timeout.
 
 mod conn;
 mod connect;
 mod logfmt;
 mod outbound;
 mod readbuf;
+mod tls_accept;
 mod writer;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::fxhash::FxHashMap;
+use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use conn::run_client;
 pub use connect::ConnectOptions;
@@ -42,6 +50,7 @@ pub enum ClosedReason {
     AuthenticationTimeout,
     ServerShutdown,
     LameDuckMode,
+    TlsHandshakeError,
 }
 
 impl ClosedReason {
@@ -61,6 +70,7 @@ impl ClosedReason {
             Self::AuthenticationTimeout => "Authentication Timeout",
             Self::ServerShutdown => "Server Shutdown",
             Self::LameDuckMode => "Lame Duck Mode",
+            Self::TlsHandshakeError => "TLS Handshake Failure",
         }
     }
 
@@ -68,7 +78,10 @@ impl ClosedReason {
     fn flushes_on_close(self) -> bool {
         !matches!(
             self,
-            Self::SlowConsumerPendingBytes | Self::SlowConsumerWriteDeadline | Self::WriteError
+            Self::SlowConsumerPendingBytes
+                | Self::SlowConsumerWriteDeadline
+                | Self::WriteError
+                | Self::TlsHandshakeError
         )
     }
 }
@@ -98,6 +111,8 @@ pub struct ClientHandle {
     /// auto-unsubscribe message removes it here too.
     pub subs: Mutex<FxHashMap<Box<[u8]>, Arc<Subscription>>>,
     pub started: chrono::DateTime<chrono::Utc>,
+    /// Set once, when a TLS handshake completes.
+    tls: OnceLock<TlsConnInfo>,
 }
 
 impl ClientHandle {
@@ -113,7 +128,26 @@ impl ClientHandle {
             in_bytes: AtomicU64::new(0),
             subs: Mutex::new(FxHashMap::default()),
             started: chrono::Utc::now(),
+            tls: OnceLock::new(),
         }
+    }
+
+    /// What the TLS handshake negotiated; `None` for a plain connection (or before the
+    /// handshake has completed).
+    pub fn tls(&self) -> Option<&TlsConnInfo> {
+        self.tls.get()
+    }
+
+    /// The client's certificate, verified against the configured CAs when `verify` is on.
+    /// This is what `verify_and_map` maps to a user: Go tries the certificate's email
+    /// addresses, then DNS names, then URIs, then the subject ([`PeerCert::subject_rdn`], with
+    /// domain components from [`PeerCert::subject_rdns`]) against the configured user names.
+    pub fn peer_certificate(&self) -> Option<&PeerCert> {
+        self.tls().and_then(TlsConnInfo::peer_certificate)
+    }
+
+    pub(crate) fn set_tls(&self, info: TlsConnInfo) {
+        let _ = self.tls.set(info);
     }
 
     /// Starts closing the connection; the first reason given wins. Returns true for that first

@@ -4,8 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::{ClientHandle, ClosedReason};
 use crate::limits::{CLOSE_FLUSH_DEADLINE, OUTBOUND_SPARE_KEEP_BYTES};
@@ -29,10 +28,11 @@ pub(crate) enum WriterFailure {
     WriteError,
 }
 
-/// Writes everything queued until the buffer is empty.
-async fn drain(
+/// Writes everything queued until the buffer is empty. The flush after each write is free on
+/// a TCP socket; on TLS it pushes out records the session still holds.
+async fn drain<W: AsyncWrite + Unpin>(
     client: &ClientHandle,
-    socket: &mut OwnedWriteHalf,
+    socket: &mut W,
     spare: &mut Vec<u8>,
     deadline: Duration,
 ) -> WriteOutcome {
@@ -43,7 +43,11 @@ async fn drain(
             return WriteOutcome::Ok;
         }
         let attempted = spare.len();
-        let result = tokio::time::timeout(deadline, socket.write_all(spare)).await;
+        let write = async {
+            socket.write_all(spare).await?;
+            socket.flush().await
+        };
+        let result = tokio::time::timeout(deadline, write).await;
         spare.clear();
         if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES {
             *spare = Vec::new();
@@ -57,10 +61,11 @@ async fn drain(
     }
 }
 
-/// Runs until the connection closes. Returns why, if the writer itself ended it.
-pub(crate) async fn run_writer(
+/// Runs until the connection closes. Returns why, if the writer itself ended it. Generic over
+/// the socket so that plain TCP and TLS each get their own compiled loop.
+pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
     client: Arc<ClientHandle>,
-    mut socket: OwnedWriteHalf,
+    mut socket: W,
     write_deadline: Duration,
 ) -> Option<WriterFailure> {
     let mut spare = Vec::new();

@@ -1,0 +1,145 @@
+//! PEM blocks as Go's `encoding/pem` finds them: every `-----BEGIN X-----` … `-----END X-----`
+//! pair in the input, with its label, in order, skipping text around and between blocks. The
+//! labels of skipped blocks are what Go's certificate-loading errors list, so the reader keeps
+//! them all rather than only the ones it understands.
+
+/// One PEM block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub label: String,
+    pub der: Vec<u8>,
+    /// RFC 1421 headers (`Proc-Type: 4,ENCRYPTED`) were present.
+    pub has_headers: bool,
+}
+
+const BEGIN: &str = "-----BEGIN ";
+const END: &str = "-----END ";
+const DASHES: &str = "-----";
+
+/// All well-formed blocks in `input`; malformed ones are skipped, as Go skips them.
+pub fn blocks(input: &[u8]) -> Vec<Block> {
+    let text = String::from_utf8_lossy(input);
+    let mut out = Vec::new();
+    let mut rest: &str = &text;
+    while let Some(start) = rest.find(BEGIN) {
+        let after = &rest[start + BEGIN.len()..];
+        let Some(label_end) = after.find(DASHES) else {
+            break;
+        };
+        let label = &after[..label_end];
+        let body_start = &after[label_end + DASHES.len()..];
+        let end_marker = format!("{END}{label}{DASHES}");
+        if label.contains('\n') {
+            rest = after;
+            continue;
+        }
+        let Some(body_len) = body_start.find(&end_marker) else {
+            rest = after;
+            continue;
+        };
+        let body = &body_start[..body_len];
+        rest = &body_start[body_len + end_marker.len()..];
+        let (has_headers, base64_text) = split_headers(body);
+        if let Some(der) = decode_base64(base64_text) {
+            out.push(Block {
+                label: label.to_owned(),
+                der,
+                has_headers,
+            });
+        }
+    }
+    out
+}
+
+/// Separates RFC 1421 headers (lines with a colon, ended by an empty line) from the body.
+fn split_headers(body: &str) -> (bool, &str) {
+    let trimmed = body.trim_start_matches(['\r', '\n']);
+    let first_line = trimmed.lines().next().unwrap_or("");
+    if !first_line.contains(':') {
+        return (false, body);
+    }
+    match trimmed.find("\n\n").or_else(|| trimmed.find("\r\n\r\n")) {
+        Some(at) => (true, &trimmed[at..]),
+        None => (true, ""),
+    }
+}
+
+/// Standard base64 with padding, whitespace ignored.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(u32::from(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        }))
+    }
+    let chars: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    if !chars.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(chars.len() / 4 * 3);
+    let quads = chars.len() / 4;
+    for (i, quad) in chars.chunks_exact(4).enumerate() {
+        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && i + 1 != quads) {
+            return None;
+        }
+        let mut acc = 0u32;
+        for &c in &quad[..4 - pad] {
+            acc = (acc << 6) | value(c)?;
+        }
+        acc <<= 6 * pad as u32;
+        let bytes = acc.to_be_bytes();
+        out.extend_from_slice(&bytes[1..4 - pad]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_finds_blocks_and_labels() {
+        let input = b"junk\n-----BEGIN CERTIFICATE-----\nAQID\n-----END CERTIFICATE-----\n\
+                      text\n-----BEGIN EC PRIVATE KEY-----\nBAU=\n-----END EC PRIVATE KEY-----\n";
+        let b = blocks(input);
+        assert_eq!(b.len(), 2);
+        assert_eq!(
+            (b[0].label.as_str(), b[0].der.as_slice()),
+            ("CERTIFICATE", &[1, 2, 3][..])
+        );
+        assert_eq!(
+            (b[1].label.as_str(), b[1].der.as_slice()),
+            ("EC PRIVATE KEY", &[4, 5][..])
+        );
+    }
+
+    #[test]
+    fn pem_skips_malformed_and_notes_headers() {
+        assert!(blocks(b"-----BEGIN X-----\n!!!!\n-----END X-----\n").is_empty());
+        assert!(blocks(b"-----BEGIN X-----\nAQID\n").is_empty());
+        assert!(blocks(b"nothing here").is_empty());
+        let b = blocks(
+            b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\nAQID\n\
+              -----END RSA PRIVATE KEY-----\n",
+        );
+        assert!(b[0].has_headers);
+        assert_eq!(b[0].der, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn pem_base64() {
+        assert_eq!(decode_base64("TWFu").unwrap(), b"Man");
+        assert_eq!(decode_base64("TWE=").unwrap(), b"Ma");
+        assert_eq!(decode_base64("TQ==").unwrap(), b"M");
+        assert_eq!(decode_base64("TQ==TWFu"), None);
+        assert_eq!(decode_base64("TQ="), None);
+        assert_eq!(decode_base64("T@=="), None);
+        assert_eq!(decode_base64("").unwrap(), b"");
+    }
+}
