@@ -327,7 +327,7 @@ impl Server {
             host: config.host.clone(),
             port: self.client_addr().map_or(0, |a| a.port()),
             headers: !config.no_header_support,
-            auth_required: false,
+            auth_required: config.auth.required(),
             tls_required: false,
             tls_verify: false,
             tls_available: false,

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use natrium_auth::{AuthConfig, User};
 use natrium_conf::cli::Flags;
 use natrium_conf::{merge, ConfError, ServerOptions};
 use natrium_core::CoreConfig;
@@ -66,6 +67,39 @@ fn validate_lame_duck(o: &ServerOptions) -> Result<(), ConfError> {
     Ok(())
 }
 
+/// The authentication the options ask for, as Go chooses it: a users list, else a single
+/// user, else a token.
+fn auth_config(o: &ServerOptions) -> AuthConfig {
+    let no_auth_user = (!o.no_auth_user.is_empty()).then(|| o.no_auth_user.clone());
+    if !o.users.is_empty() {
+        let users = o
+            .users
+            .iter()
+            .map(|u| User {
+                name: u.username.clone(),
+                password: u.password.clone(),
+            })
+            .collect();
+        AuthConfig::Users {
+            users,
+            no_auth_user,
+        }
+    } else if !o.username.is_empty() {
+        let user = User {
+            name: o.username.clone(),
+            password: o.password.clone(),
+        };
+        AuthConfig::Users {
+            users: vec![user],
+            no_auth_user,
+        }
+    } else if !o.authorization.is_empty() {
+        AuthConfig::Token(o.authorization.clone())
+    } else {
+        AuthConfig::None
+    }
+}
+
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
     let (o, config_digest) = load_options(flags)?;
     let core = CoreConfig {
@@ -81,6 +115,7 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         ping_max: u32::try_from(o.ping_max.max(1)).unwrap_or(u32::MAX),
         write_deadline: o.write_deadline,
         auth_timeout: Duration::try_from_secs_f64(o.auth_timeout).unwrap_or(Duration::from_secs(2)),
+        auth: auth_config(&o),
         no_header_support: o.no_header_support,
         disable_sublist_cache: o.disable_sublist_cache,
         lame_duck_duration: o.lame_duck_duration,

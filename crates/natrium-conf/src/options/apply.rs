@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::convert;
-use super::ServerOptions;
+use super::{ServerOptions, UserOption};
 use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
@@ -28,7 +28,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "mappings",
     "maps",
     "mqtt",
-    "no_auth_user",
     "no_fast_producer_stall",
     "no_sys_acc",
     "no_system_account",
@@ -65,14 +64,21 @@ pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &[
     "auth_callout",
     "default_permission",
     "default_permissions",
-    "pass",
-    "password",
     "permissions",
     "proxy_required",
-    "token",
-    "user",
-    "username",
-    "users",
+];
+
+/// Keys of a `users` entry Go knows, other than the name and password, not implemented yet.
+pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
+    "nkey",
+    "permission",
+    "permissions",
+    "authorization",
+    "allowed_connection_types",
+    "connection_types",
+    "clients",
+    "proxy_required",
+    "account",
 ];
 
 #[derive(Default)]
@@ -220,6 +226,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "connect_error_reports" => set(&mut o.connect_error_reports, convert::int(v))?,
         "reconnect_error_reports" => set(&mut o.reconnect_error_reports, convert::int(v))?,
         "authorization" => authorization(o, e, report)?,
+        "no_auth_user" => o.no_auth_user = convert::string(v)?,
         key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
         // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
         _ if e.node.used_as_variable() => {}
@@ -273,6 +280,7 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
             return Err("runtime error: invalid memory address or nil pointer dereference".into());
         }
     };
+    let mut users_seen = false;
     for inner in block {
         let key = inner.key.to_ascii_lowercase();
         if matches!(inner.node.value, Value::Null) {
@@ -288,13 +296,79 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
                 }
                 Err(message) => report.invalid(inner, message),
             }
+        } else if matches!(key.as_str(), "user" | "username") {
+            string_into(&mut o.username, inner, report);
+        } else if matches!(key.as_str(), "pass" | "password") {
+            string_into(&mut o.password, inner, report);
+        } else if key == "token" {
+            string_into(&mut o.authorization, inner, report);
+        } else if key == "users" {
+            users_seen = true;
+            o.users = users(inner, report);
         } else if AUTHORIZATION_NOT_SUPPORTED_YET.contains(&key.as_str()) {
             report.not_supported(inner, format!("{}.{}", e.key, inner.key));
         } else if !inner.node.used_as_variable() {
             report.unknown(inner);
         }
     }
+    if users_seen && !o.username.is_empty() {
+        report.invalid(
+            e,
+            "Can not have a single user/pass and a users array".to_owned(),
+        );
+    } else if users_seen && !o.authorization.is_empty() {
+        report.invalid(e, "Can not have a token and a users array".to_owned());
+    }
     Ok(())
+}
+
+fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {
+    match convert::string(&entry.node.value) {
+        Ok(s) => *slot = s,
+        Err(message) => report.invalid(entry, message),
+    }
+}
+
+/// `users = [ {user, password}, ... ]`.
+fn users(e: &Entry, report: &mut Report) -> Vec<UserOption> {
+    let Value::Array(items) = &e.node.value else {
+        report.invalid(
+            e,
+            format!(
+                "Expected users field to be an array, got {}",
+                e.node.value.go_type_name()
+            ),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let Value::Map(fields) = &item.value else {
+            report.invalid(
+                e,
+                format!(
+                    "Expected user entry to be a map/struct, got {}",
+                    item.value.go_type_name()
+                ),
+            );
+            continue;
+        };
+        let mut user = UserOption::default();
+        for field in fields {
+            let key = field.key.to_ascii_lowercase();
+            if matches!(key.as_str(), "user" | "username") {
+                string_into(&mut user.username, field, report);
+            } else if matches!(key.as_str(), "pass" | "password") {
+                string_into(&mut user.password, field, report);
+            } else if USER_NOT_SUPPORTED_YET.contains(&key.as_str()) {
+                report.not_supported(field, format!("{}.{}", e.key, field.key));
+            } else if !field.node.used_as_variable() {
+                report.unknown(field);
+            }
+        }
+        out.push(user);
+    }
+    out
 }
 
 /// Go warns about authentication timeouts above this many seconds.

@@ -23,6 +23,14 @@ use crate::error::ConfError;
 use crate::lang::{self, Map};
 use crate::limits;
 
+/// One entry of `authorization { users = [...] }`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserOption {
+    pub username: String,
+    /// Plain text or a bcrypt hash.
+    pub password: String,
+}
+
 /// Every option core NATS uses, under Go's names, with Go's defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerOptions {
@@ -61,6 +69,16 @@ pub struct ServerOptions {
     pub write_deadline: Duration,
     /// Seconds a client has to authenticate (`authorization { timeout }`), Go's `float64`.
     pub auth_timeout: f64,
+    /// Single user (`authorization { user }`, `--user`).
+    pub username: String,
+    /// Single user's password, plain or bcrypt (`authorization { password }`, `--pass`).
+    pub password: String,
+    /// Required token, plain or bcrypt (`authorization { token }`, `--auth`).
+    pub authorization: String,
+    /// `authorization { users = [...] }`.
+    pub users: Vec<UserOption>,
+    /// User assumed for clients that send no credentials (`no_auth_user`).
+    pub no_auth_user: String,
     /// Do not offer message headers to clients (`no_header_support`).
     pub no_header_support: bool,
     /// Disable the subscription match cache (`disable_sublist_cache`, `no_sublist_cache`).
@@ -123,6 +141,11 @@ impl Default for ServerOptions {
             ping_max: limits::PING_MAX_DEFAULT,
             write_deadline: limits::WRITE_DEADLINE_DEFAULT,
             auth_timeout: limits::AUTH_TIMEOUT_SECS_DEFAULT,
+            username: String::new(),
+            password: String::new(),
+            authorization: String::new(),
+            users: Vec::new(),
+            no_auth_user: String::new(),
             no_header_support: false,
             disable_sublist_cache: false,
             max_traced_msg_len: 0,
@@ -260,6 +283,30 @@ impl ServerOptions {
                 message: format!(
                     "max_payload ({}) cannot be higher than max_pending ({})",
                     self.max_payload, self.max_pending
+                ),
+            });
+        }
+        self.validate_no_auth_user()
+    }
+
+    /// Go refuses a `no_auth_user` that names no configured user.
+    fn validate_no_auth_user(&self) -> Result<(), ConfError> {
+        let name = &self.no_auth_user;
+        if name.is_empty() {
+            return Ok(());
+        }
+        if self.users.is_empty() {
+            return Err(ConfError::Validation {
+                message: format!(
+                    "no_auth_user: \"{name}\" present, but users/nkeys are not defined"
+                ),
+            });
+        }
+        if !self.users.iter().any(|u| &u.username == name) {
+            return Err(ConfError::Validation {
+                message: format!(
+                    "no_auth_user: \"{name}\" not present as user or nkey in authorization \
+                     block or account configuration"
                 ),
             });
         }

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use natrium_auth::{AuthError, Credentials};
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
 use tokio::io::AsyncReadExt;
 use tokio::net::tcp::OwnedReadHalf;
@@ -308,6 +309,13 @@ impl Conn {
 
     fn handle_op(&mut self, op: ClientOp<'_>) -> Next {
         self.trace_op(&op);
+        if !self.connected
+            && !matches!(op, ClientOp::Connect(_))
+            && self.server.shared.config.auth.required()
+        {
+            // Go treats any op before CONNECT as a failed authentication when auth is on.
+            return self.auth_violation(None);
+        }
         match op {
             ClientOp::Connect(json) => return self.on_connect(json),
             ClientOp::Pub(publish) => {
@@ -377,6 +385,9 @@ impl Conn {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
+        if let Err(who) = self.authenticate(&opts) {
+            return self.auth_violation(who.as_deref());
+        }
         *self.handle.meta.lock() = ClientMeta {
             protocol: opts.protocol,
             name: opts.name.clone(),
@@ -391,6 +402,34 @@ impl Conn {
         self.restart_pings = true;
         self.ok();
         Next::Continue
+    }
+
+    /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
+    /// (never the secret), or `None` when the client offered no credentials at all.
+    fn authenticate(&self, opts: &ConnectOptions) -> Result<(), Option<String>> {
+        let auth = &self.server.shared.config.auth;
+        if !auth.required() {
+            return Ok(());
+        }
+        let creds = Credentials {
+            user: opts.user.as_deref(),
+            pass: opts.pass.as_deref(),
+            token: opts.auth_token.as_deref(),
+        };
+        auth.check(creds)
+            .map(|_| ())
+            .map_err(|_| go_auth_user(opts))
+    }
+
+    fn auth_violation(&self, who: Option<&str>) -> Next {
+        let prefix = self.handle.log_prefix();
+        if let Some(who) = who {
+            tracing::error!("{prefix} - {} - {who}", AuthError::Refused);
+        } else {
+            tracing::error!("{prefix} - {}", AuthError::Refused);
+        }
+        send_err(&self.handle, &WireError::AuthorizationViolation);
+        Next::Close(ClosedReason::AuthenticationViolation)
     }
 
     fn on_pub(&mut self, msg: &Message<'_>) -> Next {
@@ -506,6 +545,26 @@ impl Conn {
 
 /// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay
 /// of up to a fifth of that, so that clients connecting together do not get PINGs together.
+/// How Go's log names a client that failed to authenticate; tokens are redacted.
+fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
+    let present = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
+    if present(&opts.nkey) {
+        Some(format!(
+            "Nkey {}",
+            go_quote(opts.nkey.as_deref().unwrap_or_default().as_bytes())
+        ))
+    } else if present(&opts.user) {
+        Some(format!(
+            "User {}",
+            go_quote(opts.user.as_deref().unwrap_or_default().as_bytes())
+        ))
+    } else if present(&opts.auth_token) {
+        Some("Token \"[REDACTED]\"".to_owned())
+    } else {
+        None
+    }
+}
+
 fn first_ping_delay(ping_interval: Duration) -> Duration {
     let base = ping_interval.min(FIRST_PING_INTERVAL);
     let fifth = u64::try_from((base / 5).as_nanos()).unwrap_or(u64::MAX);

@@ -40,6 +40,7 @@ pub enum ClosedReason {
     MaxConnectionsExceeded,
     StaleConnection,
     AuthenticationTimeout,
+    AuthenticationViolation,
     ServerShutdown,
     LameDuckMode,
 }
@@ -59,6 +60,7 @@ impl ClosedReason {
             Self::MaxConnectionsExceeded => "Maximum Connections Exceeded",
             Self::StaleConnection => "Stale Connection",
             Self::AuthenticationTimeout => "Authentication Timeout",
+            Self::AuthenticationViolation => "Authentication Failure",
             Self::ServerShutdown => "Server Shutdown",
             Self::LameDuckMode => "Lame Duck Mode",
         }

@@ -1,0 +1,218 @@
+//! Credential checks for client connections, as the Go server does them: a single token, a
+//! single user and password, or a list of users, each secret written plainly or as a bcrypt
+//! hash (`$2a$…`). Pure: no I/O, no async runtime.
+//!
+//! Layout: [`AuthConfig`] is what the configuration compiles to; [`Credentials`] is what a
+//! client's CONNECT offers; [`AuthConfig::check`] decides.
+
+use thiserror::Error;
+
+/// Prefix Go uses to recognise a bcrypt hash among configured secrets.
+const BCRYPT_PREFIX: &str = "$2";
+
+/// One configured user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub name: String,
+    /// Plain text or a bcrypt hash.
+    pub password: String,
+}
+
+/// How clients must authenticate. `None` means no authentication is required.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AuthConfig {
+    #[default]
+    None,
+    /// `authorization { token }` or `--auth`.
+    Token(String),
+    /// `authorization { user, password }`, `--user/--pass`, or `users = [...]`, with the user
+    /// assumed for clients that send no credentials (`no_auth_user`).
+    Users {
+        users: Vec<User>,
+        no_auth_user: Option<String>,
+    },
+}
+
+/// What a client offers in CONNECT.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Credentials<'a> {
+    pub user: Option<&'a str>,
+    pub pass: Option<&'a str>,
+    pub token: Option<&'a str>,
+}
+
+/// Why a client was refused. The client is always told `Authorization Violation`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AuthError {
+    #[error("authentication error")]
+    Refused,
+}
+
+/// Who a client authenticated as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    Anonymous,
+    Token,
+    User(String),
+}
+
+impl AuthConfig {
+    /// Whether INFO advertises `auth_required`.
+    #[must_use]
+    pub fn required(&self) -> bool {
+        !matches!(self, Self::None)
+    }
+
+    /// Checks a client's credentials.
+    ///
+    /// # Errors
+    /// [`AuthError::Refused`] when the credentials do not match.
+    pub fn check(&self, creds: Credentials<'_>) -> Result<Identity, AuthError> {
+        match self {
+            Self::None => Ok(Identity::Anonymous),
+            Self::Token(token) => {
+                let offered = creds.token.ok_or(AuthError::Refused)?;
+                if secret_matches(token, offered) {
+                    Ok(Identity::Token)
+                } else {
+                    Err(AuthError::Refused)
+                }
+            }
+            Self::Users {
+                users,
+                no_auth_user,
+            } => {
+                let offered_nothing =
+                    creds.user.is_none_or(str::is_empty) && creds.token.is_none_or(str::is_empty);
+                if offered_nothing {
+                    if let Some(name) = no_auth_user {
+                        if users.iter().any(|u| &u.name == name) {
+                            return Ok(Identity::User(name.clone()));
+                        }
+                    }
+                    return Err(AuthError::Refused);
+                }
+                let name = creds.user.ok_or(AuthError::Refused)?;
+                let user = users
+                    .iter()
+                    .find(|u| u.name == name)
+                    .ok_or(AuthError::Refused)?;
+                if secret_matches(&user.password, creds.pass.unwrap_or("")) {
+                    Ok(Identity::User(user.name.clone()))
+                } else {
+                    Err(AuthError::Refused)
+                }
+            }
+        }
+    }
+}
+
+/// Compares a configured secret (plain or bcrypt) with what a client sent. Plain secrets are
+/// compared in constant time so that timing reveals nothing about a prefix.
+fn secret_matches(configured: &str, offered: &str) -> bool {
+    if configured.starts_with(BCRYPT_PREFIX) {
+        bcrypt::verify(offered, configured).unwrap_or(false)
+    } else {
+        constant_time_eq(configured.as_bytes(), offered.as_bytes())
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn users(no_auth_user: Option<&str>) -> AuthConfig {
+        AuthConfig::Users {
+            users: vec![
+                User {
+                    name: "alice".into(),
+                    password: "s3cret".into(),
+                },
+                User {
+                    name: "bob".into(),
+                    password: bcrypt::hash("hunter2", 4).unwrap_or_default(),
+                },
+            ],
+            no_auth_user: no_auth_user.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn auth_token_plain_and_bcrypt() {
+        let plain = AuthConfig::Token("tok".into());
+        assert_eq!(
+            plain.check(Credentials {
+                token: Some("tok"),
+                ..Default::default()
+            }),
+            Ok(Identity::Token)
+        );
+        assert!(plain
+            .check(Credentials {
+                token: Some("tok2"),
+                ..Default::default()
+            })
+            .is_err());
+        assert!(plain.check(Credentials::default()).is_err());
+        let hashed = AuthConfig::Token(bcrypt::hash("tok", 4).unwrap_or_default());
+        assert!(hashed
+            .check(Credentials {
+                token: Some("tok"),
+                ..Default::default()
+            })
+            .is_ok());
+        assert!(hashed
+            .check(Credentials {
+                token: Some("nope"),
+                ..Default::default()
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn auth_users_plain_bcrypt_and_unknown() {
+        let cfg = users(None);
+        let c = |u, p| Credentials {
+            user: Some(u),
+            pass: Some(p),
+            token: None,
+        };
+        assert_eq!(
+            cfg.check(c("alice", "s3cret")),
+            Ok(Identity::User("alice".into()))
+        );
+        assert!(cfg.check(c("alice", "s3cre")).is_err());
+        assert!(cfg.check(c("bob", "hunter2")).is_ok());
+        assert!(cfg.check(c("bob", "hunter3")).is_err());
+        assert!(cfg.check(c("carol", "s3cret")).is_err());
+        assert!(cfg.check(Credentials::default()).is_err());
+    }
+
+    #[test]
+    fn auth_no_auth_user() {
+        let cfg = users(Some("alice"));
+        assert_eq!(
+            cfg.check(Credentials::default()),
+            Ok(Identity::User("alice".into()))
+        );
+        let wrong = Credentials {
+            user: Some("alice"),
+            pass: Some("x"),
+            token: None,
+        };
+        assert!(cfg.check(wrong).is_err());
+    }
+
+    #[test]
+    fn auth_not_required() {
+        assert!(!AuthConfig::None.required());
+        assert!(AuthConfig::Token("t".into()).required());
+    }
+}
