@@ -29,6 +29,8 @@ pub enum AuthConfig {
     /// assumed for clients that send no credentials (`no_auth_user`).
     Users {
         users: Vec<User>,
+        /// Public user nkeys (`users = [ {nkey: U…} ]`).
+        nkeys: Vec<String>,
         no_auth_user: Option<String>,
     },
 }
@@ -39,6 +41,11 @@ pub struct Credentials<'a> {
     pub user: Option<&'a str>,
     pub pass: Option<&'a str>,
     pub token: Option<&'a str>,
+    /// Public nkey and the signature of `nonce` (base64, URL or standard alphabet).
+    pub nkey: Option<&'a str>,
+    pub sig: Option<&'a str>,
+    /// The nonce this connection's INFO carried.
+    pub nonce: &'a str,
 }
 
 /// Why a client was refused. The client is always told `Authorization Violation`.
@@ -54,6 +61,7 @@ pub enum Identity {
     Anonymous,
     Token,
     User(String),
+    Nkey(String),
 }
 
 impl AuthConfig {
@@ -61,6 +69,12 @@ impl AuthConfig {
     #[must_use]
     pub fn required(&self) -> bool {
         !matches!(self, Self::None)
+    }
+
+    /// Whether INFO carries a nonce to sign (Go: when nkey users are configured).
+    #[must_use]
+    pub fn nonce_required(&self) -> bool {
+        matches!(self, Self::Users { nkeys, .. } if !nkeys.is_empty())
     }
 
     /// Checks a client's credentials.
@@ -80,8 +94,17 @@ impl AuthConfig {
             }
             Self::Users {
                 users,
+                nkeys,
                 no_auth_user,
             } => {
+                if let Some(nkey) = creds.nkey.filter(|k| !k.is_empty()) {
+                    if !nkeys.iter().any(|k| k == nkey) {
+                        return Err(AuthError::Refused);
+                    }
+                    return verify_nonce(nkey, creds.sig.unwrap_or(""), creds.nonce)
+                        .then(|| Identity::Nkey(nkey.to_owned()))
+                        .ok_or(AuthError::Refused);
+                }
                 let offered_nothing =
                     creds.user.is_none_or(str::is_empty) && creds.token.is_none_or(str::is_empty);
                 if offered_nothing {
@@ -105,6 +128,22 @@ impl AuthConfig {
             }
         }
     }
+}
+
+/// Checks an ed25519 signature of the nonce by a public user nkey.
+fn verify_nonce(nkey: &str, sig: &str, nonce: &str) -> bool {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let Ok(sig) = engine
+        .decode(sig)
+        .or_else(|_| base64::engine::general_purpose::STANDARD.decode(sig))
+    else {
+        return false;
+    };
+    let Ok(key) = nkeys::KeyPair::from_public_key(nkey) else {
+        return false;
+    };
+    !nonce.is_empty() && key.verify(nonce.as_bytes(), &sig).is_ok()
 }
 
 /// Compares a configured secret (plain or bcrypt) with what a client sent. Plain secrets are
@@ -140,6 +179,7 @@ mod tests {
                     password: bcrypt::hash("hunter2", 4).unwrap_or_default(),
                 },
             ],
+            nkeys: Vec::new(),
             no_auth_user: no_auth_user.map(str::to_owned),
         }
     }
@@ -182,7 +222,7 @@ mod tests {
         let c = |u, p| Credentials {
             user: Some(u),
             pass: Some(p),
-            token: None,
+            ..Default::default()
         };
         assert_eq!(
             cfg.check(c("alice", "s3cret")),
@@ -205,9 +245,41 @@ mod tests {
         let wrong = Credentials {
             user: Some("alice"),
             pass: Some("x"),
-            token: None,
+            ..Default::default()
         };
         assert!(cfg.check(wrong).is_err());
+    }
+
+    #[test]
+    fn auth_nkey_signature() {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let kp = nkeys::KeyPair::new_user();
+        let public = kp.public_key();
+        let cfg = AuthConfig::Users {
+            users: Vec::new(),
+            nkeys: vec![public.clone()],
+            no_auth_user: None,
+        };
+        assert!(cfg.nonce_required());
+        let nonce = "abcdefghijklmno";
+        let sig = b64.encode(kp.sign(nonce.as_bytes()).unwrap_or_default());
+        let c = |sig, nonce| Credentials {
+            nkey: Some(public.as_str()),
+            sig: Some(sig),
+            nonce,
+            ..Default::default()
+        };
+        assert_eq!(
+            cfg.check(c(&sig, nonce)),
+            Ok(Identity::Nkey(public.clone()))
+        );
+        assert!(cfg.check(c(&sig, "other-nonce-xyz")).is_err());
+        assert!(cfg.check(c("AAAA", nonce)).is_err());
+        assert!(cfg.check(c("!!not base64", nonce)).is_err());
+        let other = nkeys::KeyPair::new_user();
+        let forged = b64.encode(other.sign(nonce.as_bytes()).unwrap_or_default());
+        assert!(cfg.check(c(&forged, nonce)).is_err());
     }
 
     #[test]

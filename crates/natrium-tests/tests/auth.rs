@@ -194,3 +194,38 @@ async fn auth_async_nats_token_user_bcrypt() {
         .await;
     assert!(bad.is_err());
 }
+
+#[tokio::test]
+async fn auth_nkey_user_signs_nonce() {
+    let kp = nkeys::KeyPair::new_user();
+    let seed = kp.seed().expect("seed");
+    let (_dir, servers) = both_with(&format!(
+        "authorization {{ users = [ {{nkey: {}}} ] }}\n",
+        kp.public_key()
+    ));
+    for (name, s) in &servers {
+        let c = RawClient::connect(&s.addr());
+        assert!(c.info.contains("\"nonce\":\""), "{name}: {}", c.info);
+        // A signature of something else, and one by another key, are refused.
+        let other = nkeys::KeyPair::new_user();
+        let forged = format!(
+            ",\"nkey\":\"{}\",\"sig\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"",
+            kp.public_key()
+        );
+        assert_eq!(refused(&s.addr(), &forged), VIOLATION, "{name}");
+        let unknown = format!(",\"nkey\":\"{}\",\"sig\":\"AAAA\"", other.public_key());
+        assert_eq!(refused(&s.addr(), &unknown), VIOLATION, "{name}");
+        let client = async_nats::ConnectOptions::with_nkey(seed.clone())
+            .connect(s.url())
+            .await
+            .expect("nkey connect");
+        client.flush().await.expect("flush");
+        let wrong = async_nats::ConnectOptions::with_nkey(other.seed().expect("seed"))
+            .connect(s.url())
+            .await;
+        assert!(wrong.is_err(), "{name}");
+    }
+    // No nonce when no nkey users are configured, as Go.
+    let t = ServerProcess::start(&["--auth", "tok"]);
+    assert!(!RawClient::connect(&t.addr()).info.contains("nonce"));
+}

@@ -72,16 +72,19 @@ fn validate_lame_duck(o: &ServerOptions) -> Result<(), ConfError> {
 fn auth_config(o: &ServerOptions) -> AuthConfig {
     let no_auth_user = (!o.no_auth_user.is_empty()).then(|| o.no_auth_user.clone());
     if !o.users.is_empty() {
-        let users = o
-            .users
+        let (with_nkey, with_name): (Vec<_>, Vec<_>) =
+            o.users.iter().partition(|u| !u.nkey.is_empty());
+        let users = with_name
             .iter()
             .map(|u| User {
                 name: u.username.clone(),
                 password: u.password.clone(),
             })
             .collect();
+        let nkeys = with_nkey.iter().map(|u| u.nkey.clone()).collect();
         AuthConfig::Users {
             users,
+            nkeys,
             no_auth_user,
         }
     } else if !o.username.is_empty() {
@@ -91,6 +94,7 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
         };
         AuthConfig::Users {
             users: vec![user],
+            nkeys: Vec::new(),
             no_auth_user,
         }
     } else if !o.authorization.is_empty() {

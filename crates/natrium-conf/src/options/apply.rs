@@ -70,7 +70,6 @@ pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &[
 
 /// Keys of a `users` entry Go knows, other than the name and password, not implemented yet.
 pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
-    "nkey",
     "permission",
     "permissions",
     "authorization",
@@ -360,6 +359,8 @@ fn users(e: &Entry, report: &mut Report) -> Vec<UserOption> {
                 string_into(&mut user.username, field, report);
             } else if matches!(key.as_str(), "pass" | "password") {
                 string_into(&mut user.password, field, report);
+            } else if key == "nkey" {
+                string_into(&mut user.nkey, field, report);
             } else if USER_NOT_SUPPORTED_YET.contains(&key.as_str()) {
                 report.not_supported(field, format!("{}.{}", e.key, field.key));
             } else if !field.node.used_as_variable() {

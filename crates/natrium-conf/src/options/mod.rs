@@ -29,6 +29,8 @@ pub struct UserOption {
     pub username: String,
     /// Plain text or a bcrypt hash.
     pub password: String,
+    /// Public user nkey (`U…`), for users that authenticate by signing the INFO nonce.
+    pub nkey: String,
 }
 
 /// Every option core NATS uses, under Go's names, with Go's defaults.
@@ -302,7 +304,11 @@ impl ServerOptions {
                 ),
             });
         }
-        if !self.users.iter().any(|u| &u.username == name) {
+        if !self
+            .users
+            .iter()
+            .any(|u| &u.username == name || &u.nkey == name)
+        {
             return Err(ConfError::Validation {
                 message: format!(
                     "no_auth_user: \"{name}\" not present as user or nkey in authorization \

@@ -239,7 +239,10 @@ fn options_authorization_block() {
     assert_eq!(opts("authorization { token: t }").authorization, "t");
     let o = opts("authorization { users = [ {user: a, pass: b}, {username: c, password: d} ] }");
     assert_eq!(o.users.len(), 2);
-    assert_eq!((o.users[1].username.as_str(), o.users[1].password.as_str()), ("c", "d"));
+    assert_eq!(
+        (o.users[1].username.as_str(), o.users[1].password.as_str()),
+        ("c", "d")
+    );
     assert_eq!(
         err("authorization {\n  token: t\n  users = [ {user: a, password: b} ]\n}"),
         "f.conf:1:0: Can not have a token and a users array"

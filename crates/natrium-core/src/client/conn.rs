@@ -44,6 +44,8 @@ struct Conn {
     limits: ParserLimits,
     opts: ConnectOptions,
     connected: bool,
+    /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
+    nonce: String,
     publisher: Publisher,
     ping: PingState,
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
@@ -78,7 +80,12 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     let closing = shared.shutdown.child_token();
     let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
     let (read_half, write_half) = stream.into_split();
-    let info = server.client_info(cid, addr.ip().to_string()).to_frame();
+    let mut info = server.client_info(cid, addr.ip().to_string());
+    if config.auth.nonce_required() {
+        info.nonce = new_nonce();
+    }
+    let nonce = info.nonce.clone();
+    let info = info.to_frame();
     handle.out.enqueue_proto(&info);
     handle.out.flush();
     let writer = tokio::spawn(run_writer(
@@ -101,6 +108,7 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         },
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
+        nonce,
         connected: false,
         publisher: Publisher::new(cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
@@ -415,6 +423,9 @@ impl Conn {
             user: opts.user.as_deref(),
             pass: opts.pass.as_deref(),
             token: opts.auth_token.as_deref(),
+            nkey: opts.nkey.as_deref(),
+            sig: opts.sig.as_deref(),
+            nonce: &self.nonce,
         };
         auth.check(creds)
             .map(|_| ())
@@ -543,8 +554,19 @@ impl Conn {
     }
 }
 
-/// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay
-/// of up to a fifth of that, so that clients connecting together do not get PINGs together.
+/// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
+fn new_nonce() -> String {
+    use base64::Engine as _;
+    let mut raw = [0u8; 11];
+    if getrandom::getrandom(&mut raw).is_err() {
+        // No OS randomness: fall back to the process PRNG rather than refuse every client.
+        for b in &mut raw {
+            *b = fastrand::u8(..);
+        }
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
 /// How Go's log names a client that failed to authenticate; tokens are redacted.
 fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
     let present = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
@@ -565,6 +587,8 @@ fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
     }
 }
 
+/// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay
+/// of up to a fifth of that, so that clients connecting together do not get PINGs together.
 fn first_ping_delay(ping_interval: Duration) -> Duration {
     let base = ping_interval.min(FIRST_PING_INTERVAL);
     let fifth = u64::try_from((base / 5).as_nanos()).unwrap_or(u64::MAX);
