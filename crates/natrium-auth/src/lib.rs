@@ -7,6 +7,10 @@
 
 use thiserror::Error;
 
+mod permissions;
+
+pub use permissions::{Permissions, SubjectPermission};
+
 /// Prefix Go uses to recognise a bcrypt hash among configured secrets.
 const BCRYPT_PREFIX: &str = "$2";
 
@@ -16,6 +20,8 @@ pub struct User {
     pub name: String,
     /// Plain text or a bcrypt hash.
     pub password: String,
+    /// `None`: the default permissions apply.
+    pub permissions: Option<Permissions>,
 }
 
 /// How clients must authenticate. `None` means no authentication is required.
@@ -32,6 +38,8 @@ pub enum AuthConfig {
         /// Public user nkeys (`users = [ {nkey: U…} ]`).
         nkeys: Vec<String>,
         no_auth_user: Option<String>,
+        /// `default_permissions`, for users without their own.
+        default_permissions: Option<Permissions>,
     },
 }
 
@@ -77,6 +85,27 @@ impl AuthConfig {
         matches!(self, Self::Users { nkeys, .. } if !nkeys.is_empty())
     }
 
+    /// The permissions of an authenticated client; `None` means unrestricted.
+    #[must_use]
+    pub fn permissions_for(&self, who: &Identity) -> Option<&Permissions> {
+        let Self::Users {
+            users,
+            default_permissions,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let own = match who {
+            Identity::User(name) => users
+                .iter()
+                .find(|u| &u.name == name)
+                .and_then(|u| u.permissions.as_ref()),
+            _ => None,
+        };
+        own.or(default_permissions.as_ref())
+    }
+
     /// Checks a client's credentials.
     ///
     /// # Errors
@@ -96,6 +125,7 @@ impl AuthConfig {
                 users,
                 nkeys,
                 no_auth_user,
+                ..
             } => {
                 if let Some(nkey) = creds.nkey.filter(|k| !k.is_empty()) {
                     if !nkeys.iter().any(|k| k == nkey) {
@@ -173,14 +203,17 @@ mod tests {
                 User {
                     name: "alice".into(),
                     password: "s3cret".into(),
+                    permissions: None,
                 },
                 User {
                     name: "bob".into(),
                     password: bcrypt::hash("hunter2", 4).unwrap_or_default(),
+                    permissions: None,
                 },
             ],
             nkeys: Vec::new(),
             no_auth_user: no_auth_user.map(str::to_owned),
+            default_permissions: None,
         }
     }
 
@@ -260,6 +293,7 @@ mod tests {
             users: Vec::new(),
             nkeys: vec![public.clone()],
             no_auth_user: None,
+            default_permissions: None,
         };
         assert!(cfg.nonce_required());
         let nonce = "abcdefghijklmno";

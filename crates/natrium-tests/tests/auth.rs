@@ -229,3 +229,60 @@ async fn auth_nkey_user_signs_nonce() {
     let t = ServerProcess::start(&["--auth", "tok"]);
     assert!(!RawClient::connect(&t.addr()).info.contains("nonce"));
 }
+
+#[test]
+fn auth_permissions_violations_match_go() {
+    let (_dir, servers) = both_with(
+        "authorization {\n  default_permissions { publish: \"pub.>\" }\n  users = [\n    \
+         {user: a, password: a, permissions: { publish: { allow: [\"foo.>\", \"bar\"], deny: \
+         \"foo.secret\" }, subscribe: { deny: [\"admin.>\"] } }}\n    {user: d, password: d}\n  \
+         ]\n}\n",
+    );
+    for (name, s) in &servers {
+        let mut c = RawClient::connect(&s.addr());
+        let conn = connect_line(",\"user\":\"a\",\"pass\":\"a\"");
+        assert_eq!(c.exchange(conn.as_bytes()), "", "{name}");
+        assert_eq!(
+            c.exchange(b"SUB foo.x 1\r\nPUB foo.x 2\r\nhi\r\n"),
+            "MSG foo.x 1 2\r\nhi\r\n"
+        );
+        assert_eq!(
+            c.exchange(b"PUB foo.secret 2\r\nhi\r\n"),
+            "-ERR 'Permissions Violation for Publish to \"foo.secret\"'\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            c.exchange(b"PUB baz 0\r\n\r\nPUB baz 0\r\n\r\n"),
+            "-ERR 'Permissions Violation for Publish to \"baz\"'\r\n\
+             -ERR 'Permissions Violation for Publish to \"baz\"'\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            c.exchange(b"SUB admin.x 2\r\n"),
+            "-ERR 'Permissions Violation for Subscription to \"admin.x\"'\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            c.exchange(b"SUB admin.y q 3\r\n"),
+            "-ERR 'Permissions Violation for Subscription to \"admin.y\" using queue \"q\"'\r\n",
+            "{name}"
+        );
+        // Still open and working after violations.
+        assert_eq!(c.exchange(b"PUB bar 0\r\n\r\n"), "", "{name}");
+        // The user without its own permissions gets the defaults.
+        let mut d = RawClient::connect(&s.addr());
+        let conn = connect_line(",\"user\":\"d\",\"pass\":\"d\"");
+        assert_eq!(d.exchange(conn.as_bytes()), "", "{name}");
+        assert_eq!(d.exchange(b"PUB pub.x 0\r\n\r\n"), "", "{name}");
+        assert_eq!(
+            d.exchange(b"PUB foo.x 0\r\n\r\n"),
+            "-ERR 'Permissions Violation for Publish to \"foo.x\"'\r\n",
+            "{name}"
+        );
+    }
+    let (_, ours) = &servers[0];
+    assert!(ours.wait_for_log(
+        "Publish Violation - Subject \"foo.secret\"",
+        Duration::from_secs(5)
+    ));
+}

@@ -79,6 +79,7 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
             .map(|u| User {
                 name: u.username.clone(),
                 password: u.password.clone(),
+                permissions: u.permissions.clone(),
             })
             .collect();
         let nkeys = with_nkey.iter().map(|u| u.nkey.clone()).collect();
@@ -86,16 +87,19 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
             users,
             nkeys,
             no_auth_user,
+            default_permissions: o.default_permissions.clone(),
         }
     } else if !o.username.is_empty() {
         let user = User {
             name: o.username.clone(),
             password: o.password.clone(),
+            permissions: None,
         };
         AuthConfig::Users {
             users: vec![user],
             nkeys: Vec::new(),
             no_auth_user,
+            default_permissions: o.default_permissions.clone(),
         }
     } else if !o.authorization.is_empty() {
         AuthConfig::Token(o.authorization.clone())

@@ -9,6 +9,7 @@ use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
+use natrium_auth::{Permissions, SubjectPermission};
 
 /// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
 /// using one is refused rather than half-honoured.
@@ -60,19 +61,10 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
 ];
 
 /// Keys of the `authorization` block Go knows, other than `timeout`, not implemented yet.
-pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &[
-    "auth_callout",
-    "default_permission",
-    "default_permissions",
-    "permissions",
-    "proxy_required",
-];
+pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &["auth_callout", "proxy_required"];
 
 /// Keys of a `users` entry Go knows, other than the name and password, not implemented yet.
 pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
-    "permission",
-    "permissions",
-    "authorization",
     "allowed_connection_types",
     "connection_types",
     "clients",
@@ -301,6 +293,8 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
             string_into(&mut o.password, inner, report);
         } else if key == "token" {
             string_into(&mut o.authorization, inner, report);
+        } else if matches!(key.as_str(), "default_permission" | "default_permissions") {
+            o.default_permissions = permissions(inner, report);
         } else if key == "users" {
             users_seen = true;
             o.users = users(inner, report);
@@ -325,6 +319,71 @@ fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {
     match convert::string(&entry.node.value) {
         Ok(s) => *slot = s,
         Err(message) => report.invalid(entry, message),
+    }
+}
+
+/// A `permissions` block: `publish`/`subscribe` as a subject, a list, or `{allow, deny}`.
+fn permissions(e: &Entry, report: &mut Report) -> Option<Permissions> {
+    let map = match convert::map(&e.node.value) {
+        Ok(map) => map,
+        Err(message) => {
+            report.invalid(e, message);
+            return None;
+        }
+    };
+    let mut out = Permissions::default();
+    for field in map {
+        match field.key.to_ascii_lowercase().as_str() {
+            "publish" | "pub" => out.publish = Some(subject_permission(field, report)),
+            "subscribe" | "sub" => out.subscribe = Some(subject_permission(field, report)),
+            "allow_responses" | "allow_response" | "response" | "responses" => {
+                report.not_supported(field, format!("{}.{}", e.key, field.key));
+            }
+            _ if field.node.used_as_variable() => {}
+            _ => report.unknown(field),
+        }
+    }
+    Some(out)
+}
+
+fn subject_permission(e: &Entry, report: &mut Report) -> SubjectPermission {
+    match &e.node.value {
+        Value::Map(map) => {
+            let mut out = SubjectPermission::default();
+            for field in map {
+                match field.key.to_ascii_lowercase().as_str() {
+                    "allow" => out.allow = Some(subject_list(field, report)),
+                    "deny" => out.deny = subject_list(field, report),
+                    _ if field.node.used_as_variable() => {}
+                    _ => report.unknown(field),
+                }
+            }
+            out
+        }
+        _ => SubjectPermission {
+            allow: Some(subject_list(e, report)),
+            deny: Vec::new(),
+        },
+    }
+}
+
+fn subject_list(e: &Entry, report: &mut Report) -> Vec<String> {
+    match &e.node.value {
+        Value::Str(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|n| match &n.value {
+                Value::Str(s) => Some(s.clone()),
+                other => {
+                    report.invalid(e, convert::conversion(other, "string"));
+                    None
+                }
+            })
+            .collect(),
+        other => {
+            report.invalid(e, convert::conversion(other, "string"));
+            Vec::new()
+        }
     }
 }
 
@@ -359,6 +418,8 @@ fn users(e: &Entry, report: &mut Report) -> Vec<UserOption> {
                 string_into(&mut user.username, field, report);
             } else if matches!(key.as_str(), "pass" | "password") {
                 string_into(&mut user.password, field, report);
+            } else if matches!(key.as_str(), "permission" | "permissions" | "authorization") {
+                user.permissions = permissions(field, report);
             } else if key == "nkey" {
                 string_into(&mut user.nkey, field, report);
             } else if USER_NOT_SUPPORTED_YET.contains(&key.as_str()) {

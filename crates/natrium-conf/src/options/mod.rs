@@ -31,6 +31,8 @@ pub struct UserOption {
     pub password: String,
     /// Public user nkey (`U…`), for users that authenticate by signing the INFO nonce.
     pub nkey: String,
+    /// The user's own `permissions` block.
+    pub permissions: Option<natrium_auth::Permissions>,
 }
 
 /// Every option core NATS uses, under Go's names, with Go's defaults.
@@ -79,6 +81,8 @@ pub struct ServerOptions {
     pub authorization: String,
     /// `authorization { users = [...] }`.
     pub users: Vec<UserOption>,
+    /// `authorization { default_permissions }`.
+    pub default_permissions: Option<natrium_auth::Permissions>,
     /// User assumed for clients that send no credentials (`no_auth_user`).
     pub no_auth_user: String,
     /// Do not offer message headers to clients (`no_header_support`).
@@ -147,6 +151,7 @@ impl Default for ServerOptions {
             password: String::new(),
             authorization: String::new(),
             users: Vec::new(),
+            default_permissions: None,
             no_auth_user: String::new(),
             no_header_support: false,
             disable_sublist_cache: false,

@@ -8,7 +8,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use natrium_auth::{AuthError, Credentials};
+use std::collections::HashMap;
+
+use natrium_auth::{AuthError, Credentials, Permissions};
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
 use tokio::io::AsyncReadExt;
 use tokio::net::tcp::OwnedReadHalf;
@@ -46,6 +48,10 @@ struct Conn {
     connected: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
     nonce: String,
+    /// The user's permissions; `None` (no checks at all) when unrestricted.
+    perms: Option<Permissions>,
+    /// Publish decisions per subject, bounded by `PUB_PERM_CACHE_MAX` (cleared when full).
+    pub_cache: HashMap<Vec<u8>, bool>,
     publisher: Publisher,
     ping: PingState,
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
@@ -109,6 +115,8 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
         nonce,
+        perms: None,
+        pub_cache: HashMap::new(),
         connected: false,
         publisher: Publisher::new(cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
@@ -393,8 +401,9 @@ impl Conn {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        if let Err(who) = self.authenticate(&opts) {
-            return self.auth_violation(who.as_deref());
+        match self.authenticate(&opts) {
+            Ok(perms) => self.perms = perms,
+            Err(who) => return self.auth_violation(who.as_deref()),
         }
         *self.handle.meta.lock() = ClientMeta {
             protocol: opts.protocol,
@@ -414,10 +423,10 @@ impl Conn {
 
     /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
     /// (never the secret), or `None` when the client offered no credentials at all.
-    fn authenticate(&self, opts: &ConnectOptions) -> Result<(), Option<String>> {
+    fn authenticate(&self, opts: &ConnectOptions) -> Result<Option<Permissions>, Option<String>> {
         let auth = &self.server.shared.config.auth;
         if !auth.required() {
-            return Ok(());
+            return Ok(None);
         }
         let creds = Credentials {
             user: opts.user.as_deref(),
@@ -427,9 +436,10 @@ impl Conn {
             sig: opts.sig.as_deref(),
             nonce: &self.nonce,
         };
-        auth.check(creds)
-            .map(|_| ())
-            .map_err(|_| go_auth_user(opts))
+        match auth.check(creds) {
+            Ok(who) => Ok(auth.permissions_for(&who).cloned()),
+            Err(_) => Err(go_auth_user(opts)),
+        }
     }
 
     fn auth_violation(&self, who: Option<&str>) -> Next {
@@ -441,6 +451,43 @@ impl Conn {
         }
         send_err(&self.handle, &WireError::AuthorizationViolation);
         Next::Close(ClosedReason::AuthenticationViolation)
+    }
+
+    /// Whether this client may publish to `subject`; free when it has no permissions.
+    fn can_publish(&mut self, subject: &[u8]) -> bool {
+        let Some(perms) = &self.perms else {
+            return true;
+        };
+        if let Some(&ok) = self.pub_cache.get(subject) {
+            return ok;
+        }
+        let ok = perms.can_publish(subject);
+        if self.pub_cache.len() >= PUB_PERM_CACHE_MAX {
+            self.pub_cache.clear();
+        }
+        self.pub_cache.insert(subject.to_vec(), ok);
+        ok
+    }
+
+    fn sub_violation(&self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
+        let prefix = self.handle.log_prefix();
+        let sid = String::from_utf8_lossy(sid);
+        if let Some(q) = queue {
+            tracing::error!(
+                "{prefix} - Subscription Violation - Subject {}, Queue: {}, SID {sid}",
+                go_quote(subject),
+                go_quote(q)
+            );
+        } else {
+            tracing::error!(
+                "{prefix} - Subscription Violation - Subject {}, SID {sid}",
+                go_quote(subject)
+            );
+        }
+        send_err(
+            &self.handle,
+            &WireError::SubscriptionViolation { subject, queue },
+        );
     }
 
     fn on_pub(&mut self, msg: &Message<'_>) -> Next {
@@ -462,6 +509,20 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
+        if !self.can_publish(msg.subject) {
+            tracing::error!(
+                "{} - Publish Violation - Subject {}",
+                self.handle.log_prefix(),
+                go_quote(msg.subject)
+            );
+            send_err(
+                &self.handle,
+                &WireError::PublishViolation {
+                    subject: msg.subject,
+                },
+            );
+            return Next::Continue;
+        }
         // Go acknowledges a verbose publish before delivering it.
         self.ok();
         self.publisher.publish(&self.account, msg);
@@ -476,6 +537,12 @@ impl Conn {
         if !nats_subject::is_valid_subject(subject) {
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
+        }
+        if let Some(perms) = &self.perms {
+            if !perms.can_subscribe(subject) {
+                self.sub_violation(subject, queue, sid);
+                return;
+            }
         }
         let max_subs = self.server.shared.config.max_subscriptions;
         let mut subs = self.handle.subs.lock();
@@ -553,6 +620,10 @@ impl Conn {
         }
     }
 }
+
+/// Publish permission decisions cached per connection (Go's `maxPermCacheSize`, 128); the
+/// cache is cleared when full, so a client cycling subjects costs a rebuild, never memory.
+const PUB_PERM_CACHE_MAX: usize = 128;
 
 /// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
 fn new_nonce() -> String {
