@@ -24,6 +24,15 @@ pub struct User {
     pub permissions: Option<Permissions>,
 }
 
+/// One configured nkey user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NkeyUser {
+    /// Public user nkey (`U…`).
+    pub nkey: String,
+    /// `None`: the default permissions apply.
+    pub permissions: Option<Permissions>,
+}
+
 /// How clients must authenticate. `None` means no authentication is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum AuthConfig {
@@ -36,7 +45,7 @@ pub enum AuthConfig {
     Users {
         users: Vec<User>,
         /// Public user nkeys (`users = [ {nkey: U…} ]`).
-        nkeys: Vec<String>,
+        nkeys: Vec<NkeyUser>,
         no_auth_user: Option<String>,
         /// `default_permissions`, for users without their own.
         default_permissions: Option<Permissions>,
@@ -90,6 +99,7 @@ impl AuthConfig {
     pub fn permissions_for(&self, who: &Identity) -> Option<&Permissions> {
         let Self::Users {
             users,
+            nkeys,
             default_permissions,
             ..
         } = self
@@ -101,7 +111,11 @@ impl AuthConfig {
                 .iter()
                 .find(|u| &u.name == name)
                 .and_then(|u| u.permissions.as_ref()),
-            _ => None,
+            Identity::Nkey(key) => nkeys
+                .iter()
+                .find(|k| &k.nkey == key)
+                .and_then(|k| k.permissions.as_ref()),
+            Identity::Anonymous | Identity::Token => None,
         };
         own.or(default_permissions.as_ref())
     }
@@ -128,7 +142,7 @@ impl AuthConfig {
                 ..
             } => {
                 if let Some(nkey) = creds.nkey.filter(|k| !k.is_empty()) {
-                    if !nkeys.iter().any(|k| k == nkey) {
+                    if !nkeys.iter().any(|k| k.nkey == nkey) {
                         return Err(AuthError::Refused);
                     }
                     return verify_nonce(nkey, creds.sig.unwrap_or(""), creds.nonce)
@@ -291,7 +305,10 @@ mod tests {
         let public = kp.public_key();
         let cfg = AuthConfig::Users {
             users: Vec::new(),
-            nkeys: vec![public.clone()],
+            nkeys: vec![NkeyUser {
+                nkey: public.clone(),
+                permissions: None,
+            }],
             no_auth_user: None,
             default_permissions: None,
         };
@@ -314,6 +331,29 @@ mod tests {
         let other = nkeys::KeyPair::new_user();
         let forged = b64.encode(other.sign(nonce.as_bytes()).unwrap_or_default());
         assert!(cfg.check(c(&forged, nonce)).is_err());
+        assert!(cfg
+            .permissions_for(&Identity::Nkey(public.clone()))
+            .is_none());
+        let perms = Permissions {
+            publish: Some(SubjectPermission {
+                allow: Some(vec!["a".into()]),
+                deny: Vec::new(),
+            }),
+            subscribe: None,
+        };
+        let with_perms = AuthConfig::Users {
+            users: Vec::new(),
+            nkeys: vec![NkeyUser {
+                nkey: public.clone(),
+                permissions: Some(perms.clone()),
+            }],
+            no_auth_user: None,
+            default_permissions: None,
+        };
+        assert_eq!(
+            with_perms.permissions_for(&Identity::Nkey(public)),
+            Some(&perms)
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use natrium_auth::{AuthConfig, User};
+use natrium_auth::{AuthConfig, NkeyUser, User};
 use natrium_conf::cli::Flags;
 use natrium_conf::{merge, ConfError, ServerOptions};
 use natrium_core::CoreConfig;
@@ -82,7 +82,13 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
                 permissions: u.permissions.clone(),
             })
             .collect();
-        let nkeys = with_nkey.iter().map(|u| u.nkey.clone()).collect();
+        let nkeys = with_nkey
+            .iter()
+            .map(|u| NkeyUser {
+                nkey: u.nkey.clone(),
+                permissions: u.permissions.clone(),
+            })
+            .collect();
         AuthConfig::Users {
             users,
             nkeys,

@@ -172,13 +172,12 @@ fn launch_config_check_and_refusals_like_go() {
 fn launch_unsupported_feature_flags_refused() {
     let dir = temp_dir();
     let store = format!("-sd={}", dir.path().display());
-    let cases: [&[&str]; 7] = [
+    let cases: [&[&str]; 6] = [
         &["-js"],
         &["--jetstream"],
         &[&store],
         &["--tls"],
         &["--cluster", "nats://127.0.0.1:6222"],
-        &["--user", "foo"],
         &["--routes", "nats://127.0.0.1:6222"],
     ];
     for args in cases {
