@@ -340,7 +340,10 @@ fn permissions(e: &Entry, report: &mut Report) -> Option<Permissions> {
                 report.not_supported(field, format!("{}.{}", e.key, field.key));
             }
             _ if field.node.used_as_variable() => {}
-            _ => report.unknown(field),
+            _ => report.invalid(
+                field,
+                format!("Unknown field \"{}\" parsing permissions", field.key),
+            ),
         }
     }
     Some(out)
@@ -355,7 +358,14 @@ fn subject_permission(e: &Entry, report: &mut Report) -> SubjectPermission {
                     "allow" => out.allow = Some(subject_list(field, report)),
                     "deny" => out.deny = subject_list(field, report),
                     _ if field.node.used_as_variable() => {}
-                    _ => report.unknown(field),
+                    _ => report.invalid(
+                        field,
+                        format!(
+                            "Unknown field name \"{}\" parsing subject permissions, only \
+                             'allow' or 'deny' are permitted",
+                            field.key
+                        ),
+                    ),
                 }
             }
             out

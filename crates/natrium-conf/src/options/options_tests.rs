@@ -252,6 +252,24 @@ fn options_authorization_block() {
         "f.conf:1:0: Can not have a single user/pass and a users array"
     );
     assert_eq!(
+        err("authorization {\n  users = [ {user: a, password: b, permissions: { bar: 1 }} ]\n}"),
+        "f.conf:2:51: Unknown field \"bar\" parsing permissions"
+    );
+    assert_eq!(
+        err("authorization {\n  users = [ {user: a, password: b, permissions: { publish: { allow: x, foo: y } }} ]\n}"),
+        "f.conf:2:72: Unknown field name \"foo\" parsing subject permissions, only 'allow' or \
+         'deny' are permitted"
+    );
+    let o = opts("authorization {\n  default_permissions: { publish: [a, b], subscribe: c }\n  users = [ {user: a, password: b} ]\n}");
+    let d = o.default_permissions.unwrap_or_default();
+    assert_eq!(
+        d.publish.and_then(|p| p.allow),
+        Some(vec!["a".to_owned(), "b".to_owned()])
+    );
+    assert!(d
+        .subscribe
+        .is_some_and(|s| s.allows(b"c") && !s.allows(b"d")));
+    assert_eq!(
         err("authorization {\n  users = [ {user: a, password: b, foo: 1} ]\n}"),
         "f.conf:2:36: unknown field \"foo\""
     );
