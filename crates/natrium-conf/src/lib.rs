@@ -42,4 +42,4 @@ pub mod options;
 
 pub use cli::{merge, parse_args, CliCommand, CliError, Flags, SignalCommand};
 pub use error::{ConfError, Position};
-pub use options::{LoadedConfig, ServerOptions};
+pub use options::{LoadedConfig, ServerOptions, UserOption};

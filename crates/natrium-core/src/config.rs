@@ -28,6 +28,8 @@ pub struct CoreConfig {
     pub write_deadline: Duration,
     /// A client must send CONNECT within this long.
     pub auth_timeout: Duration,
+    /// How clients authenticate; `AuthConfig::None` lets everyone in.
+    pub auth: natrium_auth::AuthConfig,
     pub no_header_support: bool,
     pub disable_sublist_cache: bool,
     pub lame_duck_duration: Duration,
@@ -59,6 +61,7 @@ impl Default for CoreConfig {
             ping_max: 2,
             write_deadline: Duration::from_secs(10),
             auth_timeout: Duration::from_secs(2),
+            auth: natrium_auth::AuthConfig::None,
             no_header_support: false,
             disable_sublist_cache: false,
             lame_duck_duration: Duration::from_secs(120),

@@ -341,7 +341,7 @@ impl Server {
             host: config.host.clone(),
             port: self.client_addr().map_or(0, |a| a.port()),
             headers: !config.no_header_support,
-            auth_required: false,
+            auth_required: config.auth.required(),
             tls_required: config.tls.as_ref().is_some_and(|t| !t.allow_non_tls),
             tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
             tls_available: config.tls.as_ref().is_some_and(|t| t.allow_non_tls),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use natrium_auth::{AuthConfig, NkeyUser, User};
 use natrium_conf::cli::Flags;
 use natrium_conf::options::{TlsOptions, TlsVersion};
 use natrium_conf::{merge, ConfError, ServerOptions};
@@ -117,6 +118,53 @@ fn tls_spec(tls: &TlsOptions, o: &ServerOptions) -> TlsSpec {
     }
 }
 
+/// The authentication the options ask for, as Go chooses it: a users list, else a single
+/// user, else a token.
+fn auth_config(o: &ServerOptions) -> AuthConfig {
+    let no_auth_user = (!o.no_auth_user.is_empty()).then(|| o.no_auth_user.clone());
+    if !o.users.is_empty() {
+        let (with_nkey, with_name): (Vec<_>, Vec<_>) =
+            o.users.iter().partition(|u| !u.nkey.is_empty());
+        let users = with_name
+            .iter()
+            .map(|u| User {
+                name: u.username.clone(),
+                password: u.password.clone(),
+                permissions: u.permissions.clone(),
+            })
+            .collect();
+        let nkeys = with_nkey
+            .iter()
+            .map(|u| NkeyUser {
+                nkey: u.nkey.clone(),
+                permissions: u.permissions.clone(),
+            })
+            .collect();
+        AuthConfig::Users {
+            users,
+            nkeys,
+            no_auth_user,
+            default_permissions: o.default_permissions.clone(),
+        }
+    } else if !o.username.is_empty() {
+        let user = User {
+            name: o.username.clone(),
+            password: o.password.clone(),
+            permissions: None,
+        };
+        AuthConfig::Users {
+            users: vec![user],
+            nkeys: Vec::new(),
+            no_auth_user,
+            default_permissions: o.default_permissions.clone(),
+        }
+    } else if !o.authorization.is_empty() {
+        AuthConfig::Token(o.authorization.clone())
+    } else {
+        AuthConfig::None
+    }
+}
+
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
     let (o, config_digest) = load_options(flags)?;
     let tls = client_tls(&o)?;
@@ -133,6 +181,7 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         ping_max: u32::try_from(o.ping_max.max(1)).unwrap_or(u32::MAX),
         write_deadline: o.write_deadline,
         auth_timeout: Duration::try_from_secs_f64(o.auth_timeout).unwrap_or(Duration::from_secs(2)),
+        auth: auth_config(&o),
         no_header_support: o.no_header_support,
         disable_sublist_cache: o.disable_sublist_cache,
         lame_duck_duration: o.lame_duck_duration,

@@ -45,6 +45,9 @@ pub fn merge(file: ServerOptions, flags: &Flags) -> ServerOptions {
     over(&mut o.http_port, flags.http_port.as_ref());
     over(&mut o.client_advertise, flags.client_advertise.as_ref());
     over(&mut o.ports_file_dir, flags.ports_file_dir.as_ref());
+    over(&mut o.username, flags.username.as_ref());
+    over(&mut o.password, flags.password.as_ref());
+    over(&mut o.authorization, flags.authorization.as_ref());
     over(&mut o.logfile, flags.logfile.as_ref());
     over(&mut o.logtime, flags.logtime.as_ref());
     over(&mut o.logtime_utc, flags.logtime_utc.as_ref());

@@ -113,6 +113,12 @@ pub struct Flags {
     pub client_advertise: Option<String>,
     /// `--ports_file_dir`.
     pub ports_file_dir: Option<String>,
+    /// `--user`.
+    pub username: Option<String>,
+    /// `--pass`.
+    pub password: Option<String>,
+    /// `--auth`.
+    pub authorization: Option<String>,
     /// `-l`, `--log`.
     pub logfile: Option<String>,
     /// `-T`, `--logtime`.
@@ -236,9 +242,6 @@ const NOT_SUPPORTED_YET: &[&str] = &[
     "jetstream",
     "sd",
     "store_dir",
-    "user",
-    "pass",
-    "auth",
     "routes",
     "cluster",
     "cluster_name",
@@ -323,6 +326,9 @@ fn apply_flag(flags: &mut Flags, modes: &mut Modes, name: &str, value: FlagValue
         "sl" | "signal" => modes.signal = s.filter(|s| !s.is_empty()),
         "client_advertise" => flags.client_advertise = s,
         "ports_file_dir" => flags.ports_file_dir = s,
+        "user" => flags.username = s,
+        "pass" => flags.password = s,
+        "auth" => flags.authorization = s,
         "l" | "log" => flags.logfile = s,
         "T" | "logtime" => flags.logtime = b,
         "logtime_utc" => flags.logtime_utc = b,

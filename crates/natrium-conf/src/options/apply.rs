@@ -4,11 +4,12 @@
 use std::time::Duration;
 
 use super::convert;
-use super::ServerOptions;
+use super::{ServerOptions, UserOption};
 use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
+use natrium_auth::{Permissions, SubjectPermission};
 
 /// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
 /// using one is refused rather than half-honoured.
@@ -27,7 +28,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "mappings",
     "maps",
     "mqtt",
-    "no_auth_user",
     "no_fast_producer_stall",
     "no_sys_acc",
     "no_system_account",
@@ -59,18 +59,15 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
 ];
 
 /// Keys of the `authorization` block Go knows, other than `timeout`, not implemented yet.
-pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &[
-    "auth_callout",
-    "default_permission",
-    "default_permissions",
-    "pass",
-    "password",
-    "permissions",
+pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &["auth_callout", "proxy_required"];
+
+/// Keys of a `users` entry Go knows, other than the name and password, not implemented yet.
+pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
+    "allowed_connection_types",
+    "connection_types",
+    "clients",
     "proxy_required",
-    "token",
-    "user",
-    "username",
-    "users",
+    "account",
 ];
 
 #[derive(Default)]
@@ -220,6 +217,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "authorization" => authorization(o, e, report)?,
         "tls" => tls_block(o, e, report),
         "allow_non_tls" => set(&mut o.allow_non_tls, convert::boolean(v))?,
+        "no_auth_user" => o.no_auth_user = convert::string(v)?,
         key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
         // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
         _ if e.node.used_as_variable() => {}
@@ -284,6 +282,7 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
             return Err("runtime error: invalid memory address or nil pointer dereference".into());
         }
     };
+    let mut users_seen = false;
     for inner in block {
         let key = inner.key.to_ascii_lowercase();
         if matches!(inner.node.value, Value::Null) {
@@ -300,13 +299,160 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
                 }
                 Err(message) => report.invalid(inner, message),
             }
+        } else if matches!(key.as_str(), "user" | "username") {
+            string_into(&mut o.username, inner, report);
+        } else if matches!(key.as_str(), "pass" | "password") {
+            string_into(&mut o.password, inner, report);
+        } else if key == "token" {
+            string_into(&mut o.authorization, inner, report);
+        } else if matches!(key.as_str(), "default_permission" | "default_permissions") {
+            o.default_permissions = permissions(inner, report);
+        } else if key == "users" {
+            users_seen = true;
+            o.users = users(inner, report);
         } else if AUTHORIZATION_NOT_SUPPORTED_YET.contains(&key.as_str()) {
             report.not_supported(inner, format!("{}.{}", e.key, inner.key));
         } else if !inner.node.used_as_variable() {
             report.unknown(inner);
         }
     }
+    if users_seen && !o.username.is_empty() {
+        report.invalid(
+            e,
+            "Can not have a single user/pass and a users array".to_owned(),
+        );
+    } else if users_seen && !o.authorization.is_empty() {
+        report.invalid(e, "Can not have a token and a users array".to_owned());
+    }
     Ok(())
+}
+
+fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {
+    match convert::string(&entry.node.value) {
+        Ok(s) => *slot = s,
+        Err(message) => report.invalid(entry, message),
+    }
+}
+
+/// A `permissions` block: `publish`/`subscribe` as a subject, a list, or `{allow, deny}`.
+fn permissions(e: &Entry, report: &mut Report) -> Option<Permissions> {
+    let map = match convert::map(&e.node.value) {
+        Ok(map) => map,
+        Err(message) => {
+            report.invalid(e, message);
+            return None;
+        }
+    };
+    let mut out = Permissions::default();
+    for field in map {
+        match field.key.to_ascii_lowercase().as_str() {
+            "publish" | "pub" => out.publish = Some(subject_permission(field, report)),
+            "subscribe" | "sub" => out.subscribe = Some(subject_permission(field, report)),
+            "allow_responses" | "allow_response" | "response" | "responses" => {
+                report.not_supported(field, format!("{}.{}", e.key, field.key));
+            }
+            _ if field.node.used_as_variable() => {}
+            _ => report.invalid(
+                field,
+                format!("Unknown field \"{}\" parsing permissions", field.key),
+            ),
+        }
+    }
+    Some(out)
+}
+
+fn subject_permission(e: &Entry, report: &mut Report) -> SubjectPermission {
+    match &e.node.value {
+        Value::Map(map) => {
+            let mut out = SubjectPermission::default();
+            for field in map {
+                match field.key.to_ascii_lowercase().as_str() {
+                    "allow" => out.allow = Some(subject_list(field, report)),
+                    "deny" => out.deny = subject_list(field, report),
+                    _ if field.node.used_as_variable() => {}
+                    _ => report.invalid(
+                        field,
+                        format!(
+                            "Unknown field name \"{}\" parsing subject permissions, only \
+                             'allow' or 'deny' are permitted",
+                            field.key
+                        ),
+                    ),
+                }
+            }
+            out
+        }
+        _ => SubjectPermission {
+            allow: Some(subject_list(e, report)),
+            deny: Vec::new(),
+        },
+    }
+}
+
+fn subject_list(e: &Entry, report: &mut Report) -> Vec<String> {
+    match &e.node.value {
+        Value::Str(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|n| match &n.value {
+                Value::Str(s) => Some(s.clone()),
+                other => {
+                    report.invalid(e, convert::conversion(other, "string"));
+                    None
+                }
+            })
+            .collect(),
+        other => {
+            report.invalid(e, convert::conversion(other, "string"));
+            Vec::new()
+        }
+    }
+}
+
+/// `users = [ {user, password}, ... ]`.
+fn users(e: &Entry, report: &mut Report) -> Vec<UserOption> {
+    let Value::Array(items) = &e.node.value else {
+        report.invalid(
+            e,
+            format!(
+                "Expected users field to be an array, got {}",
+                e.node.value.go_type_name()
+            ),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let Value::Map(fields) = &item.value else {
+            report.invalid(
+                e,
+                format!(
+                    "Expected user entry to be a map/struct, got {}",
+                    item.value.go_type_name()
+                ),
+            );
+            continue;
+        };
+        let mut user = UserOption::default();
+        for field in fields {
+            let key = field.key.to_ascii_lowercase();
+            if matches!(key.as_str(), "user" | "username") {
+                string_into(&mut user.username, field, report);
+            } else if matches!(key.as_str(), "pass" | "password") {
+                string_into(&mut user.password, field, report);
+            } else if matches!(key.as_str(), "permission" | "permissions" | "authorization") {
+                user.permissions = permissions(field, report);
+            } else if key == "nkey" {
+                string_into(&mut user.nkey, field, report);
+            } else if USER_NOT_SUPPORTED_YET.contains(&key.as_str()) {
+                report.not_supported(field, format!("{}.{}", e.key, field.key));
+            } else if !field.node.used_as_variable() {
+                report.unknown(field);
+            }
+        }
+        out.push(user);
+    }
+    out
 }
 
 /// Go warns about authentication timeouts above this many seconds.

@@ -26,6 +26,18 @@ use crate::error::ConfError;
 use crate::lang::{self, Map};
 use crate::limits;
 
+/// One entry of `authorization { users = [...] }`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserOption {
+    pub username: String,
+    /// Plain text or a bcrypt hash.
+    pub password: String,
+    /// Public user nkey (`U…`), for users that authenticate by signing the INFO nonce.
+    pub nkey: String,
+    /// The user's own `permissions` block.
+    pub permissions: Option<natrium_auth::Permissions>,
+}
+
 /// Every option core NATS uses, under Go's names, with Go's defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerOptions {
@@ -74,6 +86,18 @@ pub struct ServerOptions {
     pub tls_timeout: f64,
     /// With TLS configured, also accept clients that do not upgrade (`allow_non_tls`).
     pub allow_non_tls: bool,
+    /// Single user (`authorization { user }`, `--user`).
+    pub username: String,
+    /// Single user's password, plain or bcrypt (`authorization { password }`, `--pass`).
+    pub password: String,
+    /// Required token, plain or bcrypt (`authorization { token }`, `--auth`).
+    pub authorization: String,
+    /// `authorization { users = [...] }`.
+    pub users: Vec<UserOption>,
+    /// `authorization { default_permissions }`.
+    pub default_permissions: Option<natrium_auth::Permissions>,
+    /// User assumed for clients that send no credentials (`no_auth_user`).
+    pub no_auth_user: String,
     /// Do not offer message headers to clients (`no_header_support`).
     pub no_header_support: bool,
     /// Disable the subscription match cache (`disable_sublist_cache`, `no_sublist_cache`).
@@ -140,6 +164,12 @@ impl Default for ServerOptions {
             tls: None,
             tls_timeout: 0.0,
             allow_non_tls: false,
+            username: String::new(),
+            password: String::new(),
+            authorization: String::new(),
+            users: Vec::new(),
+            default_permissions: None,
+            no_auth_user: String::new(),
             no_header_support: false,
             disable_sublist_cache: false,
             max_traced_msg_len: 0,
@@ -300,6 +330,34 @@ impl ServerOptions {
                 message: format!(
                     "max_payload ({}) cannot be higher than max_pending ({})",
                     self.max_payload, self.max_pending
+                ),
+            });
+        }
+        self.validate_no_auth_user()
+    }
+
+    /// Go refuses a `no_auth_user` that names no configured user.
+    fn validate_no_auth_user(&self) -> Result<(), ConfError> {
+        let name = &self.no_auth_user;
+        if name.is_empty() {
+            return Ok(());
+        }
+        if self.users.is_empty() {
+            return Err(ConfError::Validation {
+                message: format!(
+                    "no_auth_user: \"{name}\" present, but users/nkeys are not defined"
+                ),
+            });
+        }
+        if !self
+            .users
+            .iter()
+            .any(|u| &u.username == name || &u.nkey == name)
+        {
+            return Err(ConfError::Validation {
+                message: format!(
+                    "no_auth_user: \"{name}\" not present as user or nkey in authorization \
+                     block or account configuration"
                 ),
             });
         }

@@ -234,10 +234,44 @@ fn options_authorization_block() {
         err("authorization { foo: 1 }"),
         "f.conf:1:16: unknown field \"foo\""
     );
+    let o = opts("authorization {\n  user: a\n  password: b\n}");
+    assert_eq!((o.username.as_str(), o.password.as_str()), ("a", "b"));
+    assert_eq!(opts("authorization { token: t }").authorization, "t");
+    let o = opts("authorization { users = [ {user: a, pass: b}, {username: c, password: d} ] }");
+    assert_eq!(o.users.len(), 2);
     assert_eq!(
-        err("authorization {\n  user: a\n  password: b\n}"),
-        "f.conf:2:3: option \"authorization.user\" is not supported yet\nf.conf:3:3: option \
-         \"authorization.password\" is not supported yet"
+        (o.users[1].username.as_str(), o.users[1].password.as_str()),
+        ("c", "d")
+    );
+    assert_eq!(
+        err("authorization {\n  token: t\n  users = [ {user: a, password: b} ]\n}"),
+        "f.conf:1:0: Can not have a token and a users array"
+    );
+    assert_eq!(
+        err("authorization {\n  user: u\n  users = [ {user: a, password: b} ]\n}"),
+        "f.conf:1:0: Can not have a single user/pass and a users array"
+    );
+    assert_eq!(
+        err("authorization {\n  users = [ {user: a, password: b, permissions: { bar: 1 }} ]\n}"),
+        "f.conf:2:51: Unknown field \"bar\" parsing permissions"
+    );
+    assert_eq!(
+        err("authorization {\n  users = [ {user: a, password: b, permissions: { publish: { allow: x, foo: y } }} ]\n}"),
+        "f.conf:2:72: Unknown field name \"foo\" parsing subject permissions, only 'allow' or \
+         'deny' are permitted"
+    );
+    let o = opts("authorization {\n  default_permissions: { publish: [a, b], subscribe: c }\n  users = [ {user: a, password: b} ]\n}");
+    let d = o.default_permissions.unwrap_or_default();
+    assert_eq!(
+        d.publish.and_then(|p| p.allow),
+        Some(vec!["a".to_owned(), "b".to_owned()])
+    );
+    assert!(d
+        .subscribe
+        .is_some_and(|s| s.allows(b"c") && !s.allows(b"d")));
+    assert_eq!(
+        err("authorization {\n  users = [ {user: a, password: b, foo: 1} ]\n}"),
+        "f.conf:2:36: unknown field \"foo\""
     );
     assert_eq!(
         err("authorization: 5"),
@@ -280,7 +314,6 @@ fn options_unknown_and_unsupported() {
         "operator",
         "resolver",
         "system_account",
-        "no_auth_user",
         "mappings",
     ] {
         let e = load(&format!("{option}: x")).unwrap_err();

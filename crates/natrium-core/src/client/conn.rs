@@ -8,6 +8,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::collections::HashMap;
+
+use natrium_auth::{AuthError, Credentials, Permissions};
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
@@ -21,6 +24,7 @@ use super::writer::{run_writer, WriterFailure};
 use super::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
 use crate::deliver::{Message, Publisher};
+use crate::info::Info;
 use crate::limits::{
     FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, PROTO_SNIPPET_BYTES, RTT_MEASUREMENT_INTERVAL,
 };
@@ -43,6 +47,12 @@ struct Conn {
     limits: ParserLimits,
     opts: ConnectOptions,
     connected: bool,
+    /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
+    nonce: String,
+    /// The user's permissions; `None` (no checks at all) when unrestricted.
+    perms: Option<Permissions>,
+    /// Publish decisions per subject, bounded by `PUB_PERM_CACHE_MAX` (cleared when full).
+    pub_cache: HashMap<Vec<u8>, bool>,
     publisher: Publisher,
     ping: PingState,
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
@@ -81,7 +91,9 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         return;
     }
     let (read_half, write_half) = stream.into_split();
-    let info = server.client_info(cid, addr.ip().to_string()).to_frame();
+    let info = first_info(&server, &handle);
+    let nonce = info.nonce.clone();
+    let info = info.to_frame();
     handle.out.enqueue_proto(&info);
     handle.out.flush();
     let writer = spawn_writer(&handle, write_half, config.write_deadline);
@@ -91,7 +103,16 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
         return;
     }
     tracing::debug!("{} - Client connection created", handle.log_prefix());
-    serve(server, handle, read_half, writer).await;
+    serve(server, handle, nonce, read_half, writer).await;
+}
+
+/// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
+pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
+    let mut info = server.client_info(handle.cid, handle.addr.ip().to_string());
+    if server.shared.config.auth.nonce_required() {
+        info.nonce = new_nonce();
+    }
+    info
 }
 
 /// Starts the writer task on `socket`.
@@ -118,6 +139,7 @@ pub(super) fn refuse_max_connections(handle: &ClientHandle) {
 pub(super) async fn serve<R: AsyncRead + Unpin>(
     server: Server,
     handle: Arc<ClientHandle>,
+    nonce: String,
     read_half: R,
     writer: JoinHandle<Option<WriterFailure>>,
 ) {
@@ -130,6 +152,9 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
         },
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
+        nonce,
+        perms: None,
+        pub_cache: HashMap::new(),
         connected: false,
         publisher: Publisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
@@ -348,6 +373,13 @@ impl Conn {
 
     fn handle_op(&mut self, op: ClientOp<'_>) -> Next {
         self.trace_op(&op);
+        if !self.connected
+            && !matches!(op, ClientOp::Connect(_))
+            && self.server.shared.config.auth.required()
+        {
+            // Go treats any op before CONNECT as a failed authentication when auth is on.
+            return self.auth_violation(None);
+        }
         match op {
             ClientOp::Connect(json) => return self.on_connect(json),
             ClientOp::Pub(publish) => {
@@ -417,6 +449,10 @@ impl Conn {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
+        match self.authenticate(&opts) {
+            Ok(perms) => self.perms = perms,
+            Err(who) => return self.auth_violation(who.as_deref()),
+        }
         *self.handle.meta.lock() = ClientMeta {
             protocol: opts.protocol,
             name: opts.name.clone(),
@@ -431,6 +467,75 @@ impl Conn {
         self.restart_pings = true;
         self.ok();
         Next::Continue
+    }
+
+    /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
+    /// (never the secret), or `None` when the client offered no credentials at all.
+    fn authenticate(&self, opts: &ConnectOptions) -> Result<Option<Permissions>, Option<String>> {
+        let auth = &self.server.shared.config.auth;
+        if !auth.required() {
+            return Ok(None);
+        }
+        let creds = Credentials {
+            user: opts.user.as_deref(),
+            pass: opts.pass.as_deref(),
+            token: opts.auth_token.as_deref(),
+            nkey: opts.nkey.as_deref(),
+            sig: opts.sig.as_deref(),
+            nonce: &self.nonce,
+        };
+        match auth.check(creds) {
+            Ok(who) => Ok(auth.permissions_for(&who).cloned()),
+            Err(_) => Err(go_auth_user(opts)),
+        }
+    }
+
+    fn auth_violation(&self, who: Option<&str>) -> Next {
+        let prefix = self.handle.log_prefix();
+        if let Some(who) = who {
+            tracing::error!("{prefix} - {} - {who}", AuthError::Refused);
+        } else {
+            tracing::error!("{prefix} - {}", AuthError::Refused);
+        }
+        send_err(&self.handle, &WireError::AuthorizationViolation);
+        Next::Close(ClosedReason::AuthenticationViolation)
+    }
+
+    /// Whether this client may publish to `subject`; free when it has no permissions.
+    fn can_publish(&mut self, subject: &[u8]) -> bool {
+        let Some(perms) = &self.perms else {
+            return true;
+        };
+        if let Some(&ok) = self.pub_cache.get(subject) {
+            return ok;
+        }
+        let ok = perms.can_publish(subject);
+        if self.pub_cache.len() >= PUB_PERM_CACHE_MAX {
+            self.pub_cache.clear();
+        }
+        self.pub_cache.insert(subject.to_vec(), ok);
+        ok
+    }
+
+    fn sub_violation(&self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
+        let prefix = self.handle.log_prefix();
+        let sid = String::from_utf8_lossy(sid);
+        if let Some(q) = queue {
+            tracing::error!(
+                "{prefix} - Subscription Violation - Subject {}, Queue: {}, SID {sid}",
+                go_quote(subject),
+                go_quote(q)
+            );
+        } else {
+            tracing::error!(
+                "{prefix} - Subscription Violation - Subject {}, SID {sid}",
+                go_quote(subject)
+            );
+        }
+        send_err(
+            &self.handle,
+            &WireError::SubscriptionViolation { subject, queue },
+        );
     }
 
     fn on_pub(&mut self, msg: &Message<'_>) -> Next {
@@ -452,6 +557,20 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
+        if !self.can_publish(msg.subject) {
+            tracing::error!(
+                "{} - Publish Violation - Subject {}",
+                self.handle.log_prefix(),
+                go_quote(msg.subject)
+            );
+            send_err(
+                &self.handle,
+                &WireError::PublishViolation {
+                    subject: msg.subject,
+                },
+            );
+            return Next::Continue;
+        }
         // Go acknowledges a verbose publish before delivering it.
         self.ok();
         self.publisher.publish(&self.account, msg);
@@ -466,6 +585,12 @@ impl Conn {
         if !nats_subject::is_valid_subject(subject) {
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
+        }
+        if let Some(perms) = &self.perms {
+            if !perms.can_subscribe(subject) {
+                self.sub_violation(subject, queue, sid);
+                return;
+            }
         }
         let max_subs = self.server.shared.config.max_subscriptions;
         let mut subs = self.handle.subs.lock();
@@ -541,6 +666,43 @@ impl Conn {
                 &SubRef(sub.clone()),
             );
         }
+    }
+}
+
+/// Publish permission decisions cached per connection (Go's `maxPermCacheSize`, 128); the
+/// cache is cleared when full, so a client cycling subjects costs a rebuild, never memory.
+const PUB_PERM_CACHE_MAX: usize = 128;
+
+/// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
+fn new_nonce() -> String {
+    use base64::Engine as _;
+    let mut raw = [0u8; 11];
+    if getrandom::getrandom(&mut raw).is_err() {
+        // No OS randomness: fall back to the process PRNG rather than refuse every client.
+        for b in &mut raw {
+            *b = fastrand::u8(..);
+        }
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+/// How Go's log names a client that failed to authenticate; tokens are redacted.
+fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
+    let present = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
+    if present(&opts.nkey) {
+        Some(format!(
+            "Nkey {}",
+            go_quote(opts.nkey.as_deref().unwrap_or_default().as_bytes())
+        ))
+    } else if present(&opts.user) {
+        Some(format!(
+            "User {}",
+            go_quote(opts.user.as_deref().unwrap_or_default().as_bytes())
+        ))
+    } else if present(&opts.auth_token) {
+        Some("Token \"[REDACTED]\"".to_owned())
+    } else {
+        None
     }
 }
 

@@ -28,7 +28,7 @@ use tokio::time::Instant;
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use super::conn::{finish, refuse_max_connections, serve, spawn_writer};
+use super::conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
 use super::{ClientHandle, ClosedReason};
 use crate::info::Info;
 use crate::limits::NOT_TLS_DRAIN_BYTES_MAX;
@@ -56,7 +56,7 @@ pub(super) async fn run(
     tls: Arc<ClientTls>,
 ) {
     let config = &server.shared.config;
-    let mut info = server.client_info(handle.cid, handle.addr.ip().to_string());
+    let mut info = first_info(&server, &handle);
     if !tls.handshake_first && !write_plain(&mut stream, &info, config.write_deadline).await {
         handle.close(ClosedReason::WriteError);
         return;
@@ -92,7 +92,7 @@ pub(super) async fn run(
         Negotiated::Plain(stream) => {
             let (read_half, write_half) = stream.into_split();
             let writer = spawn_writer(&handle, write_half, config.write_deadline);
-            serve(server, handle, read_half, writer).await;
+            serve(server, handle, info.nonce.clone(), read_half, writer).await;
         }
         Negotiated::Tls(stream) => {
             if tls.handshake_first {
@@ -112,7 +112,7 @@ pub(super) async fn run(
                     conn.cipher_suite
                 );
             }
-            serve(server, handle, read_half, writer).await;
+            serve(server, handle, info.nonce.clone(), read_half, writer).await;
         }
     }
 }

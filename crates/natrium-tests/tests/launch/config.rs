@@ -172,12 +172,11 @@ fn launch_config_check_and_refusals_like_go() {
 fn launch_unsupported_feature_flags_refused() {
     let dir = temp_dir();
     let store = format!("-sd={}", dir.path().display());
-    let cases: [&[&str]; 6] = [
+    let cases: [&[&str]; 5] = [
         &["-js"],
         &["--jetstream"],
         &[&store],
         &["--cluster", "nats://127.0.0.1:6222"],
-        &["--user", "foo"],
         &["--routes", "nats://127.0.0.1:6222"],
     ];
     for args in cases {

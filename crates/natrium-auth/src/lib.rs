@@ -1,0 +1,364 @@
+//! Credential checks for client connections, as the Go server does them: a single token, a
+//! single user and password, or a list of users, each secret written plainly or as a bcrypt
+//! hash (`$2a$…`). Pure: no I/O, no async runtime.
+//!
+//! Layout: [`AuthConfig`] is what the configuration compiles to; [`Credentials`] is what a
+//! client's CONNECT offers; [`AuthConfig::check`] decides.
+
+use thiserror::Error;
+
+mod permissions;
+
+pub use permissions::{Permissions, SubjectPermission};
+
+/// Prefix Go uses to recognise a bcrypt hash among configured secrets.
+const BCRYPT_PREFIX: &str = "$2";
+
+/// One configured user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub name: String,
+    /// Plain text or a bcrypt hash.
+    pub password: String,
+    /// `None`: the default permissions apply.
+    pub permissions: Option<Permissions>,
+}
+
+/// One configured nkey user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NkeyUser {
+    /// Public user nkey (`U…`).
+    pub nkey: String,
+    /// `None`: the default permissions apply.
+    pub permissions: Option<Permissions>,
+}
+
+/// How clients must authenticate. `None` means no authentication is required.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AuthConfig {
+    #[default]
+    None,
+    /// `authorization { token }` or `--auth`.
+    Token(String),
+    /// `authorization { user, password }`, `--user/--pass`, or `users = [...]`, with the user
+    /// assumed for clients that send no credentials (`no_auth_user`).
+    Users {
+        users: Vec<User>,
+        /// Public user nkeys (`users = [ {nkey: U…} ]`).
+        nkeys: Vec<NkeyUser>,
+        no_auth_user: Option<String>,
+        /// `default_permissions`, for users without their own.
+        default_permissions: Option<Permissions>,
+    },
+}
+
+/// What a client offers in CONNECT.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Credentials<'a> {
+    pub user: Option<&'a str>,
+    pub pass: Option<&'a str>,
+    pub token: Option<&'a str>,
+    /// Public nkey and the signature of `nonce` (base64, URL or standard alphabet).
+    pub nkey: Option<&'a str>,
+    pub sig: Option<&'a str>,
+    /// The nonce this connection's INFO carried.
+    pub nonce: &'a str,
+}
+
+/// Why a client was refused. The client is always told `Authorization Violation`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AuthError {
+    #[error("authentication error")]
+    Refused,
+}
+
+/// Who a client authenticated as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    Anonymous,
+    Token,
+    User(String),
+    Nkey(String),
+}
+
+impl AuthConfig {
+    /// Whether INFO advertises `auth_required`.
+    #[must_use]
+    pub fn required(&self) -> bool {
+        !matches!(self, Self::None)
+    }
+
+    /// Whether INFO carries a nonce to sign (Go: when nkey users are configured).
+    #[must_use]
+    pub fn nonce_required(&self) -> bool {
+        matches!(self, Self::Users { nkeys, .. } if !nkeys.is_empty())
+    }
+
+    /// The permissions of an authenticated client; `None` means unrestricted.
+    #[must_use]
+    pub fn permissions_for(&self, who: &Identity) -> Option<&Permissions> {
+        let Self::Users {
+            users,
+            nkeys,
+            default_permissions,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let own = match who {
+            Identity::User(name) => users
+                .iter()
+                .find(|u| &u.name == name)
+                .and_then(|u| u.permissions.as_ref()),
+            Identity::Nkey(key) => nkeys
+                .iter()
+                .find(|k| &k.nkey == key)
+                .and_then(|k| k.permissions.as_ref()),
+            Identity::Anonymous | Identity::Token => None,
+        };
+        own.or(default_permissions.as_ref())
+    }
+
+    /// Checks a client's credentials.
+    ///
+    /// # Errors
+    /// [`AuthError::Refused`] when the credentials do not match.
+    pub fn check(&self, creds: Credentials<'_>) -> Result<Identity, AuthError> {
+        match self {
+            Self::None => Ok(Identity::Anonymous),
+            Self::Token(token) => {
+                let offered = creds.token.ok_or(AuthError::Refused)?;
+                if secret_matches(token, offered) {
+                    Ok(Identity::Token)
+                } else {
+                    Err(AuthError::Refused)
+                }
+            }
+            Self::Users {
+                users,
+                nkeys,
+                no_auth_user,
+                ..
+            } => {
+                if let Some(nkey) = creds.nkey.filter(|k| !k.is_empty()) {
+                    if !nkeys.iter().any(|k| k.nkey == nkey) {
+                        return Err(AuthError::Refused);
+                    }
+                    return verify_nonce(nkey, creds.sig.unwrap_or(""), creds.nonce)
+                        .then(|| Identity::Nkey(nkey.to_owned()))
+                        .ok_or(AuthError::Refused);
+                }
+                let offered_nothing =
+                    creds.user.is_none_or(str::is_empty) && creds.token.is_none_or(str::is_empty);
+                if offered_nothing {
+                    if let Some(name) = no_auth_user {
+                        if users.iter().any(|u| &u.name == name) {
+                            return Ok(Identity::User(name.clone()));
+                        }
+                    }
+                    return Err(AuthError::Refused);
+                }
+                let name = creds.user.ok_or(AuthError::Refused)?;
+                let user = users
+                    .iter()
+                    .find(|u| u.name == name)
+                    .ok_or(AuthError::Refused)?;
+                if secret_matches(&user.password, creds.pass.unwrap_or("")) {
+                    Ok(Identity::User(user.name.clone()))
+                } else {
+                    Err(AuthError::Refused)
+                }
+            }
+        }
+    }
+}
+
+/// Checks an ed25519 signature of the nonce by a public user nkey.
+fn verify_nonce(nkey: &str, sig: &str, nonce: &str) -> bool {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let Ok(sig) = engine
+        .decode(sig)
+        .or_else(|_| base64::engine::general_purpose::STANDARD.decode(sig))
+    else {
+        return false;
+    };
+    let Ok(key) = nkeys::KeyPair::from_public_key(nkey) else {
+        return false;
+    };
+    !nonce.is_empty() && key.verify(nonce.as_bytes(), &sig).is_ok()
+}
+
+/// Compares a configured secret (plain or bcrypt) with what a client sent. Plain secrets are
+/// compared in constant time so that timing reveals nothing about a prefix.
+fn secret_matches(configured: &str, offered: &str) -> bool {
+    if configured.starts_with(BCRYPT_PREFIX) {
+        bcrypt::verify(offered, configured).unwrap_or(false)
+    } else {
+        constant_time_eq(configured.as_bytes(), offered.as_bytes())
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn users(no_auth_user: Option<&str>) -> AuthConfig {
+        AuthConfig::Users {
+            users: vec![
+                User {
+                    name: "alice".into(),
+                    password: "s3cret".into(),
+                    permissions: None,
+                },
+                User {
+                    name: "bob".into(),
+                    password: bcrypt::hash("hunter2", 4).unwrap_or_default(),
+                    permissions: None,
+                },
+            ],
+            nkeys: Vec::new(),
+            no_auth_user: no_auth_user.map(str::to_owned),
+            default_permissions: None,
+        }
+    }
+
+    #[test]
+    fn auth_token_plain_and_bcrypt() {
+        let plain = AuthConfig::Token("tok".into());
+        assert_eq!(
+            plain.check(Credentials {
+                token: Some("tok"),
+                ..Default::default()
+            }),
+            Ok(Identity::Token)
+        );
+        assert!(plain
+            .check(Credentials {
+                token: Some("tok2"),
+                ..Default::default()
+            })
+            .is_err());
+        assert!(plain.check(Credentials::default()).is_err());
+        let hashed = AuthConfig::Token(bcrypt::hash("tok", 4).unwrap_or_default());
+        assert!(hashed
+            .check(Credentials {
+                token: Some("tok"),
+                ..Default::default()
+            })
+            .is_ok());
+        assert!(hashed
+            .check(Credentials {
+                token: Some("nope"),
+                ..Default::default()
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn auth_users_plain_bcrypt_and_unknown() {
+        let cfg = users(None);
+        let c = |u, p| Credentials {
+            user: Some(u),
+            pass: Some(p),
+            ..Default::default()
+        };
+        assert_eq!(
+            cfg.check(c("alice", "s3cret")),
+            Ok(Identity::User("alice".into()))
+        );
+        assert!(cfg.check(c("alice", "s3cre")).is_err());
+        assert!(cfg.check(c("bob", "hunter2")).is_ok());
+        assert!(cfg.check(c("bob", "hunter3")).is_err());
+        assert!(cfg.check(c("carol", "s3cret")).is_err());
+        assert!(cfg.check(Credentials::default()).is_err());
+    }
+
+    #[test]
+    fn auth_no_auth_user() {
+        let cfg = users(Some("alice"));
+        assert_eq!(
+            cfg.check(Credentials::default()),
+            Ok(Identity::User("alice".into()))
+        );
+        let wrong = Credentials {
+            user: Some("alice"),
+            pass: Some("x"),
+            ..Default::default()
+        };
+        assert!(cfg.check(wrong).is_err());
+    }
+
+    #[test]
+    fn auth_nkey_signature() {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let kp = nkeys::KeyPair::new_user();
+        let public = kp.public_key();
+        let cfg = AuthConfig::Users {
+            users: Vec::new(),
+            nkeys: vec![NkeyUser {
+                nkey: public.clone(),
+                permissions: None,
+            }],
+            no_auth_user: None,
+            default_permissions: None,
+        };
+        assert!(cfg.nonce_required());
+        let nonce = "abcdefghijklmno";
+        let sig = b64.encode(kp.sign(nonce.as_bytes()).unwrap_or_default());
+        let c = |sig, nonce| Credentials {
+            nkey: Some(public.as_str()),
+            sig: Some(sig),
+            nonce,
+            ..Default::default()
+        };
+        assert_eq!(
+            cfg.check(c(&sig, nonce)),
+            Ok(Identity::Nkey(public.clone()))
+        );
+        assert!(cfg.check(c(&sig, "other-nonce-xyz")).is_err());
+        assert!(cfg.check(c("AAAA", nonce)).is_err());
+        assert!(cfg.check(c("!!not base64", nonce)).is_err());
+        let other = nkeys::KeyPair::new_user();
+        let forged = b64.encode(other.sign(nonce.as_bytes()).unwrap_or_default());
+        assert!(cfg.check(c(&forged, nonce)).is_err());
+        assert!(cfg
+            .permissions_for(&Identity::Nkey(public.clone()))
+            .is_none());
+        let perms = Permissions {
+            publish: Some(SubjectPermission {
+                allow: Some(vec!["a".into()]),
+                deny: Vec::new(),
+            }),
+            subscribe: None,
+        };
+        let with_perms = AuthConfig::Users {
+            users: Vec::new(),
+            nkeys: vec![NkeyUser {
+                nkey: public.clone(),
+                permissions: Some(perms.clone()),
+            }],
+            no_auth_user: None,
+            default_permissions: None,
+        };
+        assert_eq!(
+            with_perms.permissions_for(&Identity::Nkey(public)),
+            Some(&perms)
+        );
+    }
+
+    #[test]
+    fn auth_not_required() {
+        assert!(!AuthConfig::None.required());
+        assert!(AuthConfig::Token("t".into()).required());
+    }
+}
