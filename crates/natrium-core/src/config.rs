@@ -35,6 +35,8 @@ pub struct CoreConfig {
     pub trace: bool,
     pub debug: bool,
     pub max_traced_msg_len: usize,
+    /// Go's `max_closed_clients`: closed connections kept for `/connz?state=closed`.
+    pub max_closed_clients: usize,
 }
 
 impl Default for CoreConfig {
@@ -60,6 +62,7 @@ impl Default for CoreConfig {
             trace: false,
             debug: false,
             max_traced_msg_len: 0,
+            max_closed_clients: 10_000,
         }
     }
 }

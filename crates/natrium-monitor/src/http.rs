@@ -16,7 +16,9 @@ use natrium_core::Server;
 use parking_lot::Mutex;
 use serde::Serialize;
 
-use crate::connz::{connz, subsz, CONNZ_DEFAULT_LIMIT};
+use crate::connz::{connz, ConnzOptions};
+use crate::query::{Query, QueryError};
+use crate::subsz::{subsz, SubszOptions};
 use crate::varz::{varz, HttpInfo};
 
 #[derive(Debug, Clone)]
@@ -93,13 +95,6 @@ pub async fn start_monitor(
     Ok(bound)
 }
 
-fn query_param(req: &Request<Incoming>, key: &str) -> Option<String> {
-    req.uri().query()?.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == key).then(|| v.to_owned())
-    })
-}
-
 fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
     let body = if pretty {
         serde_json::to_vec_pretty(doc)
@@ -163,15 +158,19 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             json_response(&varz(&state.server, http), true)
         }
         "/connz" => {
-            let offset = query_param(req, "offset")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            let limit = query_param(req, "limit")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(CONNZ_DEFAULT_LIMIT);
-            json_response(&connz(&state.server, offset, limit), true)
+            let query = Query::parse(req.uri().query());
+            match ConnzOptions::parse(&query) {
+                Ok(opts) => json_response(&connz(&state.server, &opts), true),
+                Err(err) => bad_request(&err),
+            }
         }
-        "/subsz" | "/subscriptionsz" => json_response(&subsz(&state.server), true),
+        "/subsz" | "/subscriptionsz" => {
+            let query = Query::parse(req.uri().query());
+            match SubszOptions::parse(&query) {
+                Ok(opts) => json_response(&subsz(&state.server, &opts), true),
+                Err(err) => bad_request(&err),
+            }
+        }
         "/healthz" => healthz(&state.server),
         _ => not_found(),
     }
@@ -205,6 +204,13 @@ fn healthz(server: &Server) -> Response<Full<Bytes>> {
         false,
     );
     *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response
+}
+
+/// Go answers a bad parameter with 400 and the bare error text.
+fn bad_request(err: &QueryError) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(err.0.clone())));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
     response
 }
 

@@ -2,7 +2,7 @@
 //! the same JSON field names, types and units, so dashboards and readiness probes work as-is.
 //!
 //! - [`http`]: the listener and request routing.
-//! - [`varz`], [`connz`]: the documents.
+//! - [`varz`], [`connz`], [`subsz`]: the documents; [`query`] decodes their parameters.
 //! - [`process`]: resident memory and CPU time of this process.
 #![deny(
     clippy::unwrap_used,
@@ -14,6 +14,8 @@
 pub mod connz;
 pub mod http;
 pub mod process;
+pub mod query;
+pub mod subsz;
 pub mod varz;
 
 pub use http::{start_monitor, MonitorError, MonitorSettings};

@@ -5,6 +5,7 @@
 //! owns the write half and drains the [`Outbound`] buffer. What other tasks may touch lives in
 //! [`ClientHandle`]: the outbound buffer, the close signal and monitoring metadata.
 
+mod activity;
 mod conn;
 mod connect;
 mod logfmt;
@@ -21,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::fxhash::FxHashMap;
 
+pub use activity::Activity;
 pub use conn::run_client;
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
@@ -98,6 +100,8 @@ pub struct ClientHandle {
     /// auto-unsubscribe message removes it here too.
     pub subs: Mutex<FxHashMap<Box<[u8]>, Arc<Subscription>>>,
     pub started: chrono::DateTime<chrono::Utc>,
+    /// Last activity and round-trip time, for monitoring.
+    pub activity: Activity,
 }
 
 impl ClientHandle {
@@ -113,6 +117,7 @@ impl ClientHandle {
             in_bytes: AtomicU64::new(0),
             subs: Mutex::new(FxHashMap::default()),
             started: chrono::Utc::now(),
+            activity: Activity::default(),
         }
     }
 
@@ -174,11 +179,15 @@ pub enum DeliveryQuota {
 impl Subscription {
     #[inline]
     pub fn take_delivery(&self) -> DeliveryQuota {
+        // Every delivery is counted (monitoring reports it as the subscription's `msgs`, and
+        // Go's auto-unsubscribe counts from the first delivery too). A relaxed add on the
+        // subscription's own atomic costs about what the `max_msgs` load next to it does; a
+        // per-delivery lock or a channel to a stats task would cost far more.
+        let n = self.delivered.fetch_add(1, Ordering::Relaxed) + 1;
         let max = self.max_msgs.load(Ordering::Relaxed);
         if max == 0 {
             return DeliveryQuota::Deliver;
         }
-        let n = self.delivered.fetch_add(1, Ordering::Relaxed) + 1;
         match n.cmp(&max) {
             std::cmp::Ordering::Less => DeliveryQuota::Deliver,
             std::cmp::Ordering::Equal => DeliveryQuota::DeliverLast,

@@ -1,0 +1,262 @@
+//! Monitoring endpoints against the Go server: the same situation (client `c1` with `foo.*`
+//! and the queue subscription `bar q`, one message, one closed client) on both, then each
+//! endpoint's JSON compared for shape (keys, nesting, types) and deterministic values.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use natrium_tests::raw::{http_get_json, wait_until};
+use natrium_tests::{RawClient, ServerProcess};
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(20);
+const ARGS: [&str; 6] = ["-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
+
+/// Keys whose values must be equal on both servers (the rest differ by nature: ids, times,
+/// ports, cids, process figures).
+const EQUAL_KEYS: [&str; 23] = [
+    "num_connections",
+    "total",
+    "offset",
+    "limit",
+    "kind",
+    "type",
+    "ip",
+    "pending_bytes",
+    "in_msgs",
+    "out_msgs",
+    "in_bytes",
+    "out_bytes",
+    "subscriptions",
+    "name",
+    "lang",
+    "version",
+    "subject",
+    "qgroup",
+    "sid",
+    "msgs",
+    "reason",
+    "account",
+    "status",
+];
+
+struct Situation {
+    server: ServerProcess,
+    _c1: RawClient,
+}
+
+fn sync(client: &mut RawClient, bytes: &[u8]) -> String {
+    client.send(bytes);
+    client.send(b"PING\r\n");
+    client.read_until(b"PONG\r\n")
+}
+
+/// Starts a server and builds the situation of the recorded Go samples.
+fn situation(server: ServerProcess) -> Situation {
+    let port = server.monitor_port.expect("monitor port");
+    let mut c1 = RawClient::connect(&server.addr());
+    let connect =
+        "CONNECT {\"verbose\":false,\"name\":\"c1\",\"lang\":\"py\",\"version\":\"1.0\"}\r\n";
+    sync(&mut c1, connect.as_bytes());
+    let got = sync(
+        &mut c1,
+        b"SUB foo.* 1\r\nSUB bar q 2\r\nPUB foo.x 2\r\nhi\r\n",
+    );
+    assert!(got.contains("MSG foo.x 1 2"), "{got}");
+    let mut gone = RawClient::connect(&server.addr());
+    sync(&mut gone, b"CONNECT {\"verbose\":false}\r\n");
+    drop(gone);
+    assert!(wait_until(WAIT, || {
+        http_get_json(port, "/connz?state=closed")["total"] == 1
+    }));
+    Situation { server, _c1: c1 }
+}
+
+fn both() -> Option<(Situation, Situation)> {
+    let Some(go) = ServerProcess::start_go(&ARGS) else {
+        eprintln!("Go nats-server not installed: differential monitor test skipped");
+        return None;
+    };
+    Some((situation(ServerProcess::start(&ARGS)), situation(go)))
+}
+
+/// `GET path`: status code and body.
+fn http_get(port: u16, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect monitor");
+    stream.set_read_timeout(Some(WAIT)).expect("timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).expect("read");
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let (_, body) = raw.split_once("\r\n\r\n").expect("header end");
+    (status, body.to_owned())
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Same keys, nesting and types everywhere; equal values under [`EQUAL_KEYS`].
+fn compare(path: &str, ours: &Value, go: &Value, skip: &[&str]) {
+    assert_eq!(kind(ours), kind(go), "{path}: {ours} vs {go}");
+    match (ours, go) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys_a: Vec<_> = a.keys().filter(|k| !skip.contains(&k.as_str())).collect();
+            let keys_b: Vec<_> = b.keys().filter(|k| !skip.contains(&k.as_str())).collect();
+            assert_eq!(keys_a, keys_b, "{path}: keys");
+            for (key, value) in a {
+                if skip.contains(&key.as_str()) {
+                    continue;
+                }
+                let sub = format!("{path}.{key}");
+                if EQUAL_KEYS.contains(&key.as_str()) {
+                    assert_eq!(value, &b[key], "{sub}");
+                }
+                compare(&sub, value, &b[key], skip);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            assert_eq!(a.len(), b.len(), "{path}: length");
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                if x.is_string() {
+                    assert_eq!(x, y, "{path}[{i}]");
+                }
+                compare(&format!("{path}[{i}]"), x, y, skip);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Go lists a connection's subscriptions in map order: sort them (by sid, else subject).
+fn normalise(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if key.starts_with("subscriptions_list") {
+                    if let Value::Array(items) = value {
+                        items.sort_by_key(|i| {
+                            i.get("sid")
+                                .map_or_else(|| i.to_string(), ToString::to_string)
+                        });
+                    }
+                }
+                normalise(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalise),
+        _ => {}
+    }
+}
+
+fn compare_endpoint(ours: &Situation, go: &Situation, path: &str, skip: &[&str]) {
+    let mut a = http_get_json(ours.server.monitor_port.expect("port"), path);
+    let mut b = http_get_json(go.server.monitor_port.expect("port"), path);
+    normalise(&mut a);
+    normalise(&mut b);
+    compare(path, &a, &b, skip);
+}
+
+#[test]
+fn monitor_connz_matches_go() {
+    let Some((ours, go)) = both() else { return };
+    for path in [
+        "/connz",
+        "/connz?subs=1",
+        "/connz?subs=detail",
+        "/connz?state=closed",
+        "/connz?state=all&sort=cid",
+        "/connz?state=all&sort=msgs_from",
+        "/connz?state=closed&sort=stop",
+        "/connz?state=closed&sort=reason",
+        "/connz?sort=subs&subs=detail",
+        "/connz?sort=rtt",
+        "/connz?sort=idle&sort=last",
+        "/connz?offset=1",
+        "/connz?limit=1&state=all",
+        "/connz?state=any&offset=1&limit=5",
+    ] {
+        compare_endpoint(&ours, &go, path, &[]);
+    }
+}
+
+#[test]
+fn monitor_connz_cid_and_rtt() {
+    let Some((ours, _go)) = both() else { return };
+    let port = ours.server.monitor_port.expect("port");
+    let doc = http_get_json(port, "/connz?cid=1&subs=detail");
+    assert_eq!(doc["limit"], 1);
+    assert_eq!(doc["connections"][0]["cid"], 1);
+    let rtt = doc["connections"][0]["rtt"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(rtt.ends_with('s'), "{rtt}");
+    let closed = http_get_json(port, "/connz?state=closed");
+    assert_eq!(closed["connections"][0]["reason"], "Client Closed");
+    assert!(closed["connections"][0]["stop"].is_string());
+}
+
+#[test]
+fn monitor_bad_parameters_like_go() {
+    let Some((ours, go)) = both() else { return };
+    for path in [
+        "/connz?sort=x",
+        "/connz?sort=stop",
+        "/connz?sort=reason&state=all",
+        "/connz?state=nope",
+        "/connz?offset=x",
+        "/connz?limit=1.5",
+        "/connz?cid=-1",
+        "/connz?subs=maybe",
+        "/subsz?test=foo.*",
+        "/subsz?subs=2",
+        "/subsz?offset=z",
+    ] {
+        let a = http_get(ours.server.monitor_port.expect("port"), path);
+        let b = http_get(go.server.monitor_port.expect("port"), path);
+        assert_eq!(a, b, "{path}");
+    }
+}
+
+#[test]
+fn monitor_subsz_matches_go() {
+    let Some((ours, go)) = both() else { return };
+    // Go counts its system account's internal subscriptions in the statistics.
+    let stats = [
+        "num_subscriptions",
+        "num_cache",
+        "num_inserts",
+        "num_removes",
+        "num_matches",
+        "cache_hit_rate",
+        "max_fanout",
+        "avg_fanout",
+    ];
+    compare_endpoint(&ours, &go, "/subsz", &stats);
+    for path in [
+        "/subsz?subs=1&test=foo.x",
+        "/subsz?subs=1&test=bar",
+        "/subsz?subs=1&test=nothing",
+        "/subsz?subs=1&test=foo.x&offset=1",
+        "/subsz?subs=1&test=foo.x&limit=1",
+    ] {
+        compare_endpoint(&ours, &go, path, &stats);
+    }
+}
