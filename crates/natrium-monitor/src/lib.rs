@@ -3,6 +3,8 @@
 //!
 //! - [`http`]: the listener and request routing.
 //! - [`varz`], [`connz`], [`subsz`]: the documents; [`query`] decodes their parameters.
+//! - [`accounts`], [`cluster`]: `/accountz`, `/accstatz`; `/routez`, `/gatewayz`, `/leafz`, `/jsz`.
+//! - [`metrics`]: Prometheus text at `/metrics` (ours; Go has none).
 //! - [`process`]: resident memory and CPU time of this process.
 #![deny(
     clippy::unwrap_used,
@@ -11,8 +13,11 @@
     clippy::print_stdout
 )]
 
+pub mod accounts;
+pub mod cluster;
 pub mod connz;
 pub mod http;
+pub mod metrics;
 pub mod process;
 pub mod query;
 pub mod subsz;
