@@ -1,8 +1,6 @@
 //! The documents of subsystems Natrium does not run yet, exactly as Go answers without them:
 //! `/routez`, `/gatewayz`, `/leafz` (empty) and `/jsz` (JetStream disabled).
 
-use std::collections::BTreeMap;
-
 use natrium_core::Server;
 use serde::Serialize;
 
@@ -27,20 +25,24 @@ pub fn routez(server: &Server) -> Routez {
     }
 }
 
+/// Serialises as `{}` (no gateways configured).
+#[derive(Serialize)]
+pub struct NoGateways {}
+
 #[derive(Serialize)]
 pub struct Gatewayz {
     server_id: String,
     now: String,
-    outbound_gateways: BTreeMap<String, ()>,
-    inbound_gateways: BTreeMap<String, ()>,
+    outbound_gateways: NoGateways,
+    inbound_gateways: NoGateways,
 }
 
 pub fn gatewayz(server: &Server) -> Gatewayz {
     Gatewayz {
         server_id: server.id().to_owned(),
         now: rfc3339(chrono::Utc::now()),
-        outbound_gateways: BTreeMap::new(),
-        inbound_gateways: BTreeMap::new(),
+        outbound_gateways: NoGateways {},
+        inbound_gateways: NoGateways {},
     }
 }
 
