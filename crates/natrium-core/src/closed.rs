@@ -104,3 +104,37 @@ impl ClosedRing {
         self.ring.lock().iter().cloned().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    fn handle(cid: u64) -> ClientHandle {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 4222));
+        ClientHandle::new(cid, addr, 1024, CancellationToken::new())
+    }
+
+    #[test]
+    fn monitor_closed_ring_keeps_the_last_ones() {
+        let ring = ClosedRing::new(3);
+        for cid in 1..=5 {
+            let h = handle(cid);
+            h.close(ClosedReason::StaleConnection);
+            ring.record(&h);
+        }
+        let cids: Vec<u64> = ring.list().iter().map(|c| c.cid).collect();
+        assert_eq!(cids, [3, 4, 5]);
+        assert!(ring
+            .list()
+            .iter()
+            .all(|c| c.reason == ClosedReason::StaleConnection));
+    }
+
+    #[test]
+    fn monitor_closed_ring_zero_keeps_none() {
+        let ring = ClosedRing::new(0);
+        ring.record(&handle(1));
+        assert!(ring.list().is_empty());
+    }
+}

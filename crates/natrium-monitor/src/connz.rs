@@ -46,7 +46,7 @@ pub struct ConnInfo {
     stop: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'static str>,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    /// Always present, as in Go (`0s` before any measurement).
     rtt: String,
     uptime: String,
     idle: String,
