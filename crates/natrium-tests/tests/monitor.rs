@@ -339,3 +339,74 @@ fn monitor_metrics_prometheus_text() {
         assert!(values.contains_key(name), "{name}");
     }
 }
+
+/// A second open client with more traffic and subscriptions than `c1`.
+fn add_c2(situation: &Situation) -> RawClient {
+    let mut c2 = RawClient::connect(&situation.server.addr());
+    let connect = "CONNECT {\"verbose\":false,\"name\":\"c2\"}\r\n";
+    sync(&mut c2, connect.as_bytes());
+    sync(
+        &mut c2,
+        b"SUB a 1\r\nSUB b 2\r\nSUB c 3\r\nPUB x 3\r\nabc\r\nPUB x 3\r\nabc\r\nPUB x 3\r\nabc\r\n",
+    );
+    c2
+}
+
+fn names(port: u16, path: &str) -> Vec<Value> {
+    let doc = http_get_json(port, path);
+    doc["connections"]
+        .as_array()
+        .map(|list| list.iter().map(|c| c["name"].clone()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn monitor_connz_sort_directions_like_go() {
+    let Some((ours, go)) = both() else { return };
+    let _c2 = (add_c2(&ours), add_c2(&go));
+    for sort in [
+        "cid",
+        "start",
+        "subs",
+        "msgs_from",
+        "bytes_from",
+        "msgs_to",
+        "uptime",
+        "last",
+    ] {
+        let path = format!("/connz?sort={sort}");
+        let a = names(ours.server.monitor_port.expect("port"), &path);
+        let b = names(go.server.monitor_port.expect("port"), &path);
+        assert_eq!(a.len(), 2, "{path}");
+        assert_eq!(a, b, "{path}");
+    }
+    for path in [
+        "/connz?sort=subs&limit=1",
+        "/connz?sort=subs&offset=1&subs=1",
+    ] {
+        compare_endpoint(&ours, &go, path, &[]);
+    }
+}
+
+#[test]
+fn monitor_max_closed_clients_option() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = dir.path().join("closed.conf");
+    std::fs::write(&conf, "max_closed_clients: 1\n").expect("write config");
+    let conf = conf.to_str().expect("utf-8 path");
+    let mut args = vec!["-c", conf];
+    args.extend(ARGS);
+    let mut servers = vec![ServerProcess::start(&args)];
+    servers.extend(ServerProcess::start_go(&args));
+    for server in servers {
+        let port = server.monitor_port.expect("port");
+        for _ in 0..3 {
+            let mut c = RawClient::connect(&server.addr());
+            sync(&mut c, b"CONNECT {\"verbose\":false}\r\n");
+        }
+        assert!(wait_until(WAIT, || http_get_json(port, "/connz")["total"] == 0));
+        let closed = http_get_json(port, "/connz?state=closed");
+        assert_eq!(closed["total"], 1);
+        assert_eq!(closed["num_connections"], 1);
+    }
+}
