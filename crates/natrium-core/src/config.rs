@@ -44,6 +44,8 @@ pub struct CoreConfig {
     pub tls: Option<Arc<ClientTls>>,
     /// Go's `tls_timeout` as `/varz` reports it, configured or not.
     pub tls_timeout: Duration,
+    /// Go's `max_closed_clients`: closed connections kept for `/connz?state=closed`.
+    pub max_closed_clients: usize,
 }
 
 impl Default for CoreConfig {
@@ -72,6 +74,7 @@ impl Default for CoreConfig {
             max_traced_msg_len: 0,
             tls: None,
             tls_timeout: Duration::from_secs(2),
+            max_closed_clients: 10_000,
         }
     }
 }

@@ -23,6 +23,7 @@
 
 pub mod account;
 pub mod client;
+pub mod closed;
 pub mod config;
 pub mod deliver;
 mod fxhash;

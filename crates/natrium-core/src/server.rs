@@ -185,6 +185,7 @@ pub(crate) struct Shared {
     pub tracker: TaskTracker,
     pub started: chrono::DateTime<chrono::Utc>,
     client_addr: Mutex<Option<SocketAddr>>,
+    pub closed: crate::closed::ClosedRing,
 }
 
 /// A running (or about to run) server. Cheap to clone: all clones drive the same server.
@@ -220,6 +221,7 @@ impl Server {
         } else {
             config.server_name.clone()
         };
+        let closed_cap = config.max_closed_clients;
         let global = Arc::new(Account::new(GLOBAL_ACCOUNT, !config.disable_sublist_cache));
         Ok(Self {
             shared: Arc::new(Shared {
@@ -238,6 +240,7 @@ impl Server {
                 tracker: TaskTracker::new(),
                 started: chrono::Utc::now(),
                 client_addr: Mutex::new(None),
+                closed: crate::closed::ClosedRing::new(closed_cap),
             }),
         })
     }
@@ -367,6 +370,16 @@ impl Server {
 
     pub(crate) fn unregister(&self, cid: u64) {
         self.shared.clients.lock().remove(&cid);
+    }
+
+    /// Keeps a snapshot of a closing client (with its subscriptions) for `/connz`.
+    pub(crate) fn record_closed(&self, client: &ClientHandle) {
+        self.shared.closed.record(client);
+    }
+
+    /// Closed connections still remembered, oldest first.
+    pub fn closed_clients(&self) -> Vec<Arc<crate::closed::ClosedConn>> {
+        self.shared.closed.list()
     }
 
     pub fn client_addr(&self) -> Option<SocketAddr> {

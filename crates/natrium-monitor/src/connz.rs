@@ -1,10 +1,36 @@
-//! `/connz` (open connections, with `offset` and `limit`) and `/subsz` (index statistics).
-//! The full query-parameter set arrives with the monitoring issue.
+//! `/connz`: open and closed client connections with Go's query parameters (`sort`, `subs`,
+//! `offset`, `limit`, `cid`, `state`) and Go's 400 texts. `/subsz` lives in [`crate::subsz`].
 
+use std::sync::atomic::Ordering;
+
+use chrono::{DateTime, Utc};
+use natrium_core::closed::{snapshot_subs, SubSnapshot, TlsSummary};
 use natrium_core::Server;
 use serde::Serialize;
 
-use crate::varz::rfc3339;
+use crate::query::{Query, QueryError};
+use crate::varz::{rfc3339, uptime_string};
+
+pub const CONNZ_DEFAULT_LIMIT: usize = 1024;
+
+/// One `subscriptions_list_detail` entry (Go's `SubDetail`, without the account fields that
+/// Go leaves out here).
+#[derive(Serialize)]
+pub struct SubDetail {
+    subject: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    qgroup: Option<String>,
+    sid: String,
+    msgs: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    max: u64,
+    cid: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
 
 #[derive(Serialize)]
 pub struct ConnInfo {
@@ -16,6 +42,12 @@ pub struct ConnInfo {
     port: u16,
     start: String,
     last_activity: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    /// Always present, as in Go (`0s` before any measurement).
+    rtt: String,
     uptime: String,
     idle: String,
     pending_bytes: usize,
@@ -36,6 +68,10 @@ pub struct ConnInfo {
     tls_cipher_suite: &'static str,
     #[serde(skip_serializing_if = "is_false")]
     tls_first: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subscriptions_list: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subscriptions_list_detail: Option<Vec<SubDetail>>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
@@ -54,89 +90,364 @@ pub struct Connz {
     connections: Vec<ConnInfo>,
 }
 
-pub const CONNZ_DEFAULT_LIMIT: usize = 1024;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Open,
+    Closed,
+    All,
+}
 
-pub fn connz(server: &Server, offset: usize, limit: usize) -> Connz {
-    let now = chrono::Utc::now();
-    let clients = server.clients();
-    let total = clients.len();
-    let connections: Vec<ConnInfo> = clients
-        .iter()
-        .skip(offset)
-        .take(limit)
+/// Go's sort options; the direction of each is Go's (see [`sort_rows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SortBy {
+    Cid,
+    Start,
+    Subs,
+    Pending,
+    MsgsTo,
+    MsgsFrom,
+    BytesTo,
+    BytesFrom,
+    Last,
+    Idle,
+    Uptime,
+    Stop,
+    Reason,
+    Rtt,
+}
+
+impl SortBy {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "cid" => Self::Cid,
+            "start" => Self::Start,
+            "subs" => Self::Subs,
+            "pending" => Self::Pending,
+            "msgs_to" => Self::MsgsTo,
+            "msgs_from" => Self::MsgsFrom,
+            "bytes_to" => Self::BytesTo,
+            "bytes_from" => Self::BytesFrom,
+            "last" => Self::Last,
+            "idle" => Self::Idle,
+            "uptime" => Self::Uptime,
+            "stop" => Self::Stop,
+            "reason" => Self::Reason,
+            "rtt" => Self::Rtt,
+            _ => return None,
+        })
+    }
+}
+
+/// The parsed `/connz` query.
+pub struct ConnzOptions {
+    sort: SortBy,
+    subs: bool,
+    detail: bool,
+    offset: usize,
+    limit: usize,
+    cid: u64,
+    state: State,
+}
+
+impl ConnzOptions {
+    /// Decodes the parameters in Go's order, with Go's error texts.
+    pub fn parse(q: &Query) -> Result<Self, QueryError> {
+        let sort_raw = q.get("sort").unwrap_or_default();
+        q.bool("auth")?;
+        let detail = q
+            .get("subs")
+            .is_some_and(|v| v.eq_ignore_ascii_case("detail"));
+        let subs = if detail { false } else { q.bool("subs")? };
+        let offset = q.int("offset")?;
+        let limit = q.int("limit")?;
+        let cid = q.uint("cid")?;
+        let state = match q.get("state").map(|s| s.to_ascii_lowercase()).as_deref() {
+            None | Some("" | "open") => State::Open,
+            Some("closed") => State::Closed,
+            Some("any" | "all") => State::All,
+            Some(_) => {
+                return Err(QueryError(format!(
+                    "Error decoding state for {}",
+                    q.get("state").unwrap_or_default()
+                )))
+            }
+        };
+        let sort = if sort_raw.is_empty() {
+            SortBy::Cid
+        } else {
+            SortBy::parse(&sort_raw)
+                .ok_or_else(|| QueryError(format!("invalid sorting option: {sort_raw}")))?
+        };
+        if sort == SortBy::Stop && state != State::Closed {
+            return Err(QueryError(
+                "sort by stop only valid on closed connections".to_owned(),
+            ));
+        }
+        if sort == SortBy::Reason && state != State::Closed {
+            return Err(QueryError(
+                "sort by reason only valid on closed connections".to_owned(),
+            ));
+        }
+        let mut limit = usize::try_from(limit)
+            .ok()
+            .filter(|l| *l > 0)
+            .unwrap_or(CONNZ_DEFAULT_LIMIT);
+        if cid > 0 {
+            limit = 1;
+        }
+        Ok(Self {
+            sort,
+            subs,
+            detail,
+            offset: usize::try_from(offset).unwrap_or(0),
+            limit,
+            cid,
+            state,
+        })
+    }
+}
+
+/// A connection, open or closed, with the raw values the sorts need.
+struct Row {
+    cid: u64,
+    addr: std::net::SocketAddr,
+    meta: natrium_core::client::ClientMeta,
+    start: DateTime<Utc>,
+    last: DateTime<Utc>,
+    stop: Option<DateTime<Utc>>,
+    reason: Option<&'static str>,
+    rtt_nanos: u64,
+    pending: usize,
+    in_msgs: u64,
+    in_bytes: u64,
+    out_msgs: u64,
+    out_bytes: u64,
+    subs: Vec<SubSnapshot>,
+    tls: Option<TlsSummary>,
+}
+
+impl Row {
+    fn end(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        self.stop.unwrap_or(now)
+    }
+}
+
+fn open_rows(server: &Server, cid: u64) -> Vec<Row> {
+    server
+        .clients()
+        .into_iter()
+        .filter(|c| cid == 0 || c.cid == cid)
         .map(|c| {
-            let meta = c.meta.lock().clone();
             let (out_msgs, out_bytes) = c.out.out_counts();
-            let load =
-                |v: &std::sync::atomic::AtomicU64| v.load(std::sync::atomic::Ordering::Relaxed);
-            ConnInfo {
+            Row {
                 cid: c.cid,
-                kind: "Client",
-                kind_type: "nats",
-                ip: c.addr.ip().to_string(),
-                port: c.addr.port(),
-                start: rfc3339(c.started),
-                last_activity: rfc3339(now),
-                uptime: crate::varz::uptime_string((now - c.started).num_seconds()),
-                idle: "0s".to_owned(),
-                pending_bytes: c.out.pending_bytes(),
-                in_msgs: load(&c.in_msgs),
+                addr: c.addr,
+                meta: c.meta.lock().clone(),
+                start: c.started,
+                last: c.activity.last(c.started),
+                stop: None,
+                reason: None,
+                rtt_nanos: c.activity.rtt_nanos(),
+                pending: c.out.pending_bytes(),
+                in_msgs: c.in_msgs.load(Ordering::Relaxed),
+                in_bytes: c.in_bytes.load(Ordering::Relaxed),
                 out_msgs,
-                in_bytes: load(&c.in_bytes),
                 out_bytes,
-                subscriptions: c.subs.lock().len() as u64,
-                name: meta.name,
-                lang: meta.lang,
-                version: meta.version,
-                tls_version: c.tls().map_or("", |t| t.version),
-                tls_cipher_suite: c.tls().map_or("", |t| t.cipher_suite),
-                tls_first: c.tls().is_some_and(|t| t.handshake_first),
+                subs: snapshot_subs(&c),
+                tls: TlsSummary::of(&c),
             }
         })
+        .collect()
+}
+
+fn closed_rows(server: &Server, cid: u64) -> Vec<Row> {
+    server
+        .closed_clients()
+        .into_iter()
+        .filter(|c| cid == 0 || c.cid == cid)
+        .map(|c| Row {
+            cid: c.cid,
+            addr: c.addr,
+            meta: c.meta.clone(),
+            start: c.started,
+            last: c.last_activity,
+            stop: Some(c.stopped),
+            reason: Some(c.reason.as_str()),
+            rtt_nanos: c.rtt_nanos,
+            pending: 0,
+            in_msgs: c.in_msgs,
+            in_bytes: c.in_bytes,
+            out_msgs: c.out_msgs,
+            out_bytes: c.out_bytes,
+            subs: c.subs.clone(),
+            tls: c.tls,
+        })
+        .collect()
+}
+
+/// Go's directions: cid, start, uptime and reason ascending, everything else descending.
+fn sort_rows(rows: &mut [Row], by: SortBy, now: DateTime<Utc>) {
+    match by {
+        SortBy::Cid | SortBy::Start => rows.sort_by_key(|r| r.cid),
+        SortBy::Subs => rows.sort_by_key(|r| std::cmp::Reverse(r.subs.len())),
+        SortBy::Pending => rows.sort_by_key(|r| std::cmp::Reverse(r.pending)),
+        SortBy::MsgsTo => rows.sort_by_key(|r| std::cmp::Reverse(r.out_msgs)),
+        SortBy::MsgsFrom => rows.sort_by_key(|r| std::cmp::Reverse(r.in_msgs)),
+        SortBy::BytesTo => rows.sort_by_key(|r| std::cmp::Reverse(r.out_bytes)),
+        SortBy::BytesFrom => rows.sort_by_key(|r| std::cmp::Reverse(r.in_bytes)),
+        SortBy::Last => rows.sort_by_key(|r| std::cmp::Reverse(r.last)),
+        SortBy::Idle => rows.sort_by_key(|r| std::cmp::Reverse(now - r.last)),
+        SortBy::Uptime => rows.sort_by_key(|r| r.end(now) - r.start),
+        SortBy::Stop => rows.sort_by_key(|r| std::cmp::Reverse(r.stop)),
+        SortBy::Reason => rows.sort_by_key(|r| r.reason),
+        SortBy::Rtt => rows.sort_by_key(|r| std::cmp::Reverse(r.rtt_nanos)),
+    }
+}
+
+fn seconds(d: chrono::TimeDelta) -> i64 {
+    d.num_seconds().max(0)
+}
+
+fn conn_info(row: Row, opts: &ConnzOptions, now: DateTime<Utc>) -> ConnInfo {
+    let end = row.end(now);
+    let mut subs = row.subs;
+    subs.sort_by(|a, b| {
+        a.sid
+            .len()
+            .cmp(&b.sid.len())
+            .then_with(|| a.sid.cmp(&b.sid))
+    });
+    let subscriptions_list =
+        (opts.subs && !subs.is_empty()).then(|| subs.iter().map(|s| s.subject.clone()).collect());
+    let subscriptions_list_detail = (opts.detail && !subs.is_empty()).then(|| {
+        subs.iter()
+            .map(|s| SubDetail {
+                subject: s.subject.clone(),
+                qgroup: s.queue.clone(),
+                sid: s.sid.clone(),
+                msgs: s.msgs,
+                max: s.max,
+                cid: row.cid,
+            })
+            .collect()
+    });
+    ConnInfo {
+        cid: row.cid,
+        kind: "Client",
+        kind_type: "nats",
+        ip: row.addr.ip().to_canonical().to_string(),
+        port: row.addr.port(),
+        start: rfc3339(row.start),
+        last_activity: rfc3339(row.last),
+        stop: row.stop.map(rfc3339),
+        reason: row.reason,
+        rtt: go_rtt(row.rtt_nanos),
+        uptime: uptime_string(seconds(end - row.start)),
+        idle: uptime_string(seconds(end - row.last)),
+        pending_bytes: row.pending,
+        in_msgs: row.in_msgs,
+        out_msgs: row.out_msgs,
+        in_bytes: row.in_bytes,
+        out_bytes: row.out_bytes,
+        subscriptions: subs.len() as u64,
+        name: row.meta.name,
+        lang: row.meta.lang,
+        version: row.meta.version,
+        tls_version: row.tls.map_or("", |t| t.version),
+        tls_cipher_suite: row.tls.map_or("", |t| t.cipher_suite),
+        tls_first: row.tls.is_some_and(|t| t.handshake_first),
+        subscriptions_list,
+        subscriptions_list_detail,
+    }
+}
+
+pub fn connz(server: &Server, opts: &ConnzOptions) -> Connz {
+    let now = Utc::now();
+    let mut rows = match opts.state {
+        State::Open => open_rows(server, opts.cid),
+        State::Closed => closed_rows(server, opts.cid),
+        State::All => {
+            let mut rows = open_rows(server, opts.cid);
+            rows.extend(closed_rows(server, opts.cid));
+            rows
+        }
+    };
+    sort_rows(&mut rows, opts.sort, now);
+    let total = rows.len();
+    let first = opts.offset.min(total);
+    let connections: Vec<ConnInfo> = rows
+        .into_iter()
+        .skip(first)
+        .take(opts.limit)
+        .map(|row| conn_info(row, opts, now))
         .collect();
     Connz {
         server_id: server.id().to_owned(),
         now: rfc3339(now),
         num_connections: connections.len(),
         total,
-        offset,
-        limit,
+        offset: opts.offset,
+        limit: opts.limit,
         connections,
     }
 }
 
-#[derive(Serialize)]
-pub struct Subsz {
-    server_id: String,
-    now: String,
-    num_subscriptions: u64,
-    num_cache: u64,
-    num_inserts: u64,
-    num_removes: u64,
-    num_matches: u64,
-    cache_hit_rate: f64,
-    max_fanout: u64,
-    avg_fanout: f64,
-    total: usize,
-    offset: usize,
-    limit: usize,
+/// Go's `time.Duration.String()` for a round trip, truncated to microseconds below a
+/// millisecond as Go's `getRTT` does ("405µs", "1.234567ms", "0s" when unknown).
+pub fn go_rtt(nanos: u64) -> String {
+    let nanos = if (1_000..1_000_000).contains(&nanos) {
+        nanos - nanos % 1_000
+    } else {
+        nanos
+    };
+    go_duration_nanos(nanos)
 }
 
-pub fn subsz(server: &Server) -> Subsz {
-    let stats = server.global_account().sublist.stats();
-    Subsz {
-        server_id: server.id().to_owned(),
-        now: rfc3339(chrono::Utc::now()),
-        num_subscriptions: stats.num_subs,
-        num_cache: stats.num_cache,
-        num_inserts: stats.num_inserts,
-        num_removes: stats.num_removes,
-        num_matches: stats.num_matches,
-        cache_hit_rate: stats.cache_hit_rate,
-        max_fanout: stats.max_fanout,
-        avg_fanout: stats.avg_fanout,
-        total: 0,
-        offset: 0,
-        limit: CONNZ_DEFAULT_LIMIT,
+fn trim_fraction(whole: u64, frac: u64, digits: usize) -> String {
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let f = format!("{frac:0digits$}");
+    format!("{whole}.{}", f.trim_end_matches('0'))
+}
+
+/// Go's `time.Duration.String()` for non-negative durations.
+pub fn go_duration_nanos(nanos: u64) -> String {
+    match nanos {
+        0 => "0s".to_owned(),
+        1..=999 => format!("{nanos}ns"),
+        1_000..=999_999 => format!("{}µs", trim_fraction(nanos / 1_000, nanos % 1_000, 3)),
+        1_000_000..=999_999_999 => {
+            format!(
+                "{}ms",
+                trim_fraction(nanos / 1_000_000, nanos % 1_000_000, 6)
+            )
+        }
+        _ => {
+            let secs = nanos / 1_000_000_000;
+            let frac = nanos % 1_000_000_000;
+            let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+            let s = format!("{}s", trim_fraction(s, frac, 9));
+            match (h, m) {
+                (0, 0) => s,
+                (0, m) => format!("{m}m{s}"),
+                (h, m) => format!("{h}h{m}m{s}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monitor_go_duration_strings() {
+        assert_eq!(go_rtt(0), "0s");
+        assert_eq!(go_rtt(405_123), "405µs");
+        assert_eq!(go_rtt(1_234_567), "1.234567ms");
+        assert_eq!(go_rtt(1_500_000), "1.5ms");
+        assert_eq!(go_duration_nanos(61_500_000_000), "1m1.5s");
+        assert_eq!(go_duration_nanos(3_600_000_000_000), "1h0m0s");
     }
 }

@@ -16,7 +16,9 @@ use natrium_core::Server;
 use parking_lot::Mutex;
 use serde::Serialize;
 
-use crate::connz::{connz, subsz, CONNZ_DEFAULT_LIMIT};
+use crate::connz::{connz, ConnzOptions};
+use crate::query::{Query, QueryError};
+use crate::subsz::{subsz, SubszOptions};
 use crate::varz::{varz, HttpInfo};
 
 #[derive(Debug, Clone)]
@@ -93,13 +95,6 @@ pub async fn start_monitor(
     Ok(bound)
 }
 
-fn query_param(req: &Request<Incoming>, key: &str) -> Option<String> {
-    req.uri().query()?.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == key).then(|| v.to_owned())
-    })
-}
-
 fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
     let body = if pretty {
         serde_json::to_vec_pretty(doc)
@@ -119,14 +114,28 @@ fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
     response
 }
 
-const INDEX_ENDPOINTS: [&str; 4] = ["varz", "connz", "subsz", "healthz"];
+/// The endpoints Go's index page links (less `raftz` and `debug/vars`, which Natrium does not
+/// serve), with Go's labels, then our `/metrics`.
+const INDEX_ENDPOINTS: [(&str, &str); 11] = [
+    ("varz", "General"),
+    ("jsz", "JetStream"),
+    ("connz", "Connections"),
+    ("accountz", "Accounts"),
+    ("accstatz", "Account Stats"),
+    ("subsz", "Subscriptions"),
+    ("routez", "Routes"),
+    ("leafz", "LeafNodes"),
+    ("gatewayz", "Gateways"),
+    ("healthz", "Health Probe"),
+    ("metrics", "Metrics"),
+];
 
 fn index_page(base: &str) -> Response<Full<Bytes>> {
     let mut html = String::from(
         "<html lang=\"en\">\n<head><title>NATS Server</title></head>\n<body>\n<h1>Natrium</h1>\n",
     );
-    for endpoint in INDEX_ENDPOINTS {
-        let _ = writeln!(html, "<a href=\"{base}/{endpoint}\">{endpoint}</a><br/>");
+    for (endpoint, label) in INDEX_ENDPOINTS {
+        let _ = writeln!(html, "<a href=\"{base}/{endpoint}\">{label}</a><br/>");
     }
     html.push_str("</body>\n</html>\n");
     let mut response = Response::new(Full::new(Bytes::from(html)));
@@ -145,7 +154,18 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
     let endpoint = endpoint.trim_end_matches('/');
     let known = matches!(
         endpoint,
-        "" | "/varz" | "/connz" | "/subsz" | "/subscriptionsz" | "/healthz"
+        "" | "/varz"
+            | "/connz"
+            | "/subsz"
+            | "/subscriptionsz"
+            | "/healthz"
+            | "/routez"
+            | "/gatewayz"
+            | "/leafz"
+            | "/accountz"
+            | "/accstatz"
+            | "/jsz"
+            | "/metrics"
     );
     if known {
         let key = if endpoint.is_empty() { "/" } else { endpoint };
@@ -163,48 +183,138 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             json_response(&varz(&state.server, http), true)
         }
         "/connz" => {
-            let offset = query_param(req, "offset")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            let limit = query_param(req, "limit")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(CONNZ_DEFAULT_LIMIT);
-            json_response(&connz(&state.server, offset, limit), true)
+            let query = Query::parse(req.uri().query());
+            match ConnzOptions::parse(&query) {
+                Ok(opts) => json_response(&connz(&state.server, &opts), true),
+                Err(err) => bad_request(&err),
+            }
         }
-        "/subsz" | "/subscriptionsz" => json_response(&subsz(&state.server), true),
-        "/healthz" => healthz(&state.server),
+        "/subsz" | "/subscriptionsz" => {
+            let query = Query::parse(req.uri().query());
+            match SubszOptions::parse(&query) {
+                Ok(opts) => json_response(&subsz(&state.server, &opts), true),
+                Err(err) => bad_request(&err),
+            }
+        }
+        "/healthz" => healthz(&state.server, &Query::parse(req.uri().query())),
+        "/routez" => json_response(&crate::cluster::routez(&state.server), true),
+        "/gatewayz" => json_response(&crate::cluster::gatewayz(&state.server), true),
+        "/leafz" => json_response(&crate::cluster::leafz(&state.server), true),
+        "/jsz" => json_response(&crate::cluster::jsz(&state.server), true),
+        "/accountz" => {
+            match crate::accounts::accountz(&state.server, &Query::parse(req.uri().query())) {
+                Ok(doc) => json_response(&doc, true),
+                Err(err) => bad_request(&err),
+            }
+        }
+        "/accstatz" => {
+            match crate::accounts::accstatz(&state.server, &Query::parse(req.uri().query())) {
+                Ok(doc) => json_response(&doc, true),
+                Err(err) => bad_request(&err),
+            }
+        }
+        "/metrics" => {
+            let mut response = Response::new(Full::new(Bytes::from(crate::metrics::metrics(
+                &state.server,
+            ))));
+            response.headers_mut().insert(
+                "Content-Type",
+                hyper::header::HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            response
+        }
         _ => not_found(),
     }
 }
 
-/// Go's `/healthz` without JetStream: `{"status":"ok"}`, or 500 with Go's error while the
-/// client listener is not open (still starting, lame duck mode, shutting down).
-fn healthz(server: &Server) -> Response<Full<Bytes>> {
+/// Go's `/healthz` without JetStream: the boolean parameters (`js-enabled`,
+/// `js-enabled-only`, `js-server-only`, `js-meta-only`, `details`) are decoded with Go's 400
+/// texts; `stream` needs `account` and `consumer` needs `stream` (400); then `{"status":"ok"}`,
+/// or 500 with Go's error while the client listener is not open. With `details` errors are
+/// listed under `errors` instead of `error`.
+fn healthz(server: &Server, q: &Query) -> Response<Full<Bytes>> {
     const NOT_READY: &str = "failed to be ready for connections after 1ms: server";
+    #[derive(Serialize)]
+    struct HealthError {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        error: String,
+    }
     #[derive(Serialize)]
     struct Health {
         status: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<&'static str>,
+        error: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<HealthError>,
     }
-    if server.is_accepting() {
+    let mut details = false;
+    for key in [
+        "js-enabled",
+        "js-enabled-only",
+        "js-server-only",
+        "js-meta-only",
+        "details",
+    ] {
+        match q.bool(key) {
+            Ok(v) => details |= key == "details" && v,
+            Err(err) => return bad_request(&err),
+        }
+    }
+    let given = |key: &str| q.get(key).is_some_and(|v| !v.is_empty());
+    let failure = if !given("account") && given("stream") {
+        Some((
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            "\"account\" must not be empty when checking stream health",
+        ))
+    } else if !given("stream") && given("consumer") {
+        Some((
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            "\"stream\" must not be empty when checking consumer health",
+        ))
+    } else if server.is_accepting() {
+        None
+    } else {
+        Some((StatusCode::INTERNAL_SERVER_ERROR, "CONNECTION", NOT_READY))
+    };
+    let Some((code, kind, text)) = failure else {
         return json_response(
             &Health {
                 status: "ok",
                 error: None,
+                errors: Vec::new(),
             },
             false,
         );
-    }
-    tracing::warn!("Healthcheck failed: {NOT_READY:?}");
-    let mut response = json_response(
-        &Health {
+    };
+    tracing::warn!("Healthcheck failed: {text:?}");
+    let health = if details {
+        Health {
             status: "error",
-            error: Some(NOT_READY),
-        },
-        false,
-    );
-    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            error: None,
+            errors: vec![HealthError {
+                kind,
+                error: text.to_owned(),
+            }],
+        }
+    } else {
+        Health {
+            status: "error",
+            error: Some(text.to_owned()),
+            errors: Vec::new(),
+        }
+    };
+    let mut response = json_response(&health, false);
+    *response.status_mut() = code;
+    response
+}
+
+/// Go answers a bad parameter with 400 and the bare error text.
+fn bad_request(err: &QueryError) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(err.0.clone())));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
     response
 }
 

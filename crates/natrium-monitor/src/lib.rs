@@ -2,7 +2,9 @@
 //! the same JSON field names, types and units, so dashboards and readiness probes work as-is.
 //!
 //! - [`http`]: the listener and request routing.
-//! - [`varz`], [`connz`]: the documents.
+//! - [`varz`], [`connz`], [`subsz`]: the documents; [`query`] decodes their parameters.
+//! - [`accounts`], [`cluster`]: `/accountz`, `/accstatz`; `/routez`, `/gatewayz`, `/leafz`, `/jsz`.
+//! - [`metrics`]: Prometheus text at `/metrics` (ours; Go has none).
 //! - [`process`]: resident memory and CPU time of this process.
 #![deny(
     clippy::unwrap_used,
@@ -11,9 +13,14 @@
     clippy::print_stdout
 )]
 
+pub mod accounts;
+pub mod cluster;
 pub mod connz;
 pub mod http;
+pub mod metrics;
 pub mod process;
+pub mod query;
+pub mod subsz;
 pub mod varz;
 
 pub use http::{start_monitor, MonitorError, MonitorSettings};

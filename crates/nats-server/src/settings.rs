@@ -192,6 +192,7 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         max_traced_msg_len: to_usize(o.max_traced_msg_len),
         tls,
         tls_timeout: seconds(o.tls_timeout),
+        max_closed_clients: to_usize(o.max_closed_clients),
     };
     let http = (o.http_port != 0).then(|| MonitorSettings {
         host: o.http_host.clone(),

@@ -58,6 +58,8 @@ struct Conn {
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
     /// PING), as in Go; folded into `ping.last_in` once per read batch.
     active: bool,
+    /// Set by messages and subscription changes: monitoring's `last_activity`, once per batch.
+    touched: bool,
     /// Set by CONNECT: the PING timer restarts with the short first interval.
     restart_pings: bool,
     trace: bool,
@@ -159,6 +161,7 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
         publisher: Publisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
         active: false,
+        touched: false,
         restart_pings: false,
         trace: config.trace,
         handle: Arc::clone(&handle),
@@ -191,6 +194,7 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
         }
         Ok(None) | Err(_) => {}
     }
+    server.record_closed(&handle);
     conn.remove_all_subscriptions();
     finish(&server, &handle);
 }
@@ -262,6 +266,9 @@ impl Conn {
             let next = self.process(&mut rb);
             if std::mem::take(&mut self.active) {
                 self.ping.last_in = Some(Instant::now());
+            }
+            if std::mem::take(&mut self.touched) {
+                self.handle.activity.touch();
             }
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
@@ -381,14 +388,23 @@ impl Conn {
             return self.auth_violation(None);
         }
         match op {
-            ClientOp::Connect(json) => return self.on_connect(json),
+            ClientOp::Connect(json) => {
+                // Go's first round-trip estimate: accept to CONNECT.
+                let since = chrono::Utc::now() - self.handle.started;
+                self.handle
+                    .activity
+                    .set_rtt(since.to_std().unwrap_or_default());
+                self.handle.activity.touch();
+                return self.on_connect(json);
+            }
             ClientOp::Pub(publish) => {
+                self.touched = true;
                 return self.on_pub(&Message {
                     subject: publish.subject,
                     reply: publish.reply,
                     headers: publish.headers,
                     payload: publish.payload,
-                })
+                });
             }
             ClientOp::Sub {
                 subject,
@@ -396,10 +412,12 @@ impl Conn {
                 sid,
             } => {
                 self.active = true;
+                self.touched = true;
                 self.on_sub(subject, queue, sid);
             }
             ClientOp::Unsub { sid, max_msgs } => {
                 self.active = true;
+                self.touched = true;
                 self.on_unsub(sid, max_msgs);
             }
             ClientOp::Ping => {
@@ -407,6 +425,9 @@ impl Conn {
                 self.handle.out.enqueue_proto(PONG);
             }
             ClientOp::Pong => {
+                if let Some(start) = self.ping.rtt_start {
+                    self.handle.activity.set_rtt(start.elapsed());
+                }
                 self.ping.out = 0;
                 self.ping.rtt_known = true;
             }

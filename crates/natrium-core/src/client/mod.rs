@@ -11,6 +11,7 @@
 //! part of a TLS connection's life before that: INFO before or after the handshake, telling
 //! TLS from plain clients under `allow_non_tls`, the handshake and its timeout.
 
+mod activity;
 mod conn;
 mod connect;
 mod logfmt;
@@ -29,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::fxhash::FxHashMap;
 use crate::tls::{PeerCert, TlsConnInfo};
 
+pub use activity::Activity;
 pub use conn::run_client;
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
@@ -115,6 +117,8 @@ pub struct ClientHandle {
     pub started: chrono::DateTime<chrono::Utc>,
     /// Set once, when a TLS handshake completes.
     tls: OnceLock<TlsConnInfo>,
+    /// Last activity and round-trip time, for monitoring.
+    pub activity: Activity,
 }
 
 impl ClientHandle {
@@ -131,6 +135,7 @@ impl ClientHandle {
             subs: Mutex::new(FxHashMap::default()),
             started: chrono::Utc::now(),
             tls: OnceLock::new(),
+            activity: Activity::default(),
         }
     }
 
@@ -210,11 +215,15 @@ pub enum DeliveryQuota {
 impl Subscription {
     #[inline]
     pub fn take_delivery(&self) -> DeliveryQuota {
+        // Every delivery is counted (monitoring reports it as the subscription's `msgs`, and
+        // Go's auto-unsubscribe counts from the first delivery too). A relaxed add on the
+        // subscription's own atomic costs about what the `max_msgs` load next to it does; a
+        // per-delivery lock or a channel to a stats task would cost far more.
+        let n = self.delivered.fetch_add(1, Ordering::Relaxed) + 1;
         let max = self.max_msgs.load(Ordering::Relaxed);
         if max == 0 {
             return DeliveryQuota::Deliver;
         }
-        let n = self.delivered.fetch_add(1, Ordering::Relaxed) + 1;
         match n.cmp(&max) {
             std::cmp::Ordering::Less => DeliveryQuota::Deliver,
             std::cmp::Ordering::Equal => DeliveryQuota::DeliverLast,

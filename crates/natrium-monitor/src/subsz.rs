@@ -1,0 +1,130 @@
+//! `/subsz` (alias `/subscriptionsz`): subscription index statistics and, with `subs=1`, the
+//! subscriptions themselves, filtered by `test` (a literal subject they must match) and paged
+//! with `offset` and `limit` as Go does.
+
+use natrium_core::closed::snapshot_subs;
+use natrium_core::Server;
+use serde::Serialize;
+
+use crate::connz::CONNZ_DEFAULT_LIMIT;
+use crate::query::{Query, QueryError};
+use crate::varz::rfc3339;
+
+/// Go's `SubDetail` as `/subsz` reports it (with the account).
+#[derive(Serialize)]
+pub struct SubEntry {
+    account: &'static str,
+    account_tag: &'static str,
+    subject: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    qgroup: Option<String>,
+    sid: String,
+    msgs: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    max: u64,
+    cid: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+#[derive(Serialize)]
+pub struct Subsz {
+    server_id: String,
+    now: String,
+    num_subscriptions: u64,
+    num_cache: u64,
+    num_inserts: u64,
+    num_removes: u64,
+    num_matches: u64,
+    cache_hit_rate: f64,
+    max_fanout: u64,
+    avg_fanout: f64,
+    total: usize,
+    offset: usize,
+    limit: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    subscriptions_list: Vec<SubEntry>,
+}
+
+pub struct SubszOptions {
+    subs: bool,
+    offset: usize,
+    limit: usize,
+    test: Option<String>,
+}
+
+impl SubszOptions {
+    pub fn parse(q: &Query) -> Result<Self, QueryError> {
+        let subs = q.bool("subs")?;
+        let offset = usize::try_from(q.int("offset")?).unwrap_or(0);
+        let limit = usize::try_from(q.int("limit")?)
+            .ok()
+            .filter(|l| *l > 0)
+            .unwrap_or(CONNZ_DEFAULT_LIMIT);
+        let test = q.get("test").filter(|t| !t.is_empty());
+        if let Some(t) = &test {
+            let valid = nats_subject::is_valid_publish_subject(t.as_bytes());
+            if !valid {
+                return Err(QueryError(format!(
+                    "invalid test subject, must be valid publish subject: {t}"
+                )));
+            }
+        }
+        Ok(Self {
+            subs,
+            offset,
+            limit,
+            test,
+        })
+    }
+}
+
+pub fn subsz(server: &Server, opts: &SubszOptions) -> Subsz {
+    let stats = server.global_account().sublist.stats();
+    let mut list = Vec::new();
+    let mut total = 0;
+    if opts.subs {
+        let mut all: Vec<SubEntry> = Vec::new();
+        for client in server.clients() {
+            for s in snapshot_subs(&client) {
+                let keep = opts.test.as_ref().is_none_or(|t| {
+                    nats_subject::subject_matches(s.subject.as_bytes(), t.as_bytes())
+                });
+                if keep {
+                    all.push(SubEntry {
+                        account: "$G",
+                        account_tag: "$G",
+                        subject: s.subject,
+                        qgroup: s.queue,
+                        sid: s.sid,
+                        msgs: s.msgs,
+                        max: s.max,
+                        cid: client.cid,
+                    });
+                }
+            }
+        }
+        total = all.len();
+        let first = opts.offset.min(total);
+        list = all.into_iter().skip(first).take(opts.limit).collect();
+    }
+    Subsz {
+        server_id: server.id().to_owned(),
+        now: rfc3339(chrono::Utc::now()),
+        num_subscriptions: stats.num_subs,
+        num_cache: stats.num_cache,
+        num_inserts: stats.num_inserts,
+        num_removes: stats.num_removes,
+        num_matches: stats.num_matches,
+        cache_hit_rate: stats.cache_hit_rate,
+        max_fanout: stats.max_fanout,
+        avg_fanout: stats.avg_fanout,
+        total,
+        offset: opts.offset,
+        limit: opts.limit,
+        subscriptions_list: list,
+    }
+}
