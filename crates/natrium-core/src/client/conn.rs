@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use natrium_auth::{AuthError, Credentials, Permissions};
+use natrium_auth::{AuthConfig, AuthError, Credentials, Permissions};
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::connect::ConnectOptions;
+use super::io::{Inbound, OutSink, PlainRead, PlainWrite};
 use super::logfmt::{go_duration, go_quote};
 use super::readbuf::ReadBuf;
 use super::writer::{run_writer, WriterFailure};
@@ -29,6 +29,7 @@ use crate::limits::{
     FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, PROTO_SNIPPET_BYTES, RTT_MEASUREMENT_INTERVAL,
 };
 use crate::server::Server;
+use crate::ws::WsSession;
 
 const PING: &[u8] = b"PING\r\n";
 const PONG: &[u8] = b"PONG\r\n";
@@ -63,6 +64,10 @@ struct Conn {
     /// Set by CONNECT: the PING timer restarts with the short first interval.
     restart_pings: bool,
     trace: bool,
+    /// `ping_interval`, or the websocket block's own.
+    ping_interval: Duration,
+    /// Set for a connection that arrived through the websocket listener.
+    ws: Option<Box<WsSession>>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -98,19 +103,19 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     let info = info.to_frame();
     handle.out.enqueue_proto(&info);
     handle.out.flush();
-    let writer = spawn_writer(&handle, write_half, config.write_deadline);
+    let writer = spawn_writer(&handle, PlainWrite(write_half), config.write_deadline);
     if !server.register(&handle) {
         refuse_max_connections(&handle);
         let _ = writer.await;
         return;
     }
     tracing::debug!("{} - Client connection created", handle.log_prefix());
-    serve(server, handle, nonce, read_half, writer).await;
+    serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
 }
 
 /// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
-pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
-    let mut info = server.client_info(handle.cid, handle.addr.ip().to_string());
+pub(crate) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
+    let mut info = server.client_info_for(handle);
     if server.shared.config.auth.nonce_required() {
         info.nonce = new_nonce();
     }
@@ -118,19 +123,19 @@ pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
 }
 
 /// Starts the writer task on `socket`.
-pub(super) fn spawn_writer<W>(
+pub(crate) fn spawn_writer<W>(
     handle: &Arc<ClientHandle>,
     socket: W,
     write_deadline: Duration,
 ) -> JoinHandle<Option<WriterFailure>>
 where
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: OutSink + 'static,
 {
     tokio::spawn(run_writer(Arc::clone(handle), socket, write_deadline))
 }
 
 /// Go's answer when max_connections is reached: an -ERR, then the connection closes.
-pub(super) fn refuse_max_connections(handle: &ClientHandle) {
+pub(crate) fn refuse_max_connections(handle: &ClientHandle) {
     tracing::error!("{} - Maximum connections exceeded", handle.log_prefix());
     send_err(handle, &WireError::MaxConnectionsExceeded);
     handle.close(ClosedReason::MaxConnectionsExceeded);
@@ -138,15 +143,20 @@ pub(super) fn refuse_max_connections(handle: &ClientHandle) {
 
 /// Runs a registered connection whose writer is started: the read loop until the connection
 /// ends, then the writer's last word and the cleanup.
-pub(super) async fn serve<R: AsyncRead + Unpin>(
+pub(crate) async fn serve<R: Inbound>(
     server: Server,
     handle: Arc<ClientHandle>,
     nonce: String,
     read_half: R,
     writer: JoinHandle<Option<WriterFailure>>,
+    ws: Option<Box<WsSession>>,
 ) {
     let shared = Arc::clone(&server.shared);
     let config = &shared.config;
+    let ping_interval = ws
+        .as_ref()
+        .and_then(|w| w.config.ping_interval)
+        .unwrap_or(config.ping_interval);
     let mut conn = Conn {
         limits: ParserLimits {
             max_control_line: config.max_control_line,
@@ -164,6 +174,8 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
         touched: false,
         restart_pings: false,
         trace: config.trace,
+        ping_interval,
+        ws,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -200,7 +212,7 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
 }
 
 /// Unregisters a connection and logs why it closed.
-pub(super) fn finish(server: &Server, handle: &ClientHandle) {
+pub(crate) fn finish(server: &Server, handle: &ClientHandle) {
     server.unregister(handle.cid);
     let why = handle.closed_reason().unwrap_or(ClosedReason::ClientClosed);
     tracing::debug!(
@@ -218,12 +230,16 @@ pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
 }
 
 impl Conn {
-    async fn read_loop<R: AsyncRead + Unpin>(&mut self, mut socket: R) -> Option<ClosedReason> {
-        let config = &self.server.shared.config;
-        let ping_interval = config.ping_interval;
+    async fn read_loop<R: Inbound>(&mut self, mut socket: R) -> Option<ClosedReason> {
+        let ping_interval = self.ping_interval;
+        let auth_timeout = self
+            .ws
+            .as_ref()
+            .and_then(|w| w.config.auth_timeout)
+            .unwrap_or(self.server.shared.config.auth_timeout);
         let mut rb = ReadBuf::new();
         let mut ping_timer = pin!(tokio::time::sleep(ping_interval));
-        let mut connect_deadline = pin!(tokio::time::sleep(config.auth_timeout));
+        let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
@@ -250,17 +266,11 @@ impl Conn {
                     }
                     continue;
                 }
-                read = socket.read_buf(&mut rb.data) => read,
+                read = socket.read_into(&mut rb.data) => read,
             };
             match read {
-                Ok(0) => return Some(ClosedReason::ClientClosed),
                 Ok(n) => rb.note_read(n),
-                // TLS: the peer closed without close_notify, at a record boundary; Go takes
-                // that as a normal close.
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    return Some(ClosedReason::ClientClosed)
-                }
-                Err(_) => return Some(ClosedReason::ReadError),
+                Err(reason) => return Some(reason),
             }
             read_since_tick = true;
             let next = self.process(&mut rb);
@@ -335,6 +345,7 @@ impl Conn {
 
     fn ping_tick(&mut self, now: Instant) -> Next {
         let config = &self.server.shared.config;
+        let ping_interval = self.ping_interval;
         tracing::debug!("{} - Client Ping Timer", self.handle.log_prefix());
         let need_rtt = !self.ping.rtt_known
             || self
@@ -343,7 +354,7 @@ impl Conn {
                 .is_none_or(|sent| now.duration_since(sent) > RTT_MEASUREMENT_INTERVAL);
         if let Some(last) = self.ping.last_in.filter(|_| !need_rtt) {
             let quiet = now.duration_since(last);
-            if quiet < config.ping_interval {
+            if quiet < ping_interval {
                 tracing::debug!(
                     "{} - Delaying PING due to remote client data or ping {} ago",
                     self.handle.log_prefix(),
@@ -380,10 +391,7 @@ impl Conn {
 
     fn handle_op(&mut self, op: ClientOp<'_>) -> Next {
         self.trace_op(&op);
-        if !self.connected
-            && !matches!(op, ClientOp::Connect(_))
-            && self.server.shared.config.auth.required()
-        {
+        if !self.connected && !matches!(op, ClientOp::Connect(_)) && self.auth().required() {
             // Go treats any op before CONNECT as a failed authentication when auth is on.
             return self.auth_violation(None);
         }
@@ -444,6 +452,15 @@ impl Conn {
         Next::Continue
     }
 
+    /// The authentication this connection is checked against: the websocket block's override
+    /// for websocket clients that have one, the server's otherwise.
+    fn auth(&self) -> &AuthConfig {
+        self.ws
+            .as_ref()
+            .and_then(|w| w.config.auth.as_ref())
+            .unwrap_or(&self.server.shared.config.auth)
+    }
+
     fn ok(&self) {
         if self.opts.verbose {
             self.handle.out.enqueue_proto(OK);
@@ -459,6 +476,9 @@ impl Conn {
                 return Next::Close(ClosedReason::ProtocolViolation);
             }
         };
+        if let Some(ws) = &self.ws {
+            ws.fill_credentials(&mut opts);
+        }
         if !(0..=1).contains(&opts.protocol) {
             send_err(&self.handle, &WireError::InvalidClientProtocol);
             return Next::Close(ClosedReason::ProtocolViolation);
@@ -493,7 +513,7 @@ impl Conn {
     /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
     /// (never the secret), or `None` when the client offered no credentials at all.
     fn authenticate(&self, opts: &ConnectOptions) -> Result<Option<Permissions>, Option<String>> {
-        let auth = &self.server.shared.config.auth;
+        let auth = self.auth();
         if !auth.required() {
             return Ok(None);
         }

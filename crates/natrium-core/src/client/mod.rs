@@ -9,18 +9,21 @@
 //! halves, a TLS one on the halves of `tokio::io::split` over the TLS stream; each combination
 //! is compiled separately, so the plain path pays nothing for TLS. [`tls_accept`] runs the
 //! part of a TLS connection's life before that: INFO before or after the handshake, telling
-//! TLS from plain clients under `allow_non_tls`, the handshake and its timeout.
+//! TLS from plain clients under `allow_non_tls`, the handshake and its timeout. [`io`] holds the
+//! two transport traits the tasks are generic over; WebSocket connections (`crate::ws`) run the
+//! same tasks over framing adapters.
 
 mod activity;
 mod conn;
 mod connect;
+pub(crate) mod io;
 mod logfmt;
 mod outbound;
 mod readbuf;
 mod tls_accept;
 mod writer;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -32,6 +35,7 @@ use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use activity::Activity;
 pub use conn::run_client;
+pub(crate) use conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
 
@@ -119,6 +123,16 @@ pub struct ClientHandle {
     tls: OnceLock<TlsConnInfo>,
     /// Last activity and round-trip time, for monitoring.
     pub activity: Activity,
+    /// Set for a client that came through the websocket listener.
+    websocket: Option<WsPeer>,
+}
+
+/// What a websocket client's upgrade request said about where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WsPeer {
+    /// The `X-Forwarded-For` address, when the request had a valid one. Go shows it in log
+    /// lines only; INFO and `/connz` keep the socket's address.
+    pub client_ip: Option<IpAddr>,
 }
 
 impl ClientHandle {
@@ -136,6 +150,35 @@ impl ClientHandle {
             started: chrono::Utc::now(),
             tls: OnceLock::new(),
             activity: Activity::default(),
+            websocket: None,
+        }
+    }
+
+    /// A handle for a client that arrived through the websocket listener.
+    pub fn new_websocket(
+        cid: u64,
+        addr: SocketAddr,
+        max_pending: usize,
+        closing: CancellationToken,
+        peer: WsPeer,
+    ) -> Self {
+        Self {
+            websocket: Some(peer),
+            ..Self::new(cid, addr, max_pending, closing)
+        }
+    }
+
+    /// Set for a websocket client.
+    pub fn websocket(&self) -> Option<&WsPeer> {
+        self.websocket.as_ref()
+    }
+
+    /// Go's client type as `/connz` reports it: `nats` or `websocket`.
+    pub fn client_type(&self) -> &'static str {
+        if self.websocket.is_some() {
+            "websocket"
+        } else {
+            "nats"
         }
     }
 
@@ -178,9 +221,20 @@ impl ClientHandle {
         *self.reason.lock()
     }
 
-    /// The log prefix Go uses for a client: `ip:port - cid:N`.
+    /// The log prefix Go uses for a client: `ip:port - cid:N`; for a websocket client
+    /// `ip:port - wid:N`, led by the `X-Forwarded-For` address when there is one
+    /// (`1.2.3.4/127.0.0.1:5555 - wid:N`, IPv6 in brackets).
     pub fn log_prefix(&self) -> String {
-        format!("{} - cid:{}", self.addr, self.cid)
+        match self.websocket {
+            None => format!("{} - cid:{}", self.addr, self.cid),
+            Some(WsPeer {
+                client_ip: Some(IpAddr::V6(ip)),
+            }) => format!("[{ip}]/{} - wid:{}", self.addr, self.cid),
+            Some(WsPeer {
+                client_ip: Some(ip),
+            }) => format!("{ip}/{} - wid:{}", self.addr, self.cid),
+            Some(WsPeer { client_ip: None }) => format!("{} - wid:{}", self.addr, self.cid),
+        }
     }
 
     pub fn add_in(&self, msgs: u64, bytes: u64) {
