@@ -271,16 +271,21 @@ fn websocket_bad_frames_refused_with_close_status() {
         frames.last().and_then(Frame::close_status),
         Some((1009, "Maximum Message Payload Exceeded".into()))
     );
-    let closed = http_get_json(server.monitor_port.unwrap(), "/connz?state=closed");
-    let reasons: Vec<&str> = closed["connections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["reason"].as_str().unwrap_or_default())
-        .collect();
-    assert!(reasons.contains(&"Read Error"), "{reasons:?}");
+    // The close is recorded just after the socket closes: poll for it.
+    let monitor = server.monitor_port.unwrap();
+    let reasons = || -> Vec<String> {
+        http_get_json(monitor, "/connz?state=closed")["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["reason"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    wait_until(WAIT, || reasons().len() == 6);
+    let reasons = reasons();
+    assert!(reasons.contains(&"Read Error".to_owned()), "{reasons:?}");
     assert!(
-        reasons.contains(&"Maximum Message Payload Exceeded"),
+        reasons.contains(&"Maximum Message Payload Exceeded".to_owned()),
         "{reasons:?}"
     );
 }
@@ -428,21 +433,17 @@ fn websocket_monitoring_and_ports_file() {
         assert_eq!(connz["connections"][0]["type"], "websocket");
         assert_eq!(connz["connections"][0]["name"], "w");
         let want = format!("\"websocket\":[\"ws://127.0.0.1:{port}\"]");
-        let file = std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(Result::ok)
-            .find(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .ends_with(&format!("_{}.ports", server.pid()))
-            })
-            .map(|e| e.path());
+        // Go writes its ports file in the background: poll for it.
+        let suffix = format!("_{}.ports", server.pid());
         let found = wait_until(WAIT, || {
-            file.as_ref()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-                .is_some_and(|t| t.contains(&want))
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(&suffix))
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .any(|t| t.contains(&want))
         });
-        assert!(found || file.is_none(), "ports file without {want}");
+        assert!(found, "ports file without {want}");
     }
     let mut first = sections[0].clone();
     first["port"] = 0.into();
