@@ -32,6 +32,7 @@ use crate::client::{
     ConnectOptions, WsPeer,
 };
 use crate::server::{bind_tcp, go_os_error, host_port, ListenError, Server, StartError};
+use crate::tls::verify::{describe, noting_rejected_chain};
 use crate::tls::ClientTls;
 
 /// The websocket listener's settings, built once at start by the binary.
@@ -133,6 +134,27 @@ pub(crate) fn close_cause(reason: ClosedReason) -> CloseCause {
     }
 }
 
+/// Go's `net/http` answer to a plain HTTP request on a TLS port (the first bytes where a TLS
+/// record header should be read as an HTTP method): a 400 with its own text, and the log line
+/// its TLS error gives. Returns true when it answered (the connection is then done). Only what
+/// the first read brought is looked at, which for a request line is all of it.
+async fn http_on_tls_port(stream: &mut TcpStream, addr: SocketAddr) -> bool {
+    const METHODS: [&[u8]; 5] = [b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO"];
+    const REPLY: &[u8] =
+        b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+    let mut head = [0u8; 5];
+    if !matches!(stream.peek(&mut head).await, Ok(5)) || !METHODS.contains(&&head[..]) {
+        return false;
+    }
+    tracing::error!(
+        "websocket: TLS handshake error from {addr}: client sent an HTTP request to an HTTPS \
+         server"
+    );
+    let _ = tokio::io::AsyncWriteExt::write_all(stream, REPLY).await;
+    let _ = tokio::io::AsyncWriteExt::shutdown(stream).await;
+    true
+}
+
 impl Server {
     /// Binds the websocket port and starts accepting, when the configuration has a websocket
     /// block. Logs Go's lines; returns the bound address.
@@ -226,10 +248,17 @@ impl Server {
             Some(tls) => {
                 let acceptor = TlsAcceptor::from(Arc::clone(&tls.config));
                 let accept = async {
-                    let mut stream = match acceptor.accept(stream).await {
+                    let mut stream = stream;
+                    if http_on_tls_port(&mut stream, addr).await {
+                        return None;
+                    }
+                    let local = stream.local_addr().unwrap_or(addr);
+                    let (accepted, chain) = noting_rejected_chain(acceptor.accept(stream)).await;
+                    let mut stream = match accepted {
                         Ok(s) => s,
                         Err(err) => {
-                            tracing::error!("websocket: TLS handshake error from {addr}: {err}");
+                            let text = describe(&err, local, addr, &chain);
+                            tracing::error!("websocket: TLS handshake error from {addr}: {text}");
                             return None;
                         }
                     };
