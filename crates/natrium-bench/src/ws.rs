@@ -126,11 +126,11 @@ impl Write for WsStream {
             header[1] = 0x80 | n as u8;
             2
         } else if n <= 65535 {
-            header[1] = 0x80 | 126;
+            header[1] = 0x80 | 0x7e;
             header[2..4].copy_from_slice(&(n as u16).to_be_bytes());
             4
         } else {
-            header[1] = 0x80 | 127;
+            header[1] = 0x80 | 0x7f;
             header[2..10].copy_from_slice(&(n as u64).to_be_bytes());
             10
         };

@@ -47,11 +47,11 @@ pub fn frame(opcode: u8, payload: &[u8], fin: bool, rsv1: bool, mask: bool) -> V
     match payload.len() {
         n @ 0..=125 => out.push(mask_bit | n as u8),
         n @ 126..=65535 => {
-            out.push(mask_bit | 126);
+            out.push(mask_bit | 0x7e);
             out.extend_from_slice(&(n as u16).to_be_bytes());
         }
         n => {
-            out.push(mask_bit | 127);
+            out.push(mask_bit | 0x7f);
             out.extend_from_slice(&(n as u64).to_be_bytes());
         }
     }
@@ -174,7 +174,7 @@ impl WsClient {
             self.stream
                 .set_read_timeout(Some(left.max(Duration::from_millis(1))))
                 .ok()?;
-            let mut chunk = [0u8; 65536];
+            let mut chunk = [0u8; 16384];
             match self.stream.read(&mut chunk) {
                 Ok(0) => return None,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),

@@ -83,7 +83,7 @@ pub fn client_tls(o: &ServerOptions) -> Result<Option<Arc<ClientTls>>, ConfError
     let Some(tls) = &o.tls else {
         return Ok(None);
     };
-    build_tls(tls, tls_spec(tls, o))
+    build_tls(tls, &tls_spec(tls, o))
 }
 
 /// The websocket block's `tls`, built the same way (Go reads its files while parsing, so `-t`
@@ -96,11 +96,11 @@ pub fn websocket_tls(o: &ServerOptions) -> Result<Option<Arc<ClientTls>>, ConfEr
     // The websocket listener has no TLS-first or plain-text fallback modes.
     spec.handshake_first = false;
     spec.allow_non_tls = false;
-    build_tls(tls, spec)
+    build_tls(tls, &spec)
 }
 
-fn build_tls(tls: &TlsOptions, spec: TlsSpec) -> Result<Option<Arc<ClientTls>>, ConfError> {
-    ClientTls::build(&spec)
+fn build_tls(tls: &TlsOptions, spec: &TlsSpec) -> Result<Option<Arc<ClientTls>>, ConfError> {
+    ClientTls::build(spec)
         .map(|t| Some(Arc::new(t)))
         .map_err(|err| {
             let message = err.to_string();

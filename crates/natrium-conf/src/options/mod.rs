@@ -312,7 +312,7 @@ impl ServerOptions {
             self.reconnect_error_reports = d.reconnect_error_reports;
         }
         if self.websocket.port != 0 && self.websocket.host.is_empty() {
-            self.websocket.host = limits::HOST_DEFAULT.to_owned();
+            limits::HOST_DEFAULT.clone_into(&mut self.websocket.host);
         }
     }
 

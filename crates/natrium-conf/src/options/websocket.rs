@@ -174,7 +174,7 @@ fn handshake_timeout(e: &Entry, report: &mut Report) -> Duration {
         Value::Str(text) => match parse_go_duration(text) {
             Ok(nanos) => nanos_to_duration(nanos).unwrap_or(Duration::ZERO),
             Err(err) => {
-                report.invalid(e, err.to_string());
+                report.invalid(e, err);
                 Duration::ZERO
             }
         },
