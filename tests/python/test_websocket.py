@@ -8,6 +8,14 @@ from nats.errors import NoServersError
 
 from conftest import Server
 
+# nats-py's websocket transport passes aiohttp a deprecated timeout argument, and leaves its
+# aiohttp session open when a connect fails; neither is about the server.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
+
 
 def run(coro):
     return asyncio.run(asyncio.wait_for(coro, 30))

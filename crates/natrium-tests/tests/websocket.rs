@@ -485,6 +485,29 @@ fn websocket_start_errors_like_go() {
             assert_eq!(t.code, Some(0), "{}: {}", bin.display(), t.stderr);
         }
     }
+    // The block's TLS files are read with the configuration, so `-t` reports them too, at the
+    // block's `tls` key.
+    let path = dir.path().join("tls.conf");
+    std::fs::write(
+        &path,
+        "listen: 127.0.0.1:-1\nwebsocket {\n  port: -1\n  tls { cert_file: \"nope.pem\", \
+         key_file: \"nope.key\" }\n}\n",
+    )
+    .unwrap();
+    let conf = path.display().to_string();
+    let want = format!(
+        "nats-server: {conf}:4:3: error parsing X509 certificate/key pair: open nope.pem: no \
+         such file or directory\n\n"
+    );
+    let mut bins = vec![natrium_path()];
+    bins.extend(go_server_path());
+    for bin in bins {
+        for args in [&["-t", "-c", &conf][..], &["-c", &conf][..]] {
+            let out = run_to_exit(&bin, args, None, &[], WAIT);
+            assert_eq!(out.code, Some(1), "{} {args:?}", bin.display());
+            assert_eq!(out.stderr, want, "{} {args:?}", bin.display());
+        }
+    }
 }
 
 /// The bytes of the frames that answer `send`, up to and including one holding `until`.
