@@ -19,6 +19,7 @@ mod connect;
 pub(crate) mod io;
 mod logfmt;
 mod outbound;
+mod protolog;
 mod readbuf;
 mod tls_accept;
 mod writer;

@@ -313,3 +313,7 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
         self.socket.shutdown().await
     }
 }
+
+#[cfg(test)]
+#[path = "transport_tests.rs"]
+mod tests;
