@@ -271,6 +271,8 @@ fn websocket_bad_frames_refused_with_close_status() {
         frames.last().and_then(Frame::close_status),
         Some((1009, "Maximum Message Payload Exceeded".into()))
     );
+    assert!(server.wait_for_log("maximum payload exceeded: 2048 vs 1024", WAIT));
+    assert!(server.wait_for_log("- read error: maximum payload exceeded", WAIT));
     // The close is recorded just after the socket closes: poll for it.
     let monitor = server.monitor_port.unwrap();
     let reasons = || -> Vec<String> {

@@ -339,6 +339,17 @@ impl Conn {
         if let Some(wire) = wire {
             send_err(&self.handle, &wire);
         }
+        if self.ws.is_some() {
+            // Go's websocket read path logs the limit error its parser returned once more.
+            let limit = match err {
+                ProtoError::PayloadTooLarge { .. } => Some("maximum payload exceeded"),
+                ProtoError::ControlLineTooLong => Some("maximum control line exceeded"),
+                _ => None,
+            };
+            if let Some(text) = limit {
+                tracing::error!("{} - read error: {text}", self.handle.log_prefix());
+            }
+        }
         reason
     }
 
