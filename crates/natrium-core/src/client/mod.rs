@@ -286,3 +286,29 @@ impl Subscription {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_log_prefix_like_go() {
+        let addr: SocketAddr = "127.0.0.1:5555".parse().unwrap();
+        let token = CancellationToken::new;
+        let ws = |ip: Option<&str>| {
+            let peer = WsPeer {
+                client_ip: ip.map(|s| s.parse().unwrap()),
+            };
+            ClientHandle::new_websocket(7, addr, 1024, token(), peer).log_prefix()
+        };
+        assert_eq!(
+            ClientHandle::new(7, addr, 1024, token()).log_prefix(),
+            "127.0.0.1:5555 - cid:7"
+        );
+        assert_eq!(ws(None), "127.0.0.1:5555 - wid:7");
+        assert_eq!(ws(Some("1.2.3.4")), "1.2.3.4/127.0.0.1:5555 - wid:7");
+        assert_eq!(ws(Some("::1")), "[::1]/127.0.0.1:5555 - wid:7");
+        assert_eq!(ClientHandle::new(1, addr, 1, token()).client_type(), "nats");
+    }
+}
