@@ -403,6 +403,39 @@ fn websocket_auth_override_cookies_and_forwarded_for() {
 }
 
 #[test]
+fn websocket_no_auth_user_override_like_go() {
+    let (_dir, conf) = config(
+        "no_auth_user: \"guest\"",
+        "authorization { users: [\n  {user: admin, password: pw}\n  \
+         {user: guest, password: x, permissions: { publish: \"public.>\" }}\n] }",
+    );
+    for server in [Some(ours(&conf)), go(&conf)].into_iter().flatten() {
+        // TCP clients still need credentials: the override is for websocket clients only.
+        let mut tcp = RawClient::connect(&server.addr());
+        let out = tcp.until_closed(b"CONNECT {\"verbose\":false}\r\nPING\r\n");
+        assert!(out.contains("Authorization Violation"), "{out}");
+        // A websocket client without credentials is the guest, with the guest's permissions.
+        let mut c = WsClient::connect(ws_port(&server), "");
+        let info = c.read_data_until("\r\n");
+        assert!(info.contains("\"auth_required\":true"), "{info}");
+        c.send(&binary(
+            b"CONNECT {\"verbose\":false}\r\nPUB private.x 1\r\nx\r\nPING\r\n",
+        ));
+        let text = c.read_data_until("PONG\r\n");
+        assert_eq!(
+            text,
+            "-ERR 'Permissions Violation for Publish to \"private.x\"'\r\nPONG\r\n"
+        );
+        // Credentials of another user still work.
+        let _admin = WsClient::handshake(
+            ws_port(&server),
+            "",
+            "CONNECT {\"verbose\":false,\"user\":\"admin\",\"pass\":\"pw\"}",
+        );
+    }
+}
+
+#[test]
 fn websocket_shutdown_sends_going_away() {
     let (_dir, conf) = config("", "");
     let server = ours(&conf);
