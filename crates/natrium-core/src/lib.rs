@@ -11,6 +11,8 @@
 //! - [`config`]: the runtime's own typed settings, filled in by the binary.
 //! - [`tls`]: client TLS: building the rustls configuration from files with Go's errors, peer
 //!   certificate decoding, handshake error reports.
+//! - [`ws`]: WebSocket clients: the `websocket { }` listener, the HTTP upgrade, and the framing
+//!   adapters the client tasks run over (the codec is `natrium-ws`).
 //!
 //! The wire codec lives in `nats-proto` and the subscription index in `nats-subject`; this crate
 //! only wires them to tokio.
@@ -32,6 +34,7 @@ pub mod limits;
 pub mod server;
 pub mod stats;
 pub mod tls;
+pub mod ws;
 
 pub use config::CoreConfig;
 pub use server::{Server, ServerHandle, StartError};

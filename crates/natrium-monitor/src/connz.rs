@@ -224,6 +224,7 @@ struct Row {
     out_bytes: u64,
     subs: Vec<SubSnapshot>,
     tls: Option<TlsSummary>,
+    client_type: &'static str,
 }
 
 impl Row {
@@ -255,6 +256,7 @@ fn open_rows(server: &Server, cid: u64) -> Vec<Row> {
                 out_bytes,
                 subs: snapshot_subs(&c),
                 tls: TlsSummary::of(&c),
+                client_type: c.client_type(),
             }
         })
         .collect()
@@ -281,6 +283,7 @@ fn closed_rows(server: &Server, cid: u64) -> Vec<Row> {
             out_bytes: c.out_bytes,
             subs: c.subs.clone(),
             tls: c.tls,
+            client_type: c.client_type,
         })
         .collect()
 }
@@ -334,7 +337,7 @@ fn conn_info(row: Row, opts: &ConnzOptions, now: DateTime<Utc>) -> ConnInfo {
     ConnInfo {
         cid: row.cid,
         kind: "Client",
-        kind_type: "nats",
+        kind_type: row.client_type,
         ip: row.addr.ip().to_canonical().to_string(),
         port: row.addr.port(),
         start: rfc3339(row.start),

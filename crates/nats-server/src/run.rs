@@ -1,7 +1,8 @@
 //! Running the server: start-up in Go's order and with Go's log lines, then the signal loop.
 //!
 //! Go's order, which harnesses rely on: banner, `Using configuration file`, PID file, HTTP
-//! monitor, client listener (`Listening for client connections on …`), ports file,
+//! monitor, websocket listener, client listener (`Listening for client connections on …`),
+//! ports file,
 //! `Server is ready`. Any failure up to the client listener is a `[FTL]` line and exit status
 //! 1; a ports file that cannot be written is only an `[ERR]`, as in Go. Unlike Go, which writes
 //! the ports file in the background, ours exists by the time `Server is ready` is logged.
@@ -87,13 +88,23 @@ async fn start(server: &Server, settings: &Settings) -> Result<Option<PathBuf>, 
         ),
         None => None,
     };
+    let websocket = server.listen_websocket().await.map_err(|e| e.to_string())?;
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;
     let Some(dir) = &settings.ports_file_dir else {
         tracing::info!("Server is ready");
         return Ok(None);
     };
     let path = files::ports_file_path(dir);
-    let written = files::write_ports_file(&path, client_addr, monitor);
+    let ws_scheme = match server.config().websocket.as_ref() {
+        Some(ws) if ws.tls.is_some() => "wss",
+        _ => "ws",
+    };
+    let listeners = files::Listeners {
+        client: client_addr,
+        monitor,
+        websocket: websocket.map(|addr| (ws_scheme, addr)),
+    };
+    let written = files::write_ports_file(&path, &listeners);
     tracing::info!("Server is ready");
     if let Err(err) = written {
         tracing::error!("Error writing ports file ({}): {err}", path.display());

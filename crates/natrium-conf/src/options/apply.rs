@@ -53,9 +53,7 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "trace_headers",
     "trusted",
     "trusted_keys",
-    "websocket",
     "write_timeout",
-    "ws",
 ];
 
 /// Keys of the `authorization` block Go knows, other than `timeout`, not implemented yet.
@@ -71,34 +69,34 @@ pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
 ];
 
 #[derive(Default)]
-struct Report {
-    warnings: Vec<ConfError>,
-    errors: Vec<ConfError>,
+pub(super) struct Report {
+    pub(super) warnings: Vec<ConfError>,
+    pub(super) errors: Vec<ConfError>,
 }
 
 impl Report {
-    fn invalid(&mut self, entry: &Entry, message: String) {
+    pub(super) fn invalid(&mut self, entry: &Entry, message: String) {
         self.errors.push(ConfError::Invalid {
             pos: entry.key_pos.clone(),
             message,
         });
     }
 
-    fn warn(&mut self, entry: &Entry, message: String) {
+    pub(super) fn warn(&mut self, entry: &Entry, message: String) {
         self.warnings.push(ConfError::Invalid {
             pos: entry.key_pos.clone(),
             message,
         });
     }
 
-    fn unknown(&mut self, entry: &Entry) {
+    pub(super) fn unknown(&mut self, entry: &Entry) {
         self.errors.push(ConfError::UnknownField {
             pos: entry.key_pos.clone(),
             field: entry.key.clone(),
         });
     }
 
-    fn not_supported(&mut self, entry: &Entry, option: String) {
+    pub(super) fn not_supported(&mut self, entry: &Entry, option: String) {
         self.errors.push(ConfError::NotSupportedYet {
             file: entry.key_pos.file.clone(),
             line: entry.key_pos.line,
@@ -218,6 +216,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "tls" => tls_block(o, e, report),
         "allow_non_tls" => set(&mut o.allow_non_tls, convert::boolean(v))?,
         "no_auth_user" => o.no_auth_user = convert::string(v)?,
+        "websocket" | "ws" => super::websocket::parse(o, e, report),
         key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
         // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
         _ if e.node.used_as_variable() => {}
@@ -249,7 +248,11 @@ fn int32(name: &str, v: &Value) -> Result<i32, String> {
 
 /// `ping_interval` and `write_deadline`: a duration string, or (with a warning) seconds.
 /// Negative durations are refused; Go accepts them and then misbehaves (its ping ticker panics).
-fn loose_duration(name: &str, e: &Entry, report: &mut Report) -> Result<Duration, String> {
+pub(super) fn loose_duration(
+    name: &str,
+    e: &Entry,
+    report: &mut Report,
+) -> Result<Duration, String> {
     let nanos = match &e.node.value {
         Value::Str(text) => {
             parse_go_duration(text).map_err(|err| format!("error parsing {name}: {err}"))?

@@ -308,7 +308,6 @@ fn options_unknown_and_unsupported() {
         "cluster",
         "gateway",
         "leafnodes",
-        "websocket",
         "mqtt",
         "accounts",
         "operator",

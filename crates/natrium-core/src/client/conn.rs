@@ -10,25 +10,25 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use natrium_auth::{AuthError, Credentials, Permissions};
-use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use natrium_auth::{AuthConfig, AuthError, Credentials, Permissions};
+use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, WireError};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::connect::ConnectOptions;
+use super::io::{Inbound, OutSink, PlainRead, PlainWrite};
 use super::logfmt::{go_duration, go_quote};
+use super::protolog::{log_protocol_error, op_summary};
 use super::readbuf::ReadBuf;
 use super::writer::{run_writer, WriterFailure};
 use super::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
 use crate::deliver::{Message, Publisher};
 use crate::info::Info;
-use crate::limits::{
-    FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, PROTO_SNIPPET_BYTES, RTT_MEASUREMENT_INTERVAL,
-};
+use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_INTERVAL};
 use crate::server::Server;
+use crate::ws::WsSession;
 
 const PING: &[u8] = b"PING\r\n";
 const PONG: &[u8] = b"PONG\r\n";
@@ -63,6 +63,10 @@ struct Conn {
     /// Set by CONNECT: the PING timer restarts with the short first interval.
     restart_pings: bool,
     trace: bool,
+    /// `ping_interval`, or the websocket block's own.
+    ping_interval: Duration,
+    /// Set for a connection that arrived through the websocket listener.
+    ws: Option<Box<WsSession>>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -98,19 +102,19 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     let info = info.to_frame();
     handle.out.enqueue_proto(&info);
     handle.out.flush();
-    let writer = spawn_writer(&handle, write_half, config.write_deadline);
+    let writer = spawn_writer(&handle, PlainWrite(write_half), config.write_deadline);
     if !server.register(&handle) {
         refuse_max_connections(&handle);
         let _ = writer.await;
         return;
     }
     tracing::debug!("{} - Client connection created", handle.log_prefix());
-    serve(server, handle, nonce, read_half, writer).await;
+    serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
 }
 
 /// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
-pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
-    let mut info = server.client_info(handle.cid, handle.addr.ip().to_string());
+pub(crate) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
+    let mut info = server.client_info_for(handle);
     if server.shared.config.auth.nonce_required() {
         info.nonce = new_nonce();
     }
@@ -118,19 +122,19 @@ pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
 }
 
 /// Starts the writer task on `socket`.
-pub(super) fn spawn_writer<W>(
+pub(crate) fn spawn_writer<W>(
     handle: &Arc<ClientHandle>,
     socket: W,
     write_deadline: Duration,
 ) -> JoinHandle<Option<WriterFailure>>
 where
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: OutSink + 'static,
 {
     tokio::spawn(run_writer(Arc::clone(handle), socket, write_deadline))
 }
 
 /// Go's answer when max_connections is reached: an -ERR, then the connection closes.
-pub(super) fn refuse_max_connections(handle: &ClientHandle) {
+pub(crate) fn refuse_max_connections(handle: &ClientHandle) {
     tracing::error!("{} - Maximum connections exceeded", handle.log_prefix());
     send_err(handle, &WireError::MaxConnectionsExceeded);
     handle.close(ClosedReason::MaxConnectionsExceeded);
@@ -138,15 +142,20 @@ pub(super) fn refuse_max_connections(handle: &ClientHandle) {
 
 /// Runs a registered connection whose writer is started: the read loop until the connection
 /// ends, then the writer's last word and the cleanup.
-pub(super) async fn serve<R: AsyncRead + Unpin>(
+pub(crate) async fn serve<R: Inbound>(
     server: Server,
     handle: Arc<ClientHandle>,
     nonce: String,
     read_half: R,
     writer: JoinHandle<Option<WriterFailure>>,
+    ws: Option<Box<WsSession>>,
 ) {
     let shared = Arc::clone(&server.shared);
     let config = &shared.config;
+    let ping_interval = ws
+        .as_ref()
+        .and_then(|w| w.config.ping_interval)
+        .unwrap_or(config.ping_interval);
     let mut conn = Conn {
         limits: ParserLimits {
             max_control_line: config.max_control_line,
@@ -164,6 +173,8 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
         touched: false,
         restart_pings: false,
         trace: config.trace,
+        ping_interval,
+        ws,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -200,7 +211,7 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
 }
 
 /// Unregisters a connection and logs why it closed.
-pub(super) fn finish(server: &Server, handle: &ClientHandle) {
+pub(crate) fn finish(server: &Server, handle: &ClientHandle) {
     server.unregister(handle.cid);
     let why = handle.closed_reason().unwrap_or(ClosedReason::ClientClosed);
     tracing::debug!(
@@ -218,12 +229,16 @@ pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
 }
 
 impl Conn {
-    async fn read_loop<R: AsyncRead + Unpin>(&mut self, mut socket: R) -> Option<ClosedReason> {
-        let config = &self.server.shared.config;
-        let ping_interval = config.ping_interval;
+    async fn read_loop<R: Inbound>(&mut self, mut socket: R) -> Option<ClosedReason> {
+        let ping_interval = self.ping_interval;
+        let auth_timeout = self
+            .ws
+            .as_ref()
+            .and_then(|w| w.config.auth_timeout)
+            .unwrap_or(self.server.shared.config.auth_timeout);
         let mut rb = ReadBuf::new();
         let mut ping_timer = pin!(tokio::time::sleep(ping_interval));
-        let mut connect_deadline = pin!(tokio::time::sleep(config.auth_timeout));
+        let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
@@ -250,17 +265,11 @@ impl Conn {
                     }
                     continue;
                 }
-                read = socket.read_buf(&mut rb.data) => read,
+                read = socket.read_into(&mut rb.data) => read,
             };
             match read {
-                Ok(0) => return Some(ClosedReason::ClientClosed),
                 Ok(n) => rb.note_read(n),
-                // TLS: the peer closed without close_notify, at a record boundary; Go takes
-                // that as a normal close.
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    return Some(ClosedReason::ClientClosed)
-                }
-                Err(_) => return Some(ClosedReason::ReadError),
+                Err(reason) => return Some(reason),
             }
             read_since_tick = true;
             let next = self.process(&mut rb);
@@ -330,11 +339,23 @@ impl Conn {
         if let Some(wire) = wire {
             send_err(&self.handle, &wire);
         }
+        if self.ws.is_some() {
+            // Go's websocket read path logs the limit error its parser returned once more.
+            let limit = match err {
+                ProtoError::PayloadTooLarge { .. } => Some("maximum payload exceeded"),
+                ProtoError::ControlLineTooLong => Some("maximum control line exceeded"),
+                _ => None,
+            };
+            if let Some(text) = limit {
+                tracing::error!("{} - read error: {text}", self.handle.log_prefix());
+            }
+        }
         reason
     }
 
     fn ping_tick(&mut self, now: Instant) -> Next {
         let config = &self.server.shared.config;
+        let ping_interval = self.ping_interval;
         tracing::debug!("{} - Client Ping Timer", self.handle.log_prefix());
         let need_rtt = !self.ping.rtt_known
             || self
@@ -343,7 +364,7 @@ impl Conn {
                 .is_none_or(|sent| now.duration_since(sent) > RTT_MEASUREMENT_INTERVAL);
         if let Some(last) = self.ping.last_in.filter(|_| !need_rtt) {
             let quiet = now.duration_since(last);
-            if quiet < config.ping_interval {
+            if quiet < ping_interval {
                 tracing::debug!(
                     "{} - Delaying PING due to remote client data or ping {} ago",
                     self.handle.log_prefix(),
@@ -380,10 +401,7 @@ impl Conn {
 
     fn handle_op(&mut self, op: ClientOp<'_>) -> Next {
         self.trace_op(&op);
-        if !self.connected
-            && !matches!(op, ClientOp::Connect(_))
-            && self.server.shared.config.auth.required()
-        {
+        if !self.connected && !matches!(op, ClientOp::Connect(_)) && self.auth().required() {
             // Go treats any op before CONNECT as a failed authentication when auth is on.
             return self.auth_violation(None);
         }
@@ -444,6 +462,15 @@ impl Conn {
         Next::Continue
     }
 
+    /// The authentication this connection is checked against: the websocket block's override
+    /// for websocket clients that have one, the server's otherwise.
+    fn auth(&self) -> &AuthConfig {
+        self.ws
+            .as_ref()
+            .and_then(|w| w.config.auth.as_ref())
+            .unwrap_or(&self.server.shared.config.auth)
+    }
+
     fn ok(&self) {
         if self.opts.verbose {
             self.handle.out.enqueue_proto(OK);
@@ -459,6 +486,9 @@ impl Conn {
                 return Next::Close(ClosedReason::ProtocolViolation);
             }
         };
+        if let Some(ws) = &self.ws {
+            ws.fill_credentials(&mut opts);
+        }
         if !(0..=1).contains(&opts.protocol) {
             send_err(&self.handle, &WireError::InvalidClientProtocol);
             return Next::Close(ClosedReason::ProtocolViolation);
@@ -493,7 +523,7 @@ impl Conn {
     /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
     /// (never the secret), or `None` when the client offered no credentials at all.
     fn authenticate(&self, opts: &ConnectOptions) -> Result<Option<Permissions>, Option<String>> {
-        let auth = &self.server.shared.config.auth;
+        let auth = self.auth();
         if !auth.required() {
             return Ok(None);
         }
@@ -751,120 +781,4 @@ fn should_log_max_subs() -> bool {
     }
     *last = Some(now);
     true
-}
-
-/// Logs a parser error with Go's wording: the limits by name, argument errors naming Go's
-/// handler and quoting the arguments, anything else as a parser error with a snippet.
-fn log_protocol_error(prefix: &str, err: &ProtoError, rest: &[u8]) {
-    let args = || go_quote(op_args(rest));
-    match err {
-        ProtoError::PayloadTooLarge { .. } | ProtoError::ControlLineTooLong => {
-            tracing::error!("{prefix} - {err}");
-        }
-        ProtoError::BadArgs(verb) => {
-            tracing::error!("{prefix} - {} Parse Error: {}", go_handler(*verb), args());
-        }
-        ProtoError::BadSize(verb) => {
-            let what = match verb {
-                Verb::Hpub if hpub_header_size_ok(op_args(rest)) => "Bad or Missing Total Size",
-                Verb::Hpub => "Bad or Missing Header Size",
-                Verb::Pub => "Bad or Missing Size",
-                Verb::Sub | Verb::Unsub => "Parse Error",
-            };
-            tracing::error!("{prefix} - {} {what}: {}", go_handler(*verb), args());
-        }
-        ProtoError::HeaderSizeExceedsTotal { .. } => {
-            tracing::error!(
-                "{prefix} - processHeaderPub Header Size larger then TotalSize: {}",
-                args()
-            );
-        }
-        _ => tracing::error!(
-            "{prefix} - Client parser ERROR: proto='{}...'",
-            go_quote(proto_snippet(rest))
-        ),
-    }
-}
-
-/// The name of Go's handler for a verb, which its argument errors start with.
-fn go_handler(verb: Verb) -> &'static str {
-    match verb {
-        Verb::Pub => "processPub",
-        Verb::Hpub => "processHeaderPub",
-        Verb::Sub => "processSub",
-        Verb::Unsub => "processUnsub",
-    }
-}
-
-/// The argument text of the control line at the front of `rest`: after the verb and the
-/// blanks that follow it, up to the line end (a CR right before LF excluded).
-fn op_args(rest: &[u8]) -> &[u8] {
-    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-    let line = rest.get(..line_end).unwrap_or_default();
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let verb_end = line
-        .iter()
-        .position(|b| !b.is_ascii_alphabetic())
-        .unwrap_or(line.len());
-    let after = line.get(verb_end..).unwrap_or_default();
-    let blanks = after
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(after.len());
-    after.get(blanks..).unwrap_or_default()
-}
-
-/// Whether the header-size field (second to last) of HPUB arguments is a valid size, so that
-/// the bad one is the total size.
-fn hpub_header_size_ok(args: &[u8]) -> bool {
-    let fields: Vec<&[u8]> = args
-        .split(|&b| b == b' ' || b == b'\t')
-        .filter(|f| !f.is_empty())
-        .collect();
-    fields.len() >= 2
-        && fields
-            .get(fields.len() - 2)
-            .is_some_and(|f| (1..=9).contains(&f.len()) && f.iter().all(u8::is_ascii_digit))
-}
-
-/// What Go shows of the input at a parser error: up to 32 bytes, minus the last byte when the
-/// input ends sooner (Go's snippet stops one short at the end of its buffer).
-fn proto_snippet(rest: &[u8]) -> &[u8] {
-    let end = if rest.len() >= PROTO_SNIPPET_BYTES {
-        PROTO_SNIPPET_BYTES
-    } else {
-        rest.len().saturating_sub(1)
-    };
-    rest.get(..end).unwrap_or_default()
-}
-
-/// A short description of an op for trace logs, Go style (`PUB foo 5`).
-fn op_summary(op: &ClientOp<'_>) -> String {
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    match op {
-        ClientOp::Connect(json) => format!("CONNECT {}", s(json)),
-        ClientOp::Pub(p) => {
-            let reply = p.reply.map(|r| format!(" {}", s(r))).unwrap_or_default();
-            let verb = if p.headers.is_some() { "HPUB" } else { "PUB" };
-            let hdr = p.headers.map_or(0, <[u8]>::len);
-            format!("{verb} {}{reply} {}", s(p.subject), hdr + p.payload.len())
-        }
-        ClientOp::Sub {
-            subject,
-            queue,
-            sid,
-        } => {
-            let queue = queue.map(|q| format!(" {}", s(q))).unwrap_or_default();
-            format!("SUB {}{queue} {}", s(subject), s(sid))
-        }
-        ClientOp::Unsub { sid, max_msgs } => {
-            let max = max_msgs.map(|m| format!(" {m}")).unwrap_or_default();
-            format!("UNSUB {}{max}", s(sid))
-        }
-        ClientOp::Ping => "PING".to_owned(),
-        ClientOp::Pong => "PONG".to_owned(),
-        ClientOp::Info(_) => "INFO".to_owned(),
-        ClientOp::Ok => "+OK".to_owned(),
-        ClientOp::Err(e) => format!("-ERR {}", s(e)),
-    }
 }

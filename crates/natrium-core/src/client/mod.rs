@@ -9,18 +9,22 @@
 //! halves, a TLS one on the halves of `tokio::io::split` over the TLS stream; each combination
 //! is compiled separately, so the plain path pays nothing for TLS. [`tls_accept`] runs the
 //! part of a TLS connection's life before that: INFO before or after the handshake, telling
-//! TLS from plain clients under `allow_non_tls`, the handshake and its timeout.
+//! TLS from plain clients under `allow_non_tls`, the handshake and its timeout. [`io`] holds the
+//! two transport traits the tasks are generic over; WebSocket connections (`crate::ws`) run the
+//! same tasks over framing adapters.
 
 mod activity;
 mod conn;
 mod connect;
+pub(crate) mod io;
 mod logfmt;
 mod outbound;
+mod protolog;
 mod readbuf;
 mod tls_accept;
 mod writer;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -32,6 +36,7 @@ use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use activity::Activity;
 pub use conn::run_client;
+pub(crate) use conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
 
@@ -119,6 +124,16 @@ pub struct ClientHandle {
     tls: OnceLock<TlsConnInfo>,
     /// Last activity and round-trip time, for monitoring.
     pub activity: Activity,
+    /// Set for a client that came through the websocket listener.
+    websocket: Option<WsPeer>,
+}
+
+/// What a websocket client's upgrade request said about where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WsPeer {
+    /// The `X-Forwarded-For` address, when the request had a valid one. Go shows it in log
+    /// lines only; INFO and `/connz` keep the socket's address.
+    pub client_ip: Option<IpAddr>,
 }
 
 impl ClientHandle {
@@ -136,6 +151,35 @@ impl ClientHandle {
             started: chrono::Utc::now(),
             tls: OnceLock::new(),
             activity: Activity::default(),
+            websocket: None,
+        }
+    }
+
+    /// A handle for a client that arrived through the websocket listener.
+    pub fn new_websocket(
+        cid: u64,
+        addr: SocketAddr,
+        max_pending: usize,
+        closing: CancellationToken,
+        peer: WsPeer,
+    ) -> Self {
+        Self {
+            websocket: Some(peer),
+            ..Self::new(cid, addr, max_pending, closing)
+        }
+    }
+
+    /// Set for a websocket client.
+    pub fn websocket(&self) -> Option<&WsPeer> {
+        self.websocket.as_ref()
+    }
+
+    /// Go's client type as `/connz` reports it: `nats` or `websocket`.
+    pub fn client_type(&self) -> &'static str {
+        if self.websocket.is_some() {
+            "websocket"
+        } else {
+            "nats"
         }
     }
 
@@ -178,9 +222,20 @@ impl ClientHandle {
         *self.reason.lock()
     }
 
-    /// The log prefix Go uses for a client: `ip:port - cid:N`.
+    /// The log prefix Go uses for a client: `ip:port - cid:N`; for a websocket client
+    /// `ip:port - wid:N`, led by the `X-Forwarded-For` address when there is one
+    /// (`1.2.3.4/127.0.0.1:5555 - wid:N`, IPv6 in brackets).
     pub fn log_prefix(&self) -> String {
-        format!("{} - cid:{}", self.addr, self.cid)
+        match self.websocket {
+            None => format!("{} - cid:{}", self.addr, self.cid),
+            Some(WsPeer {
+                client_ip: Some(IpAddr::V6(ip)),
+            }) => format!("[{ip}]/{} - wid:{}", self.addr, self.cid),
+            Some(WsPeer {
+                client_ip: Some(ip),
+            }) => format!("{ip}/{} - wid:{}", self.addr, self.cid),
+            Some(WsPeer { client_ip: None }) => format!("{} - wid:{}", self.addr, self.cid),
+        }
     }
 
     pub fn add_in(&self, msgs: u64, bytes: u64) {
@@ -229,5 +284,31 @@ impl Subscription {
             std::cmp::Ordering::Equal => DeliveryQuota::DeliverLast,
             std::cmp::Ordering::Greater => DeliveryQuota::Exhausted,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_log_prefix_like_go() {
+        let addr: SocketAddr = "127.0.0.1:5555".parse().unwrap();
+        let token = CancellationToken::new;
+        let ws = |ip: Option<&str>| {
+            let peer = WsPeer {
+                client_ip: ip.map(|s| s.parse().unwrap()),
+            };
+            ClientHandle::new_websocket(7, addr, 1024, token(), peer).log_prefix()
+        };
+        assert_eq!(
+            ClientHandle::new(7, addr, 1024, token()).log_prefix(),
+            "127.0.0.1:5555 - cid:7"
+        );
+        assert_eq!(ws(None), "127.0.0.1:5555 - wid:7");
+        assert_eq!(ws(Some("1.2.3.4")), "1.2.3.4/127.0.0.1:5555 - wid:7");
+        assert_eq!(ws(Some("::1")), "[::1]/127.0.0.1:5555 - wid:7");
+        assert_eq!(ClientHandle::new(1, addr, 1, token()).client_type(), "nats");
     }
 }
