@@ -10,6 +10,9 @@ use crate::client::Subscription;
 /// Name of the account clients land in when no account is configured (Go's `$G`).
 pub const GLOBAL_ACCOUNT: &str = "$G";
 
+/// Name of the system account when none is configured (Go's `$SYS`).
+pub const SYSTEM_ACCOUNT: &str = "$SYS";
+
 /// A subscription as stored in the index: identity is the allocation, not the contents.
 #[derive(Clone)]
 pub struct SubRef(pub Arc<Subscription>);

@@ -23,7 +23,7 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::account::{Account, GLOBAL_ACCOUNT};
+use crate::account::{Account, GLOBAL_ACCOUNT, SYSTEM_ACCOUNT};
 use crate::client::{run_client, ClientHandle, ClosedReason};
 use crate::config::CoreConfig;
 use crate::fxhash::FxHashMap;
@@ -188,6 +188,9 @@ pub(crate) struct Shared {
     /// The websocket listener's bound address, once listening.
     pub ws_addr: Mutex<Option<SocketAddr>>,
     pub closed: crate::closed::ClosedRing,
+    pub events: crate::events::EventHook,
+    /// The system account: the server's events and request handlers live here.
+    system: Arc<Account>,
 }
 
 impl Shared {
@@ -232,6 +235,7 @@ impl Server {
         };
         let closed_cap = config.max_closed_clients;
         let global = Arc::new(Account::new(GLOBAL_ACCOUNT, !config.disable_sublist_cache));
+        let system = Arc::new(Account::new(SYSTEM_ACCOUNT, !config.disable_sublist_cache));
         Ok(Self {
             shared: Arc::new(Shared {
                 config,
@@ -239,6 +243,7 @@ impl Server {
                 server_name,
                 stats: Arc::new(ServerStats::default()),
                 global,
+                system,
                 clients: Mutex::new(FxHashMap::default()),
                 next_cid: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
@@ -251,6 +256,7 @@ impl Server {
                 client_addr: Mutex::new(None),
                 ws_addr: Mutex::new(None),
                 closed: crate::closed::ClosedRing::new(closed_cap),
+                events: crate::events::EventHook::default(),
             }),
         })
     }
@@ -400,8 +406,31 @@ impl Server {
     }
 
     /// Keeps a snapshot of a closing client (with its subscriptions) for `/connz`.
+    /// Also reports the close to the client events listener, if there is one.
     pub(crate) fn record_closed(&self, client: &ClientHandle) {
-        self.shared.closed.record(client);
+        let shared = &self.shared;
+        if !shared.closed.is_enabled() && !shared.events.is_listened() {
+            return;
+        }
+        let snapshot = crate::closed::ClosedConn::snapshot(client);
+        shared.closed.push(Arc::clone(&snapshot));
+        if client.connected.load(Ordering::Relaxed) {
+            shared
+                .events
+                .emit(crate::events::ClientEvent::Disconnected(snapshot));
+        }
+    }
+
+    /// Reports a client that completed CONNECT to the client events listener.
+    pub(crate) fn client_connected(&self, client: &Arc<ClientHandle>) {
+        self.shared
+            .events
+            .emit(crate::events::ClientEvent::Connected(Arc::clone(client)));
+    }
+
+    /// Connects and disconnects from now on, for the first caller only.
+    pub fn client_events(&self) -> Option<tokio::sync::mpsc::Receiver<crate::events::ClientEvent>> {
+        self.shared.events.listen()
     }
 
     /// Closed connections still remembered, oldest first.
@@ -441,6 +470,10 @@ impl Server {
         self.shared.global.sublist.count()
     }
 
+    pub fn system_account(&self) -> Arc<Account> {
+        Arc::clone(&self.shared.system)
+    }
+
     pub fn global_account(&self) -> &Account {
         &self.shared.global
     }
@@ -474,6 +507,20 @@ impl Server {
     }
 
     /// Resolves once shutdown has been requested or has started.
+    /// Runs a server-side service task; shutdown waits for it, so it must end once
+    /// [`Server::shutting_down`] fires.
+    pub fn spawn_service<F>(&self, task: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.shared.tracker.spawn(task);
+    }
+
+    /// Fires when the server shuts down (not at lame duck mode's start).
+    pub async fn shutting_down(&self) {
+        self.shared.shutdown.cancelled().await;
+    }
+
     pub async fn shutdown_requested(&self) {
         tokio::select! {
             () = self.shared.shutdown_request.cancelled() => {}

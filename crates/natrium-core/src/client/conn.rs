@@ -512,6 +512,10 @@ impl Conn {
         };
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.opts = opts;
+        if !self.connected {
+            self.handle.connected.store(true, Ordering::Relaxed);
+            self.server.client_connected(&self.handle);
+        }
         self.connected = true;
         // CONNECT gives a first estimate of the round trip and restarts the PING timer.
         self.ping.rtt_known = true;

@@ -22,7 +22,7 @@ mod outbound;
 mod protolog;
 mod readbuf;
 mod tls_accept;
-mod writer;
+pub(crate) mod writer;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -126,6 +126,8 @@ pub struct ClientHandle {
     pub activity: Activity,
     /// Set for a client that came through the websocket listener.
     websocket: Option<WsPeer>,
+    /// Set once CONNECT is accepted: only such clients are reported as disconnecting.
+    pub connected: std::sync::atomic::AtomicBool,
 }
 
 /// What a websocket client's upgrade request said about where it comes from.
@@ -152,6 +154,7 @@ impl ClientHandle {
             tls: OnceLock::new(),
             activity: Activity::default(),
             websocket: None,
+            connected: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
