@@ -139,6 +139,7 @@ pub struct HttpInfo {
 
 pub fn varz(server: &Server, http: HttpInfo) -> Varz {
     let config = server.config();
+    let loaded = server.config_loaded();
     let stats = server.stats();
     let load = natrium_core::stats::ServerStats::load;
     let now = chrono::Utc::now();
@@ -200,8 +201,8 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         stalled_clients: 0,
         subscriptions: server.num_subscriptions(),
         http_req_stats: http.req_stats,
-        config_load_time: rfc3339(server.started()),
-        config_digest: String::new(),
+        config_load_time: rfc3339(loaded.at),
+        config_digest: loaded.digest,
         slow_consumer_stats: KindStats {
             clients: load(&stats.slow_consumers_clients),
             ..KindStats::default()

@@ -20,9 +20,11 @@ use tokio::time::Instant;
 use super::connect::ConnectOptions;
 use super::logfmt::{go_duration, go_quote};
 use super::readbuf::ReadBuf;
+use super::reauth::StoredAuth;
 use super::writer::{run_writer, WriterFailure};
 use super::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
+use crate::config::CoreConfig;
 use crate::deliver::{Message, Publisher};
 use crate::info::Info;
 use crate::limits::{
@@ -45,12 +47,15 @@ struct Conn {
     handle: Arc<ClientHandle>,
     account: Arc<Account>,
     limits: ParserLimits,
+    /// The settings this connection runs with, refreshed when a reload bumps the epoch.
+    config: Arc<CoreConfig>,
+    config_epoch: u64,
     opts: ConnectOptions,
     connected: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
     nonce: String,
     /// The user's permissions; `None` (no checks at all) when unrestricted.
-    perms: Option<Permissions>,
+    perms: Option<Arc<Permissions>>,
     /// Publish decisions per subject, bounded by `PUB_PERM_CACHE_MAX` (cleared when full).
     pub_cache: HashMap<Vec<u8>, bool>,
     publisher: Publisher,
@@ -84,9 +89,8 @@ struct PingState {
 
 /// Runs one client connection to completion.
 pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid: u64) {
-    let shared = Arc::clone(&server.shared);
-    let config = &shared.config;
-    let closing = shared.shutdown.child_token();
+    let config = server.config();
+    let closing = server.shared.shutdown.child_token();
     let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
     if let Some(tls) = &config.tls {
         super::tls_accept::run(server.clone(), handle, stream, Arc::clone(tls)).await;
@@ -111,7 +115,7 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
 /// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
 pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
     let mut info = server.client_info(handle.cid, handle.addr.ip().to_string());
-    if server.shared.config.auth.nonce_required() {
+    if server.config().auth.nonce_required() {
         info.nonce = new_nonce();
     }
     info
@@ -146,12 +150,15 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
     writer: JoinHandle<Option<WriterFailure>>,
 ) {
     let shared = Arc::clone(&server.shared);
-    let config = &shared.config;
+    let config_epoch = server.config_epoch();
+    let config = server.config();
     let mut conn = Conn {
         limits: ParserLimits {
             max_control_line: config.max_control_line,
             max_payload: config.max_payload,
         },
+        config: Arc::clone(&config),
+        config_epoch,
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
         nonce,
@@ -210,7 +217,7 @@ pub(super) fn finish(server: &Server, handle: &ClientHandle) {
     );
 }
 
-pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
+pub(crate) fn send_err(handle: &ClientHandle, err: &WireError) {
     let mut line = Vec::with_capacity(64);
     err.write_frame(&mut line);
     handle.out.enqueue_proto(&line);
@@ -219,11 +226,9 @@ pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
 
 impl Conn {
     async fn read_loop<R: AsyncRead + Unpin>(&mut self, mut socket: R) -> Option<ClosedReason> {
-        let config = &self.server.shared.config;
-        let ping_interval = config.ping_interval;
         let mut rb = ReadBuf::new();
-        let mut ping_timer = pin!(tokio::time::sleep(ping_interval));
-        let mut connect_deadline = pin!(tokio::time::sleep(config.auth_timeout));
+        let mut ping_timer = pin!(tokio::time::sleep(self.config.ping_interval));
+        let mut connect_deadline = pin!(tokio::time::sleep(self.config.auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
@@ -240,8 +245,10 @@ impl Conn {
                     return Some(ClosedReason::AuthenticationTimeout);
                 }
                 () = &mut ping_timer => {
+                    self.refresh_config();
                     let now = Instant::now();
-                    ping_timer.as_mut().reset(now + ping_interval);
+                    // A reloaded ping_interval applies from the next tick, as in Go.
+                    ping_timer.as_mut().reset(now + self.config.ping_interval);
                     if !std::mem::take(&mut read_since_tick) {
                         rb.idle();
                     }
@@ -263,6 +270,7 @@ impl Conn {
                 Err(_) => return Some(ClosedReason::ReadError),
             }
             read_since_tick = true;
+            self.refresh_config();
             let next = self.process(&mut rb);
             if std::mem::take(&mut self.active) {
                 self.ping.last_in = Some(Instant::now());
@@ -273,7 +281,7 @@ impl Conn {
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
                     .as_mut()
-                    .reset(Instant::now() + first_ping_delay(ping_interval));
+                    .reset(Instant::now() + first_ping_delay(self.config.ping_interval));
             }
             self.publisher.flush();
             self.handle.out.flush();
@@ -333,8 +341,37 @@ impl Conn {
         reason
     }
 
+    /// Takes up what a reload changed: the settings (limits, trace, PING timing) when the
+    /// server's epoch moved, the permissions when the reload replaced them. One relaxed load
+    /// each per read batch; nothing per message.
+    fn refresh_config(&mut self) {
+        let epoch = self.server.config_epoch();
+        if epoch != self.config_epoch {
+            self.config_epoch = epoch;
+            self.config = self.server.config();
+            self.limits = ParserLimits {
+                max_control_line: self.config.max_control_line,
+                max_payload: self.config.max_payload,
+            };
+            self.trace = self.config.trace;
+        }
+        self.refresh_permissions();
+    }
+
+    fn refresh_permissions(&mut self) {
+        if self.handle.perms_changed.swap(false, Ordering::AcqRel) {
+            self.perms = self
+                .handle
+                .auth
+                .lock()
+                .as_ref()
+                .and_then(|a| a.perms.clone());
+            self.pub_cache.clear();
+        }
+    }
+
     fn ping_tick(&mut self, now: Instant) -> Next {
-        let config = &self.server.shared.config;
+        let config = Arc::clone(&self.config);
         tracing::debug!("{} - Client Ping Timer", self.handle.log_prefix());
         let need_rtt = !self.ping.rtt_known
             || self
@@ -380,10 +417,7 @@ impl Conn {
 
     fn handle_op(&mut self, op: ClientOp<'_>) -> Next {
         self.trace_op(&op);
-        if !self.connected
-            && !matches!(op, ClientOp::Connect(_))
-            && self.server.shared.config.auth.required()
-        {
+        if !self.connected && !matches!(op, ClientOp::Connect(_)) && self.config.auth.required() {
             // Go treats any op before CONNECT as a failed authentication when auth is on.
             return self.auth_violation(None);
         }
@@ -463,16 +497,29 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidClientProtocol);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        if self.server.shared.config.no_header_support {
+        if self.config.no_header_support {
             opts.headers = false;
         }
         if opts.no_responders && !opts.headers {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        match self.authenticate(&opts) {
-            Ok(perms) => self.perms = perms,
-            Err(who) => return self.auth_violation(who.as_deref()),
+        // A reload that lands while this client authenticates could miss it (it is not
+        // stored yet): check again until the settings held still.
+        loop {
+            let epoch = self.server.config_epoch();
+            match self.authenticate(&opts) {
+                Ok(stored) => {
+                    self.perms.clone_from(&stored.perms);
+                    self.pub_cache.clear();
+                    *self.handle.auth.lock() = Some(stored);
+                    self.handle.perms_changed.store(false, Ordering::Release);
+                }
+                Err(who) => return self.auth_violation(who.as_deref()),
+            }
+            if self.server.config_epoch() == epoch {
+                break;
+            }
         }
         *self.handle.meta.lock() = ClientMeta {
             protocol: opts.protocol,
@@ -492,10 +539,23 @@ impl Conn {
 
     /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
     /// (never the secret), or `None` when the client offered no credentials at all.
-    fn authenticate(&self, opts: &ConnectOptions) -> Result<Option<Permissions>, Option<String>> {
-        let auth = &self.server.shared.config.auth;
+    /// Checks against the settings in force now (not this connection's snapshot, which may
+    /// predate a reload).
+    fn authenticate(&self, opts: &ConnectOptions) -> Result<StoredAuth, Option<String>> {
+        let config = self.server.config();
+        let auth = &config.auth;
+        let mut stored = StoredAuth {
+            user: opts.user.clone(),
+            pass: opts.pass.clone(),
+            token: opts.auth_token.clone(),
+            nkey: opts.nkey.clone(),
+            sig: opts.sig.clone(),
+            nonce: self.nonce.clone(),
+            via_no_auth_user: false,
+            perms: None,
+        };
         if !auth.required() {
-            return Ok(None);
+            return Ok(stored);
         }
         let creds = Credentials {
             user: opts.user.as_deref(),
@@ -506,7 +566,19 @@ impl Conn {
             nonce: &self.nonce,
         };
         match auth.check(creds) {
-            Ok(who) => Ok(auth.permissions_for(&who).cloned()),
+            Ok(who) => {
+                if let natrium_auth::Identity::User(name) = &who {
+                    if opts.user.as_deref().is_none_or(str::is_empty) {
+                        // Let in as no_auth_user: Go names the client after that user and
+                        // remembers the user's password, which a reload compares.
+                        stored.via_no_auth_user = true;
+                        stored.user = Some(name.clone());
+                        stored.pass = configured_password(auth, name);
+                    }
+                }
+                stored.perms = auth.permissions_for(&who).cloned().map(Arc::new);
+                Ok(stored)
+            }
             Err(_) => Err(go_auth_user(opts)),
         }
     }
@@ -607,14 +679,19 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
         }
+        let max_subs = self.config.max_subscriptions;
+        let handle = Arc::clone(&self.handle);
+        let mut subs = handle.subs.lock();
+        // Under the subscription lock, so that a reload cannot slip new permissions in between
+        // this check and the insert (see `reauth`).
+        self.refresh_permissions();
         if let Some(perms) = &self.perms {
             if !perms.can_subscribe(subject) {
+                drop(subs);
                 self.sub_violation(subject, queue, sid);
                 return;
             }
         }
-        let max_subs = self.server.shared.config.max_subscriptions;
-        let mut subs = self.handle.subs.lock();
         if subs.contains_key(sid) {
             drop(subs);
             self.ok();
@@ -687,6 +764,17 @@ impl Conn {
                 &SubRef(sub.clone()),
             );
         }
+    }
+}
+
+/// The password configured for user `name`, if any.
+fn configured_password(auth: &natrium_auth::AuthConfig, name: &str) -> Option<String> {
+    match auth {
+        natrium_auth::AuthConfig::Users { users, .. } => users
+            .iter()
+            .find(|u| u.name == name)
+            .map(|u| u.password.clone()),
+        _ => None,
     }
 }
 

@@ -17,11 +17,12 @@ mod connect;
 mod logfmt;
 mod outbound;
 mod readbuf;
+pub(crate) mod reauth;
 mod tls_accept;
 mod writer;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -32,6 +33,7 @@ use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use activity::Activity;
 pub use conn::run_client;
+pub(crate) use conn::send_err;
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
 
@@ -119,6 +121,11 @@ pub struct ClientHandle {
     tls: OnceLock<TlsConnInfo>,
     /// Last activity and round-trip time, for monitoring.
     pub activity: Activity,
+    /// Set at CONNECT: the credentials (for re-checking after a reload) and the permissions
+    /// in force. Lock order: `subs` before `auth`.
+    pub(crate) auth: Mutex<Option<reauth::StoredAuth>>,
+    /// A reload replaced the permissions in `auth`: the read loop takes them at its next event.
+    pub(crate) perms_changed: AtomicBool,
 }
 
 impl ClientHandle {
@@ -136,6 +143,8 @@ impl ClientHandle {
             started: chrono::Utc::now(),
             tls: OnceLock::new(),
             activity: Activity::default(),
+            auth: Mutex::new(None),
+            perms_changed: AtomicBool::new(false),
         }
     }
 
