@@ -43,7 +43,7 @@ pub struct Varz {
     /// As configured (`-1` for `-m -1`), like Go; the bound port is in the log and ports file.
     http_port: i64,
     http_base_path: String,
-    https_port: u16,
+    https_port: i64,
     #[serde(serialize_with = "go_float")]
     auth_timeout: f64,
     max_control_line: usize,
@@ -133,6 +133,8 @@ pub struct HttpInfo {
     pub host: String,
     /// The configured monitoring port.
     pub port: i64,
+    /// The configured HTTPS monitoring port.
+    pub https_port: i64,
     pub base_path: String,
     pub req_stats: BTreeMap<String, u64>,
 }
@@ -163,7 +165,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         http_host: http.host,
         http_port: http.port,
         http_base_path: http.base_path,
-        https_port: 0,
+        https_port: http.https_port,
         auth_timeout: config.auth_timeout.as_secs_f64(),
         max_control_line: config.max_control_line,
         max_payload: config.max_payload,

@@ -47,8 +47,7 @@ fn logging_file_rotates_at_size_limit() {
     // Every connection writes debug lines; keep connecting until three rotations happened.
     let rotated = wait_until(WAIT, || {
         drop(RawClient::connect(&server.addr()));
-        backups(dir.path(), "server.log").len() >= 2
-            && read(&log).contains("Purged log file")
+        backups(dir.path(), "server.log").len() >= 2 && read(&log).contains("Purged log file")
     });
     assert!(rotated, "backups: {:?}", backups(dir.path(), "server.log"));
     let names = backups(dir.path(), "server.log");

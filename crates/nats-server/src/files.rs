@@ -63,12 +63,21 @@ fn push_list(doc: &mut String, key: &str, urls: &[String]) {
     let _ = write!(doc, "\"{key}\":{list}");
 }
 
+/// The bound monitoring listener.
+#[derive(Debug, Clone, Copy)]
+pub struct Monitor {
+    pub addr: SocketAddr,
+    /// HTTPS (`https_port`): listed with the `https` scheme.
+    pub https: bool,
+}
+
 /// The ports file document for the client and (optional) monitoring listeners.
-pub fn ports_document(client: SocketAddr, monitor: Option<SocketAddr>) -> String {
+pub fn ports_document(client: SocketAddr, monitor: Option<Monitor>) -> String {
     let mut doc = String::from("{");
     push_list(&mut doc, "nats", &listener_urls("nats", client));
     if let Some(monitor) = monitor {
-        push_list(&mut doc, "monitoring", &listener_urls("http", monitor));
+        let scheme = if monitor.https { "https" } else { "http" };
+        push_list(&mut doc, "monitoring", &listener_urls(scheme, monitor.addr));
     }
     doc.push('}');
     doc
@@ -78,7 +87,7 @@ pub fn ports_document(client: SocketAddr, monitor: Option<SocketAddr>) -> String
 pub fn write_ports_file(
     path: &Path,
     client: SocketAddr,
-    monitor: Option<SocketAddr>,
+    monitor: Option<Monitor>,
 ) -> Result<(), String> {
     std::fs::write(path, ports_document(client, monitor)).map_err(|e| path_error("open", path, &e))
 }
@@ -137,7 +146,13 @@ mod tests {
         let client: SocketAddr = "127.0.0.1:4222".parse().unwrap_or(([0; 4], 0).into());
         let monitor: SocketAddr = "[::1]:8222".parse().unwrap_or(([0; 4], 0).into());
         assert_eq!(
-            ports_document(client, Some(monitor)),
+            ports_document(
+                client,
+                Some(Monitor {
+                    addr: monitor,
+                    https: false
+                })
+            ),
             r#"{"nats":["nats://127.0.0.1:4222"],"monitoring":["http://[::1]:8222"]}"#
         );
         assert_eq!(

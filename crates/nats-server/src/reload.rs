@@ -35,7 +35,7 @@ pub struct Running {
     pub server: Server,
     pub sink: LogSink,
     pub client_addr: SocketAddr,
-    pub monitor_addr: Option<SocketAddr>,
+    pub monitor_addr: Option<files::Monitor>,
     /// The ports file written, removed at shutdown.
     pub ports_file: Option<PathBuf>,
 }
@@ -311,6 +311,7 @@ fn limits(w: &mut Walk<'_>) -> Result<(), String> {
     w.fixed("HTTPHost", &old.http_host, &new.http_host)?;
     w.fixed("HTTPPort", old.http_port, new.http_port)?;
     w.fixed("HTTPBasePath", &old.http_base_path, &new.http_base_path)?;
+    w.fixed("HTTPSPort", old.https_port, new.https_port)?;
     w.reload(
         &old.auth_timeout.to_bits(),
         &new.auth_timeout.to_bits(),

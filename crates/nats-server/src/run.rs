@@ -77,7 +77,7 @@ fn banner(server: &Server, settings: &Settings) {
 /// What start-up opened: the listeners' addresses and the ports file.
 struct Started {
     client: SocketAddr,
-    monitor: Option<SocketAddr>,
+    monitor: Option<files::Monitor>,
     ports_file: Option<PathBuf>,
 }
 
@@ -86,12 +86,16 @@ async fn start(server: &Server, settings: &Settings) -> Result<Started, String> 
     if let Some(path) = &settings.pid_file {
         files::write_pid_file(path).map_err(|e| format!("Could not write pidfile: {e}"))?;
     }
-    let monitor: Option<SocketAddr> = match &settings.http {
-        Some(http) => Some(
-            natrium_monitor::start_monitor(server.clone(), http.clone())
+    if let Some(err) = &settings.monitor_error {
+        return Err(format!("Can't start monitoring: {err}"));
+    }
+    let monitor = match &settings.http {
+        Some(http) => Some(files::Monitor {
+            addr: natrium_monitor::start_monitor(server.clone(), http.clone())
                 .await
                 .map_err(|e| format!("Can't start monitoring: {e}"))?,
-        ),
+            https: http.tls,
+        }),
         None => None,
     };
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;

@@ -20,6 +20,9 @@ pub struct Settings {
     pub options: ServerOptions,
     pub core: CoreConfig,
     pub http: Option<MonitorSettings>,
+    /// Why monitoring cannot start (Go reports it when starting monitoring, after the PID
+    /// file): both ports given, or HTTPS without a certificate.
+    pub monitor_error: Option<String>,
     pub log: LogSettings,
     pub pid_file: Option<PathBuf>,
     pub ports_file_dir: Option<PathBuf>,
@@ -217,17 +220,36 @@ pub fn log_settings(o: &ServerOptions) -> LogSettings {
     }
 }
 
+/// The monitoring listener the options ask for, or Go's reason to refuse it.
+fn monitor_settings(o: &ServerOptions, has_tls: bool) -> (Option<MonitorSettings>, Option<String>) {
+    let settings = |port: i64, tls: bool| MonitorSettings {
+        host: o.http_host.clone(),
+        port: i32::try_from(port).unwrap_or(-1),
+        base_path: o.http_base_path.clone(),
+        tls,
+    };
+    match (o.http_port, o.https_port) {
+        (0, 0) => (None, None),
+        (http, 0) => (Some(settings(http, false)), None),
+        (0, _) if !has_tls => (None, Some("TLS cert and key required for HTTPS".to_owned())),
+        (0, https) => (Some(settings(https, true)), None),
+        (http, https) => (
+            None,
+            Some(format!(
+                "can't specify both HTTP ({http}) and HTTPs ({https}) ports"
+            )),
+        ),
+    }
+}
+
 /// Everything the binary needs, from merged options and the file's digest.
 pub fn build(o: ServerOptions, config_digest: Option<String>) -> Result<Settings, ConfError> {
     let core = core_config(&o)?;
-    let http = (o.http_port != 0).then(|| MonitorSettings {
-        host: o.http_host.clone(),
-        port: i32::try_from(o.http_port).unwrap_or(-1),
-        base_path: o.http_base_path.clone(),
-    });
+    let (http, monitor_error) = monitor_settings(&o, core.tls.is_some());
     Ok(Settings {
         core,
         http,
+        monitor_error,
         log: log_settings(&o),
         pid_file: non_empty_path(&o.pidfile),
         ports_file_dir: non_empty_path(&o.ports_file_dir),

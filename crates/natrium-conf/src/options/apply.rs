@@ -20,8 +20,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "default_sentinel",
     "feature_flags",
     "gateway",
-    "https",
-    "https_port",
     "jetstream",
     "leaf",
     "leafnodes",
@@ -152,6 +150,14 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         }
         "client_advertise" => set(&mut o.client_advertise, convert::string(v))?,
         "http_port" | "monitor_port" => set(&mut o.http_port, convert::int(v))?,
+        "https" => {
+            let (host, port) = convert::host_port(v)?;
+            if let Some(host) = host {
+                o.http_host = host;
+            }
+            o.https_port = port;
+        }
+        "https_port" => set(&mut o.https_port, convert::int(v))?,
         "http_base_path" => set(&mut o.http_base_path, convert::string(v))?,
         "max_payload" => set(&mut o.max_payload, int32("max_payload", v))?,
         "max_control_line" => set(&mut o.max_control_line, int32("max_control_line", v))?,
