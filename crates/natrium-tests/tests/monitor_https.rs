@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use natrium_tests::process::{run_to_exit, wait_for_file};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use natrium_tests::{go_server_path, natrium_path, ServerProcess, TestCerts};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -50,7 +51,6 @@ async fn https_get(certs: &TestCerts, port: u16, path: &str) -> Result<(u16, Str
         .await
         .map_err(|_| "handshake timed out".to_owned())?
         .map_err(|e| e.to_string())?;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     tls.write_all(request.as_bytes())
         .await

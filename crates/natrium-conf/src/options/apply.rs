@@ -122,6 +122,15 @@ fn set<T>(slot: &mut T, value: Result<T, String>) -> Result<(), String> {
     Ok(())
 }
 
+/// `http: host:port` / `https: host:port`: sets the monitoring host, returns the port.
+fn monitor_listen(o: &mut ServerOptions, v: &Value) -> Result<i64, String> {
+    let (host, port) = convert::host_port(v)?;
+    if let Some(host) = host {
+        o.http_host = host;
+    }
+    Ok(port)
+}
+
 fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<(), String> {
     let v = &e.node.value;
     match e.key.to_ascii_lowercase().as_str() {
@@ -132,13 +141,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
             }
             o.port = port;
         }
-        "http" => {
-            let (host, port) = convert::host_port(v)?;
-            if let Some(host) = host {
-                o.http_host = host;
-            }
-            o.http_port = port;
-        }
+        "http" => o.http_port = monitor_listen(o, v)?,
         "port" => set(&mut o.port, convert::int(v))?,
         "host" | "net" => set(&mut o.host, convert::string(v))?,
         "server_name" => {
@@ -150,13 +153,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         }
         "client_advertise" => set(&mut o.client_advertise, convert::string(v))?,
         "http_port" | "monitor_port" => set(&mut o.http_port, convert::int(v))?,
-        "https" => {
-            let (host, port) = convert::host_port(v)?;
-            if let Some(host) = host {
-                o.http_host = host;
-            }
-            o.https_port = port;
-        }
+        "https" => o.https_port = monitor_listen(o, v)?,
         "https_port" => set(&mut o.https_port, convert::int(v))?,
         "http_base_path" => set(&mut o.http_base_path, convert::string(v))?,
         "max_payload" => set(&mut o.max_payload, int32("max_payload", v))?,
