@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use natrium_tests::process::{run_to_exit, wait_for_file};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use natrium_tests::{go_server_path, natrium_path, ServerProcess, TestCerts};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 const WAIT: Duration = Duration::from_secs(10);
 
