@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use natrium_auth::{AuthError, Credentials, Permissions};
+use natrium_auth::{AuthError, Permissions};
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
@@ -544,39 +544,13 @@ impl Conn {
     fn authenticate(&self, opts: &ConnectOptions) -> Result<StoredAuth, Option<String>> {
         let config = self.server.config();
         let auth = &config.auth;
-        let mut stored = StoredAuth {
-            user: opts.user.clone(),
-            pass: opts.pass.clone(),
-            token: opts.auth_token.clone(),
-            nkey: opts.nkey.clone(),
-            sig: opts.sig.clone(),
-            nonce: self.nonce.clone(),
-            via_no_auth_user: false,
-            perms: None,
-        };
+        let mut stored = StoredAuth::from_connect(opts, &self.nonce);
         if !auth.required() {
             return Ok(stored);
         }
-        let creds = Credentials {
-            user: opts.user.as_deref(),
-            pass: opts.pass.as_deref(),
-            token: opts.auth_token.as_deref(),
-            nkey: opts.nkey.as_deref(),
-            sig: opts.sig.as_deref(),
-            nonce: &self.nonce,
-        };
-        match auth.check(creds) {
+        match auth.check(stored.credentials()) {
             Ok(who) => {
-                if let natrium_auth::Identity::User(name) = &who {
-                    if opts.user.as_deref().is_none_or(str::is_empty) {
-                        // Let in as no_auth_user: Go names the client after that user and
-                        // remembers the user's password, which a reload compares.
-                        stored.via_no_auth_user = true;
-                        stored.user = Some(name.clone());
-                        stored.pass = configured_password(auth, name);
-                    }
-                }
-                stored.perms = auth.permissions_for(&who).cloned().map(Arc::new);
+                stored.admit(auth, &who);
                 Ok(stored)
             }
             Err(_) => Err(go_auth_user(opts)),
@@ -764,17 +738,6 @@ impl Conn {
                 &SubRef(sub.clone()),
             );
         }
-    }
-}
-
-/// The password configured for user `name`, if any.
-fn configured_password(auth: &natrium_auth::AuthConfig, name: &str) -> Option<String> {
-    match auth {
-        natrium_auth::AuthConfig::Users { users, .. } => users
-            .iter()
-            .find(|u| u.name == name)
-            .map(|u| u.password.clone()),
-        _ => None,
     }
 }
 

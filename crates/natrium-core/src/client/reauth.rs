@@ -20,10 +20,11 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use natrium_auth::{AuthConfig, AuthError, Credentials, Permissions};
+use natrium_auth::{AuthConfig, AuthError, Credentials, Identity, Permissions};
 use nats_proto::WireError;
 
 use super::conn::send_err;
+use super::connect::ConnectOptions;
 use super::logfmt::go_quote;
 use super::{ClientHandle, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
@@ -51,7 +52,35 @@ fn present(value: Option<&String>) -> Option<&str> {
 }
 
 impl StoredAuth {
-    fn credentials(&self) -> Credentials<'_> {
+    /// What a CONNECT offered, before it is checked.
+    pub(crate) fn from_connect(opts: &ConnectOptions, nonce: &str) -> Self {
+        Self {
+            user: opts.user.clone(),
+            pass: opts.pass.clone(),
+            token: opts.auth_token.clone(),
+            nkey: opts.nkey.clone(),
+            sig: opts.sig.clone(),
+            nonce: nonce.to_owned(),
+            via_no_auth_user: false,
+            perms: None,
+        }
+    }
+
+    /// Records whom a successful check let in, and with which permissions.
+    pub(crate) fn admit(&mut self, auth: &AuthConfig, who: &Identity) {
+        if let Identity::User(name) = who {
+            if present(self.user.as_ref()).is_none() {
+                // Let in as no_auth_user: Go names the client after that user and remembers
+                // the user's password, which a reload compares.
+                self.via_no_auth_user = true;
+                self.user = Some(name.clone());
+                self.pass = configured_password(auth, name);
+            }
+        }
+        self.perms = auth.permissions_for(who).cloned().map(Arc::new);
+    }
+
+    pub(crate) fn credentials(&self) -> Credentials<'_> {
         if self.via_no_auth_user {
             return Credentials {
                 nonce: &self.nonce,
@@ -102,6 +131,17 @@ enum Verdict {
     Gone,
     /// Its credentials no longer pass.
     Refused,
+}
+
+/// The password configured for user `name`, if any.
+fn configured_password(auth: &AuthConfig, name: &str) -> Option<String> {
+    match auth {
+        AuthConfig::Users { users, .. } => users
+            .iter()
+            .find(|u| u.name == name)
+            .map(|u| u.password.clone()),
+        _ => None,
+    }
 }
 
 fn no_auth_password_unchanged(auth: &AuthConfig, stored: &StoredAuth) -> bool {
@@ -275,6 +315,25 @@ mod tests {
             Verdict::Refused
         ));
         assert_eq!(token.auth_user(), "Token \"[REDACTED]\"");
+    }
+
+    #[test]
+    fn reload_recheck_no_auth_user_password_change() {
+        let mut cfg = users(&[("a", "x")]);
+        if let AuthConfig::Users { no_auth_user, .. } = &mut cfg {
+            *no_auth_user = Some("a".into());
+        }
+        let mut stored = StoredAuth::default();
+        let who = cfg.check(stored.credentials()).unwrap_or(Identity::Anonymous);
+        stored.admit(&cfg, &who);
+        assert!(stored.via_no_auth_user);
+        assert_eq!(stored.auth_user(), "User \"a\"");
+        assert!(matches!(recheck(&cfg, &stored), Verdict::Keep(None)));
+        let mut changed = users(&[("a", "z")]);
+        if let AuthConfig::Users { no_auth_user, .. } = &mut changed {
+            *no_auth_user = Some("a".into());
+        }
+        assert!(matches!(recheck(&changed, &stored), Verdict::Refused));
     }
 
     #[test]
