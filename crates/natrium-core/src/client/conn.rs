@@ -359,7 +359,9 @@ impl Conn {
     }
 
     fn refresh_permissions(&mut self) {
-        if self.handle.perms_changed.swap(false, Ordering::AcqRel) {
+        // A plain load first: the common case writes nothing to the shared cache line.
+        let changed = &self.handle.perms_changed;
+        if changed.load(Ordering::Acquire) && changed.swap(false, Ordering::AcqRel) {
             self.perms = self
                 .handle
                 .auth
