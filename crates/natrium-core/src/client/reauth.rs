@@ -324,7 +324,9 @@ mod tests {
             *no_auth_user = Some("a".into());
         }
         let mut stored = StoredAuth::default();
-        let who = cfg.check(stored.credentials()).unwrap_or(Identity::Anonymous);
+        let who = cfg
+            .check(stored.credentials())
+            .unwrap_or(Identity::Anonymous);
         stored.admit(&cfg, &who);
         assert!(stored.via_no_auth_user);
         assert_eq!(stored.auth_user(), "User \"a\"");
