@@ -18,7 +18,10 @@ mod replies;
 pub mod tls_map;
 
 pub use client_perms::ClientPermissions;
-pub use permissions::{split_subject_queue, Permissions, ResponsePermission, SubjectPermission};
+pub use permissions::{
+    entry_problem, split_subject_queue, EntryProblem, Permissions, ResponsePermission,
+    SubjectPermission,
+};
 pub use replies::ReplyTable;
 pub use tls_map::CertIdentity;
 

@@ -60,6 +60,32 @@ pub fn split_subject_queue(entry: &str) -> Option<(&str, Option<&str>)> {
     fields.next().is_none().then_some((subject, queue))
 }
 
+/// What is wrong with a permission entry, naming the offending part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryProblem<'a> {
+    Subject(&'a str),
+    Queue(&'a str),
+}
+
+/// Checks a permission entry as Go's configuration reader does: a valid subject, or (for
+/// subscribe entries, `allow_queue`) a valid subject and a valid queue separated by blanks.
+pub fn entry_problem(entry: &str, allow_queue: bool) -> Option<EntryProblem<'_>> {
+    let valid = |s: &str| nats_subject::is_valid_subject(s.as_bytes());
+    if valid(entry) {
+        return None;
+    }
+    let Some((subject, Some(queue))) = split_subject_queue(entry).filter(|_| allow_queue) else {
+        return Some(EntryProblem::Subject(entry));
+    };
+    if !valid(subject) {
+        Some(EntryProblem::Subject(subject))
+    } else if !valid(queue) {
+        Some(EntryProblem::Queue(queue))
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +97,30 @@ mod tests {
         assert_eq!(split_subject_queue("foo\tq1"), Some(("foo", Some("q1"))));
         assert_eq!(split_subject_queue("a b c"), None);
         assert_eq!(split_subject_queue("  "), None);
+    }
+
+    #[test]
+    fn auth_entry_problems_like_go() {
+        assert_eq!(entry_problem("foo.>", false), None);
+        assert_eq!(entry_problem("foo q", true), None);
+        assert_eq!(entry_problem("foo q.*", true), None);
+        assert_eq!(
+            entry_problem("foo q", false),
+            Some(EntryProblem::Subject("foo q"))
+        );
+        assert_eq!(
+            entry_problem("foo q1 x", true),
+            Some(EntryProblem::Subject("foo q1 x"))
+        );
+        assert_eq!(
+            entry_problem("foo. bar", true),
+            Some(EntryProblem::Subject("foo."))
+        );
+        assert_eq!(
+            entry_problem("foo q..x", true),
+            Some(EntryProblem::Queue("q..x"))
+        );
+        assert_eq!(entry_problem("", true), Some(EntryProblem::Subject("")));
     }
 
     #[test]
