@@ -54,7 +54,7 @@ struct Buffer {
 
 impl Buffer {
     fn take(&mut self) -> Vec<u8> {
-        let keep = self.bytes.len() - self.trailing_blanks;
+        let keep = self.bytes.len().saturating_sub(self.trailing_blanks);
         self.bytes.truncate(keep);
         self.trailing_blanks = 0;
         std::mem::take(&mut self.bytes)
@@ -240,6 +240,28 @@ mod tests {
         // Go keeps a trailing empty value out, and a trailing `,` ends the last RDN.
         assert_eq!(parse_dn("CN=a,O=").expect("dn").rdns.len(), 1);
         assert_eq!(parse_dn("CN=a,").expect("dn").rdns.len(), 1);
+    }
+
+    /// Any text is parsed or refused, never a panic: strings over the characters that matter.
+    #[test]
+    fn auth_dn_parse_never_panics() {
+        let alphabet = b"CN=,+\\#\" a0fz;<>";
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 12) as usize;
+            let text: String = (0..len)
+                .map(|i| {
+                    let pick = (state >> (i * 5)) as usize % alphabet.len();
+                    char::from(alphabet.get(pick).copied().unwrap_or(b'x'))
+                })
+                .collect();
+            if let Some(dn) = parse_dn(&text) {
+                assert!(dn.matches(&dn), "{text:?}");
+            }
+        }
     }
 
     #[test]
