@@ -8,17 +8,17 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::collections::HashMap;
-
-use natrium_auth::{AuthConfig, AuthError, Credentials, Permissions};
+use natrium_auth::AuthConfig;
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, WireError};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::authn::{authenticate, log_refusal, Admitted};
 use super::connect::ConnectOptions;
 use super::io::{Inbound, OutSink, PlainRead, PlainWrite};
 use super::logfmt::{go_duration, go_quote};
+use super::perms::ConnPerms;
 use super::protolog::{log_protocol_error, op_summary};
 use super::readbuf::ReadBuf;
 use super::writer::{run_writer, WriterFailure};
@@ -49,10 +49,8 @@ struct Conn {
     connected: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
     nonce: String,
-    /// The user's permissions; `None` (no checks at all) when unrestricted.
-    perms: Option<Permissions>,
-    /// Publish decisions per subject, bounded by `PUB_PERM_CACHE_MAX` (cleared when full).
-    pub_cache: HashMap<Vec<u8>, bool>,
+    /// The user's permissions (free when unrestricted).
+    perms: ConnPerms,
     publisher: Publisher,
     ping: PingState,
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
@@ -164,8 +162,7 @@ pub(crate) async fn serve<R: Inbound>(
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
         nonce,
-        perms: None,
-        pub_cache: HashMap::new(),
+        perms: ConnPerms::default(),
         connected: false,
         publisher: Publisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
@@ -500,16 +497,23 @@ impl Conn {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        match self.authenticate(&opts) {
-            Ok(perms) => self.perms = perms,
-            Err(who) => return self.auth_violation(who.as_deref()),
-        }
-        *self.handle.meta.lock() = ClientMeta {
+        let meta = |auth_user| ClientMeta {
             protocol: opts.protocol,
             name: opts.name.clone(),
             lang: opts.lang.clone(),
             version: opts.version.clone(),
+            auth_user,
         };
+        match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
+            Ok(Admitted { perms, auth_user }) => {
+                *self.handle.meta.lock() = meta(auth_user);
+                self.perms.install(perms, &self.handle);
+            }
+            Err(refused) => {
+                *self.handle.meta.lock() = meta(refused.auth_user);
+                return self.auth_violation(refused.who.as_deref());
+            }
+        }
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.opts = opts;
         self.connected = true;
@@ -520,52 +524,10 @@ impl Conn {
         Next::Continue
     }
 
-    /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
-    /// (never the secret), or `None` when the client offered no credentials at all.
-    fn authenticate(&self, opts: &ConnectOptions) -> Result<Option<Permissions>, Option<String>> {
-        let auth = self.auth();
-        if !auth.required() {
-            return Ok(None);
-        }
-        let creds = Credentials {
-            user: opts.user.as_deref(),
-            pass: opts.pass.as_deref(),
-            token: opts.auth_token.as_deref(),
-            nkey: opts.nkey.as_deref(),
-            sig: opts.sig.as_deref(),
-            nonce: &self.nonce,
-        };
-        match auth.check(creds) {
-            Ok(who) => Ok(auth.permissions_for(&who).cloned()),
-            Err(_) => Err(go_auth_user(opts)),
-        }
-    }
-
     fn auth_violation(&self, who: Option<&str>) -> Next {
-        let prefix = self.handle.log_prefix();
-        if let Some(who) = who {
-            tracing::error!("{prefix} - {} - {who}", AuthError::Refused);
-        } else {
-            tracing::error!("{prefix} - {}", AuthError::Refused);
-        }
+        log_refusal(&self.handle, who);
         send_err(&self.handle, &WireError::AuthorizationViolation);
         Next::Close(ClosedReason::AuthenticationViolation)
-    }
-
-    /// Whether this client may publish to `subject`; free when it has no permissions.
-    fn can_publish(&mut self, subject: &[u8]) -> bool {
-        let Some(perms) = &self.perms else {
-            return true;
-        };
-        if let Some(&ok) = self.pub_cache.get(subject) {
-            return ok;
-        }
-        let ok = perms.can_publish(subject);
-        if self.pub_cache.len() >= PUB_PERM_CACHE_MAX {
-            self.pub_cache.clear();
-        }
-        self.pub_cache.insert(subject.to_vec(), ok);
-        ok
     }
 
     fn sub_violation(&self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
@@ -608,7 +570,7 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
-        if !self.can_publish(msg.subject) {
+        if !self.perms.can_publish(msg.subject, &self.handle) {
             tracing::error!(
                 "{} - Publish Violation - Subject {}",
                 self.handle.log_prefix(),
@@ -637,11 +599,9 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
         }
-        if let Some(perms) = &self.perms {
-            if !perms.can_subscribe(subject) {
-                self.sub_violation(subject, queue, sid);
-                return;
-            }
+        if !self.perms.can_subscribe(subject, queue) {
+            self.sub_violation(subject, queue, sid);
+            return;
         }
         let max_subs = self.server.shared.config.max_subscriptions;
         let mut subs = self.handle.subs.lock();
@@ -668,6 +628,7 @@ impl Conn {
             sid: sid.into(),
             max_msgs: 0.into(),
             delivered: 0.into(),
+            deny_filter: self.perms.delivery_filter(subject, queue),
         });
         if self
             .account
@@ -720,10 +681,6 @@ impl Conn {
     }
 }
 
-/// Publish permission decisions cached per connection (Go's `maxPermCacheSize`, 128); the
-/// cache is cleared when full, so a client cycling subjects costs a rebuild, never memory.
-const PUB_PERM_CACHE_MAX: usize = 128;
-
 /// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
 fn new_nonce() -> String {
     use base64::Engine as _;
@@ -735,26 +692,6 @@ fn new_nonce() -> String {
         }
     }
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
-}
-
-/// How Go's log names a client that failed to authenticate; tokens are redacted.
-fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
-    let present = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
-    if present(&opts.nkey) {
-        Some(format!(
-            "Nkey {}",
-            go_quote(opts.nkey.as_deref().unwrap_or_default().as_bytes())
-        ))
-    } else if present(&opts.user) {
-        Some(format!(
-            "User {}",
-            go_quote(opts.user.as_deref().unwrap_or_default().as_bytes())
-        ))
-    } else if present(&opts.auth_token) {
-        Some("Token \"[REDACTED]\"".to_owned())
-    } else {
-        None
-    }
 }
 
 /// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay
