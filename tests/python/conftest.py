@@ -17,6 +17,7 @@ class Server:
         )
         self.lines = []
         self.port = None
+        self.ws_port = None
         ready = threading.Event()
 
         def follow():
@@ -25,6 +26,9 @@ class Server:
                 m = re.search(r"Listening for client connections on .*:(\d+)", line)
                 if m:
                     self.port = int(m.group(1))
+                m = re.search(r"Listening for websocket clients on .*:(\d+)", line)
+                if m:
+                    self.ws_port = int(m.group(1))
                 if "Server is ready" in line:
                     ready.set()
             ready.set()

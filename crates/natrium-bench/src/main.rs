@@ -9,6 +9,7 @@ mod report;
 mod scenarios;
 mod server;
 mod wire;
+mod ws;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -53,6 +54,26 @@ impl TlsSetup {
             "--tlskey".to_owned(),
             self.certs.file("server-key.pem"),
         ]
+    }
+}
+
+/// A configuration file with a plain websocket listener on a free loopback port.
+struct WsConfigFile {
+    dir: tempfile::TempDir,
+}
+
+impl WsConfigFile {
+    fn new() -> Result<Self> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(
+            dir.path().join("ws.conf"),
+            "websocket {\n  listen: \"127.0.0.1:-1\"\n  no_tls: true\n}\n",
+        )?;
+        Ok(Self { dir })
+    }
+
+    fn path(&self) -> String {
+        self.dir.path().join("ws.conf").display().to_string()
     }
 }
 
@@ -119,7 +140,7 @@ fn messages_for(kind: Kind, budget: Budget) -> Budget {
             messages: budget.messages / publishers as u64,
             ..budget
         },
-        Kind::Tls(inner) => messages_for(inner.plain(), budget),
+        Kind::Tls(inner) | Kind::Ws(inner) => messages_for(inner.plain(), budget),
         _ => budget,
     }
 }
@@ -131,12 +152,24 @@ fn measure(
     tls: Option<&TlsSetup>,
 ) -> Result<Measurement> {
     let tls = tls.filter(|_| matches!(kind, Kind::Tls(_)));
-    let args = tls.map(TlsSetup::server_args).unwrap_or_default();
+    let mut args = tls.map(TlsSetup::server_args).unwrap_or_default();
+    // The same websocket block for both servers, from a file both read.
+    let ws_conf = if matches!(kind, Kind::Ws(_)) {
+        let file = WsConfigFile::new()?;
+        args.extend(["-c".to_owned(), file.path()]);
+        Some(file)
+    } else {
+        None
+    };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = Running::start(target, &args)?;
     let addr = Endpoint {
-        addr: server.addr(),
+        addr: match &ws_conf {
+            Some(_) => server.ws_addr().context("no websocket listener")?,
+            None => server.addr(),
+        },
         tls: tls.map(|t| std::sync::Arc::clone(&t.client)),
+        ws: ws_conf.is_some(),
     };
     let cpu0 = server.cpu_seconds();
     let gen_cpu0 = generator_cpu_seconds();

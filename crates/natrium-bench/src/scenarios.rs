@@ -51,10 +51,12 @@ pub enum Kind {
     },
     /// The inner scenario against servers requiring TLS (same certificate for both).
     Tls(TlsKind),
+    /// The inner scenario with every connection over WebSocket (`ws://`, plain frames).
+    Ws(TlsKind),
     Unsupported,
 }
 
-/// The scenarios that also run over TLS.
+/// The scenarios that also run over TLS or WebSocket.
 #[derive(Debug, Clone, Copy)]
 pub enum TlsKind {
     PubOnly { payload: usize },
@@ -85,7 +87,7 @@ pub struct Scenario {
 // A flat table, one entry per row of the report.
 #[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
-    use Kind::{Churn, IdleMemory, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported};
+    use Kind::{Churn, IdleMemory, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported, Ws};
     let s = |name, payload_label, kind| Scenario {
         name,
         payload_label,
@@ -189,8 +191,16 @@ pub fn all() -> Vec<Scenario> {
             "128 B",
             Tls(TlsKind::PubOnly { payload: 128 }),
         ),
-        s("WebSocket pub/sub 1:1", "128 B", Unsupported),
-        s("WebSocket pub-only", "128 B", Unsupported),
+        s(
+            "WebSocket pub/sub 1:1",
+            "128 B",
+            Ws(TlsKind::PubSub { payload: 128 }),
+        ),
+        s(
+            "WebSocket pub-only",
+            "128 B",
+            Ws(TlsKind::PubOnly { payload: 128 }),
+        ),
     ]
 }
 
@@ -256,7 +266,7 @@ pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
             payload,
         } => req_reply(ep, clients, services, payload, budget.duration),
         Kind::Churn { workers } => churn(ep, workers, budget.duration),
-        Kind::Tls(inner) => run(inner.plain(), ep, budget),
+        Kind::Tls(inner) | Kind::Ws(inner) => run(inner.plain(), ep, budget),
         Kind::IdleMemory { .. } | Kind::LeakCheck { .. } | Kind::Unsupported => {
             Ok(Outcome::default())
         }

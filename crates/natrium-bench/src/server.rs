@@ -18,6 +18,19 @@ pub struct Target {
 pub struct Running {
     child: Child,
     pub port: u16,
+    /// The websocket port, when the server was started with a websocket listener.
+    pub ws_port: Option<u16>,
+}
+
+/// The port at the end of a `… on host:port` log line, after `marker`.
+fn port_after(line: &str, marker: &str) -> Option<u16> {
+    line.split(marker)
+        .nth(1)?
+        .trim()
+        .rsplit(':')
+        .next()?
+        .parse()
+        .ok()
 }
 
 impl Running {
@@ -33,23 +46,26 @@ impl Running {
         let stderr = child.stderr.take().context("stderr")?;
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            let mut port = None;
+            let (mut port, mut ws_port) = (None, None);
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
-                    port = rest
-                        .trim()
-                        .rsplit(':')
-                        .next()
-                        .and_then(|p| p.parse::<u16>().ok());
+                if let Some(p) = port_after(&line, "Listening for client connections on ") {
+                    port = Some(p);
+                }
+                if let Some(p) = port_after(&line, "Listening for websocket clients on ") {
+                    ws_port = Some(p);
                 }
                 if line.contains("Server is ready") {
-                    let _ = tx.send(port);
+                    let _ = tx.send(port.map(|p| (p, ws_port)));
                 }
             }
         });
-        if let Ok(Some(port)) = rx.recv_timeout(Duration::from_secs(20)) {
-            return Ok(Self { child, port });
+        if let Ok(Some((port, ws_port))) = rx.recv_timeout(Duration::from_secs(20)) {
+            return Ok(Self {
+                child,
+                port,
+                ws_port,
+            });
         }
         let _ = child.kill();
         bail!("{} did not start", target.name)
@@ -57,6 +73,11 @@ impl Running {
 
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The websocket listener's address, when there is one.
+    pub fn ws_addr(&self) -> Option<String> {
+        self.ws_port.map(|p| format!("127.0.0.1:{p}"))
     }
 
     fn status_kb(&self, key: &str) -> u64 {

@@ -1,6 +1,7 @@
 //! A lean NATS client for load generation: blocking sockets, pre-built frames, large batched
 //! writes, and a counting reader that skips payloads without copying them. With TLS it reads
-//! the plain INFO, then upgrades (rustls), as NATS clients do.
+//! the plain INFO, then upgrades (rustls), as NATS clients do; over WebSocket it upgrades the
+//! HTTP connection first and then speaks the protocol inside frames (`crate::ws`).
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
@@ -11,19 +12,24 @@ use anyhow::{bail, Context, Result};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 
+use crate::ws::WsStream;
+
 pub const READ_CHUNK_BYTES: usize = 256 * 1024;
 
-/// Where scenarios connect: an address, and a TLS configuration when the server requires TLS.
+/// Where scenarios connect: an address, a TLS configuration when the server requires TLS, and
+/// whether the address is a websocket listener.
 #[derive(Clone)]
 pub struct Endpoint {
     pub addr: String,
     pub tls: Option<Arc<ClientConfig>>,
+    pub ws: bool,
 }
 
-/// A plain or TLS socket.
+/// A plain, TLS or websocket socket.
 pub enum Stream {
     Plain(TcpStream),
     Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+    Ws(Box<WsStream>),
 }
 
 impl Stream {
@@ -31,6 +37,7 @@ impl Stream {
         match self {
             Stream::Plain(s) => s,
             Stream::Tls(s) => &s.sock,
+            Stream::Ws(s) => &s.tcp,
         }
     }
 }
@@ -40,6 +47,7 @@ impl Read for Stream {
         match self {
             Stream::Plain(s) => s.read(buf),
             Stream::Tls(s) => s.read(buf),
+            Stream::Ws(s) => s.read(buf),
         }
     }
 }
@@ -49,6 +57,7 @@ impl Write for Stream {
         match self {
             Stream::Plain(s) => s.write(buf),
             Stream::Tls(s) => s.write(buf),
+            Stream::Ws(s) => s.write(buf),
         }
     }
 
@@ -56,6 +65,7 @@ impl Write for Stream {
         match self {
             Stream::Plain(s) => s.flush(),
             Stream::Tls(s) => s.flush(),
+            Stream::Ws(s) => s.flush(),
         }
     }
 }
@@ -74,8 +84,13 @@ impl Conn {
         let addr = &ep.addr;
         let tcp = TcpStream::connect(addr).with_context(|| format!("connect {addr}"))?;
         tcp.set_nodelay(true)?;
+        let stream = if ep.ws {
+            Stream::Ws(Box::new(WsStream::upgrade(tcp)?))
+        } else {
+            Stream::Plain(tcp)
+        };
         let mut conn = Self {
-            stream: Stream::Plain(tcp),
+            stream,
             buf: vec![0; READ_CHUNK_BYTES],
             start: 0,
             end: 0,

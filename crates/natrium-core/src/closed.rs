@@ -40,6 +40,8 @@ pub struct ClosedConn {
     /// What the connection negotiated, without its peer certificates (kept small: the ring
     /// holds up to `max_closed_clients` of these).
     pub tls: Option<TlsSummary>,
+    /// Go's client type: `nats` or `websocket`.
+    pub client_type: &'static str,
 }
 
 /// The TLS facts `/connz` shows for a connection.
@@ -113,6 +115,7 @@ impl ClosedRing {
             out_bytes,
             subs: snapshot_subs(handle),
             tls: TlsSummary::of(handle),
+            client_type: handle.client_type(),
         });
         let mut ring = self.ring.lock();
         if ring.len() >= self.cap {

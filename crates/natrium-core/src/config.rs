@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::tls::ClientTls;
+use crate::ws::WsConfig;
 
 /// Everything the runtime needs to run a server, with Go's defaults.
 #[derive(Debug, Clone)]
@@ -46,6 +47,8 @@ pub struct CoreConfig {
     pub tls_timeout: Duration,
     /// Go's `max_closed_clients`: closed connections kept for `/connz?state=closed`.
     pub max_closed_clients: usize,
+    /// The websocket listener; `None` when not configured.
+    pub websocket: Option<Arc<WsConfig>>,
 }
 
 impl Default for CoreConfig {
@@ -75,6 +78,7 @@ impl Default for CoreConfig {
             tls: None,
             tls_timeout: Duration::from_secs(2),
             max_closed_clients: 10_000,
+            websocket: None,
         }
     }
 }

@@ -12,6 +12,8 @@
 //! - [`reload`]: swapping in new settings at run time and re-checking connected clients.
 //! - [`tls`]: client TLS: building the rustls configuration from files with Go's errors, peer
 //!   certificate decoding, handshake error reports.
+//! - [`ws`]: WebSocket clients: the `websocket { }` listener, the HTTP upgrade, and the framing
+//!   adapters the client tasks run over (the codec is `natrium-ws`).
 //!
 //! The wire codec lives in `nats-proto` and the subscription index in `nats-subject`; this crate
 //! only wires them to tokio.
@@ -34,6 +36,7 @@ pub mod reload;
 pub mod server;
 pub mod stats;
 pub mod tls;
+pub mod ws;
 
 pub use config::CoreConfig;
 pub use server::{Server, ServerHandle, StartError};

@@ -62,7 +62,7 @@ impl Server {
         let account = self.global_account();
         for client in self.clients() {
             if client.closed_reason().is_none() {
-                reauth::apply(&client, &config.auth, account);
+                reauth::apply(self, &client, &config, account);
             }
         }
     }

@@ -182,7 +182,7 @@ pub(crate) struct Shared {
     pub clients: Mutex<FxHashMap<u64, Arc<ClientHandle>>>,
     next_cid: AtomicU64,
     pub shutdown: CancellationToken,
-    stop_accepting: CancellationToken,
+    pub(crate) stop_accepting: CancellationToken,
     /// Cancelled once the accept loop has dropped the client listener.
     accept_stopped: CancellationToken,
     /// Cancelled when something (lame duck mode) asks the binary to shut the server down.
@@ -191,6 +191,8 @@ pub(crate) struct Shared {
     pub tracker: TaskTracker,
     pub started: chrono::DateTime<chrono::Utc>,
     client_addr: Mutex<Option<SocketAddr>>,
+    /// The websocket listener's bound address, once listening.
+    pub ws_addr: Mutex<Option<SocketAddr>>,
     pub closed: crate::closed::ClosedRing,
 }
 
@@ -201,6 +203,13 @@ pub struct ConfigLoaded {
     pub at: chrono::DateTime<chrono::Utc>,
     /// `sha256:<hex>` of the file, empty without one.
     pub digest: String,
+}
+
+impl Shared {
+    /// A new connection id; ids are shared by every kind of client connection.
+    pub(crate) fn next_cid(&self) -> u64 {
+        self.next_cid.fetch_add(1, Ordering::Relaxed)
+    }
 }
 
 /// A running (or about to run) server. Cheap to clone: all clones drive the same server.
@@ -261,6 +270,7 @@ impl Server {
                 tracker: TaskTracker::new(),
                 started,
                 client_addr: Mutex::new(None),
+                ws_addr: Mutex::new(None),
                 closed: crate::closed::ClosedRing::new(closed_cap),
             }),
         })
@@ -341,7 +351,7 @@ impl Server {
     fn accept_client(&self, stream: TcpStream, addr: SocketAddr) {
         let shared = &self.shared;
         let _ = stream.set_nodelay(true);
-        let cid = shared.next_cid.fetch_add(1, Ordering::Relaxed);
+        let cid = shared.next_cid();
         shared
             .stats
             .total_connections
@@ -377,6 +387,23 @@ impl Server {
             client_ip,
             nonce: String::new(),
         }
+    }
+
+    /// The INFO for one connected client: the server's, with the websocket listener's address,
+    /// TLS and authentication override for a websocket client, as Go sends it.
+    pub(crate) fn client_info_for(&self, client: &ClientHandle) -> Info {
+        let mut info = self.client_info(client.cid, client.addr.ip().to_string());
+        if client.websocket().is_some() {
+            if let Some(ws) = &self.config().websocket {
+                let tls = ws.tls.is_some();
+                info.tls_available = tls;
+                info.tls_required = tls;
+                info.host.clone_from(&ws.host);
+                info.port = self.websocket_addr().map_or(0, |a| a.port());
+                info.auth_required |= ws.auth_required();
+            }
+        }
+        info
     }
 
     /// Adds a connection to the registry; refuses it when max_connections is reached.
@@ -562,7 +589,7 @@ impl Server {
             if client.meta.lock().protocol < 1 {
                 continue;
             }
-            let mut info = self.client_info(client.cid, client.addr.ip().to_string());
+            let mut info = self.client_info_for(client);
             info.ldm = true;
             if client.out.enqueue_proto(&info.to_frame()) {
                 client.out.flush();

@@ -23,6 +23,96 @@ pub struct KindStats {
     leafs: u64,
 }
 
+/// The `websocket` section (Go's `WebsocketOptsVarz`): the configured values, every one
+/// omitted when empty or zero, the port being the bound one.
+#[derive(Serialize, Default)]
+pub struct WebsocketVarz {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    host: String,
+    #[serde(skip_serializing_if = "is_zero_u16")]
+    port: u16,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    advertise: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    no_auth_user: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    jwt_cookie: String,
+    #[serde(skip_serializing_if = "is_zero_u128")]
+    handshake_timeout: u128,
+    #[serde(skip_serializing_if = "is_zero_f64", serialize_with = "go_float")]
+    auth_timeout: f64,
+    #[serde(skip_serializing_if = "is_false")]
+    no_tls: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    tls_map: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tls_pinned_certs: Vec<String>,
+    #[serde(skip_serializing_if = "is_false")]
+    same_origin: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    allowed_origins: Vec<String>,
+    #[serde(skip_serializing_if = "is_false")]
+    compression: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls_cert_not_after: Option<String>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
+fn is_zero_u16(value: &u16) -> bool {
+    *value == 0
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero_u128(value: &u128) -> bool {
+    *value == 0
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero_f64(value: &f64) -> bool {
+    *value == 0.0
+}
+
+/// A certificate expiry as Go's `/varz` writes it.
+fn not_after(secs: Option<i64>) -> Option<String> {
+    secs.and_then(|secs| chrono::DateTime::from_timestamp(secs, 0))
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+fn websocket_varz(server: &Server) -> WebsocketVarz {
+    let Some(ws) = &server.config().websocket else {
+        return WebsocketVarz::default();
+    };
+    let r = &ws.report;
+    let tls = ws.tls.as_deref();
+    WebsocketVarz {
+        host: ws.host.clone(),
+        port: server.websocket_addr().map_or(0, |a| a.port()),
+        advertise: r.advertise.clone(),
+        no_auth_user: r.no_auth_user.clone(),
+        jwt_cookie: r.jwt_cookie.clone(),
+        handshake_timeout: ws.handshake_timeout.as_nanos(),
+        auth_timeout: r.auth_timeout,
+        no_tls: r.no_tls,
+        tls_map: tls.is_some_and(|t| t.map),
+        tls_pinned_certs: tls
+            .and_then(|t| t.pinned_certs.as_ref())
+            .map(|pins| pins.iter().map(|p| hex(p)).collect())
+            .unwrap_or_default(),
+        same_origin: r.same_origin,
+        allowed_origins: r.allowed_origins.clone(),
+        compression: r.compression,
+        tls_cert_not_after: not_after(tls.and_then(|t| t.cert_not_after)),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
 #[derive(Serialize)]
 pub struct Varz {
     server_id: String,
@@ -53,7 +143,7 @@ pub struct Varz {
     gateway: Empty,
     leaf: Empty,
     mqtt: Empty,
-    websocket: Empty,
+    websocket: WebsocketVarz,
     jetstream: Empty,
     #[serde(serialize_with = "go_float")]
     tls_timeout: f64,
@@ -174,7 +264,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         gateway: Empty {},
         leaf: Empty {},
         mqtt: Empty {},
-        websocket: Empty {},
+        websocket: websocket_varz(server),
         jetstream: Empty {},
         tls_timeout: config.tls_timeout.as_secs_f64(),
         write_deadline: config.write_deadline.as_nanos(),
@@ -213,12 +303,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
             clients: load(&stats.stale_connections),
             ..KindStats::default()
         },
-        tls_cert_not_after: config
-            .tls
-            .as_ref()
-            .and_then(|t| t.cert_not_after)
-            .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0))
-            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        tls_cert_not_after: not_after(config.tls.as_ref().and_then(|t| t.cert_not_after)),
     }
 }
 

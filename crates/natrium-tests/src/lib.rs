@@ -8,7 +8,9 @@
 pub mod certs;
 pub mod process;
 pub mod raw;
+pub mod ws;
 
 pub use certs::TestCerts;
 pub use process::{go_server_path, natrium_path, ServerProcess};
 pub use raw::RawClient;
+pub use ws::WsClient;

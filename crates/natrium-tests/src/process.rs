@@ -45,6 +45,8 @@ pub struct ServerProcess {
     log: Arc<(Mutex<LogState>, Condvar)>,
     pub port: u16,
     pub monitor_port: Option<u16>,
+    /// The websocket port, when the log announced a websocket listener.
+    pub ws_port: Option<u16>,
 }
 
 fn port_after(line: &str, marker: &str) -> Option<u16> {
@@ -133,6 +135,7 @@ impl ServerProcess {
             log,
             port: 0,
             monitor_port: None,
+            ws_port: None,
         })
     }
 
@@ -156,6 +159,9 @@ impl ServerProcess {
             }
             if let Some(port) = port_after(line, "Starting http monitor on") {
                 self.monitor_port = Some(port);
+            }
+            if let Some(port) = port_after(line, "Listening for websocket clients on") {
+                self.ws_port = Some(port);
             }
         }
     }

@@ -172,8 +172,32 @@ pub fn http_get_json(port: u16, path: &str) -> serde_json::Value {
     .expect("send request");
     let mut raw = String::new();
     stream.read_to_string(&mut raw).expect("read response");
-    let (_, body) = raw.split_once("\r\n\r\n").expect("header end");
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+    let (head, body) = raw.split_once("\r\n\r\n").expect("header end");
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+/// The payload of a chunked HTTP body.
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
 }
 
 /// The resident set size of process `pid` in KiB (`VmRSS` in `/proc/<pid>/status`).

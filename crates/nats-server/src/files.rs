@@ -1,8 +1,9 @@
 //! The PID file and the ports file (`<exe>_<pid>.ports` in `ports_file_dir`), which test
 //! harnesses read to find a server started on a random port.
 //!
-//! The ports file is byte-compatible with Go's: `{"nats":[…],"monitoring":[…]}` in that order,
-//! keys without listeners left out, and for a wildcard listen one URL per address of every
+//! The ports file is byte-compatible with Go's: `{"nats":[…],"monitoring":[…],"websocket":[…]}`
+//! in that order (`ws://` or `wss://` URLs for the websocket listener), keys without listeners
+//! left out, and for a wildcard listen one URL per address of every
 //! network interface (in interface order, as Go's `net.Interfaces` lists them).
 
 use std::fmt::Write as _;
@@ -71,25 +72,32 @@ pub struct Monitor {
     pub https: bool,
 }
 
-/// The ports file document for the client and (optional) monitoring listeners.
-pub fn ports_document(client: SocketAddr, monitor: Option<Monitor>) -> String {
+/// The listeners a ports file lists: the websocket one with its scheme (`ws` or `wss`).
+#[derive(Debug, Clone, Copy)]
+pub struct Listeners {
+    pub client: SocketAddr,
+    pub monitor: Option<Monitor>,
+    pub websocket: Option<(&'static str, SocketAddr)>,
+}
+
+/// The ports file document.
+pub fn ports_document(listeners: &Listeners) -> String {
     let mut doc = String::from("{");
-    push_list(&mut doc, "nats", &listener_urls("nats", client));
-    if let Some(monitor) = monitor {
+    push_list(&mut doc, "nats", &listener_urls("nats", listeners.client));
+    if let Some(monitor) = listeners.monitor {
         let scheme = if monitor.https { "https" } else { "http" };
         push_list(&mut doc, "monitoring", &listener_urls(scheme, monitor.addr));
+    }
+    if let Some((scheme, ws)) = listeners.websocket {
+        push_list(&mut doc, "websocket", &listener_urls(scheme, ws));
     }
     doc.push('}');
     doc
 }
 
 /// Writes the ports file; the error is Go's wording, ready to log.
-pub fn write_ports_file(
-    path: &Path,
-    client: SocketAddr,
-    monitor: Option<Monitor>,
-) -> Result<(), String> {
-    std::fs::write(path, ports_document(client, monitor)).map_err(|e| path_error("open", path, &e))
+pub fn write_ports_file(path: &Path, listeners: &Listeners) -> Result<(), String> {
+    std::fs::write(path, ports_document(listeners)).map_err(|e| path_error("open", path, &e))
 }
 
 /// Every IPv4 and IPv6 address of every interface, grouped by interface index like Go's
@@ -145,18 +153,26 @@ mod tests {
     fn files_ports_document_key_order_like_go() {
         let client: SocketAddr = "127.0.0.1:4222".parse().unwrap_or(([0; 4], 0).into());
         let monitor: SocketAddr = "[::1]:8222".parse().unwrap_or(([0; 4], 0).into());
+        let ws: SocketAddr = "127.0.0.1:8080".parse().unwrap_or(([0; 4], 0).into());
+        let all = Listeners {
+            client,
+            monitor: Some(Monitor {
+                addr: monitor,
+                https: false,
+            }),
+            websocket: Some(("wss", ws)),
+        };
         assert_eq!(
-            ports_document(
-                client,
-                Some(Monitor {
-                    addr: monitor,
-                    https: false
-                })
-            ),
-            r#"{"nats":["nats://127.0.0.1:4222"],"monitoring":["http://[::1]:8222"]}"#
+            ports_document(&all),
+            r#"{"nats":["nats://127.0.0.1:4222"],"monitoring":["http://[::1]:8222"],"websocket":["wss://127.0.0.1:8080"]}"#
         );
+        let alone = Listeners {
+            client,
+            monitor: None,
+            websocket: None,
+        };
         assert_eq!(
-            ports_document(client, None),
+            ports_document(&alone),
             r#"{"nats":["nats://127.0.0.1:4222"]}"#
         );
     }

@@ -85,6 +85,7 @@ fn test_config(flags: &natrium_conf::Flags) -> Result<String, natrium_conf::Conf
     let mut options = loaded.options.clone();
     options.apply_baseline();
     settings::client_tls(&options)?;
+    settings::websocket_tls(&options)?;
     Ok(format!(
         "nats-server: configuration file {file} is valid ({})",
         loaded.digest

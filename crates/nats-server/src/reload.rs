@@ -11,7 +11,6 @@
 //! changes that need it (max_connections, pid file, ports file), reconfigure logging,
 //! re-check every client, and log `Reloaded server configuration (sha256:…)`.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use natrium_conf::cli::Flags;
@@ -34,8 +33,7 @@ pub struct Running {
     pub options: ServerOptions,
     pub server: Server,
     pub sink: LogSink,
-    pub client_addr: SocketAddr,
-    pub monitor_addr: Option<files::Monitor>,
+    pub listeners: files::Listeners,
     /// The ports file written, removed at shutdown.
     pub ports_file: Option<PathBuf>,
 }
@@ -60,7 +58,7 @@ impl Running {
             return Err(NO_CONFIG_FILE.to_owned());
         }
         let (new, digest) = settings::load_options(&self.flags).map_err(|e| e.to_string())?;
-        let diff = diff(&self.options, &new, self.client_addr.port())?;
+        let diff = diff(&self.options, &new, self.listeners.client.port())?;
         // Built in full (TLS files read) before anything changes, so that a bad certificate
         // leaves the old configuration in force.
         let core = settings::core_config(&new).map_err(|e| e.to_string())?;
@@ -112,7 +110,7 @@ impl Running {
                 }
                 if let Some(dir) = settings::non_empty_path(&new.ports_file_dir) {
                     let path = files::ports_file_path(&dir);
-                    match files::write_ports_file(&path, self.client_addr, self.monitor_addr) {
+                    match files::write_ports_file(&path, &self.listeners) {
                         Ok(()) => self.ports_file = Some(path),
                         Err(err) => {
                             tracing::error!("Error writing ports file ({}): {err}", path.display());
@@ -425,6 +423,17 @@ fn auth_fields(w: &mut Walk<'_>) -> Result<(), String> {
 /// Go's `PidFile` … `RemoteSyslog`.
 fn files_and_logging(w: &mut Walk<'_>) -> Result<(), String> {
     let (old, new) = (w.old, w.new);
+    // Go refuses any websocket change but its TLS files, naming the whole block with `%v`
+    // (secrets included); we name the listen address only.
+    let mut ws_old = old.websocket.clone();
+    let mut ws_new = new.websocket.clone();
+    ws_old.tls = None;
+    ws_new.tls = None;
+    if ws_old != ws_new {
+        let show =
+            |w: &natrium_conf::options::WebsocketOptions| format!("{{{} {}}}", w.host, w.port);
+        return Err(Walk::refuse("Websocket", show(&ws_old), show(&ws_new)));
+    }
     // Go writes the new PID file but logs (and writes) nothing when the option is removed.
     if old.pidfile != new.pidfile && !new.pidfile.is_empty() {
         w.push(

@@ -1,12 +1,12 @@
 //! Running the server: start-up in Go's order and with Go's log lines, then the signal loop.
 //!
 //! Go's order, which harnesses rely on: banner, `Using configuration file`, PID file, HTTP
-//! monitor, client listener (`Listening for client connections on …`), ports file,
+//! monitor, websocket listener, client listener (`Listening for client connections on …`),
+//! ports file,
 //! `Server is ready`. Any failure up to the client listener is a `[FTL]` line and exit status
 //! 1; a ports file that cannot be written is only an `[ERR]`, as in Go. Unlike Go, which writes
 //! the ports file in the background, ours exists by the time `Server is ready` is logged.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -76,8 +76,7 @@ fn banner(server: &Server, settings: &Settings) {
 
 /// What start-up opened: the listeners' addresses and the ports file.
 struct Started {
-    client: SocketAddr,
-    monitor: Option<files::Monitor>,
+    listeners: files::Listeners,
     ports_file: Option<PathBuf>,
 }
 
@@ -98,10 +97,18 @@ async fn start(server: &Server, settings: &Settings) -> Result<Started, String> 
         }),
         None => None,
     };
+    let websocket = server.listen_websocket().await.map_err(|e| e.to_string())?;
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;
+    let ws_scheme = match server.config().websocket.as_ref() {
+        Some(ws) if ws.tls.is_some() => "wss",
+        _ => "ws",
+    };
     let mut started = Started {
-        client: client_addr,
-        monitor,
+        listeners: files::Listeners {
+            client: client_addr,
+            monitor,
+            websocket: websocket.map(|addr| (ws_scheme, addr)),
+        },
         ports_file: None,
     };
     let Some(dir) = &settings.ports_file_dir else {
@@ -109,7 +116,7 @@ async fn start(server: &Server, settings: &Settings) -> Result<Started, String> 
         return Ok(started);
     };
     let path = files::ports_file_path(dir);
-    let written = files::write_ports_file(&path, client_addr, monitor);
+    let written = files::write_ports_file(&path, &started.listeners);
     tracing::info!("Server is ready");
     if let Err(err) = written {
         tracing::error!("Error writing ports file ({}): {err}", path.display());
@@ -132,8 +139,7 @@ async fn serve(flags: Flags, settings: Settings, sink: LogSink) -> Result<(), St
         options: settings.options,
         server: server.clone(),
         sink,
-        client_addr: started.client,
-        monitor_addr: started.monitor,
+        listeners: started.listeners,
         ports_file: started.ports_file,
     };
     signals.handle(&mut running).await;

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use natrium_auth::{AuthConfig, NkeyUser, User};
 use natrium_conf::cli::Flags;
-use natrium_conf::options::{TlsOptions, TlsVersion};
+use natrium_conf::options::{TlsOptions, TlsVersion, WebsocketOptions};
 use natrium_conf::{merge, ConfError, ServerOptions};
 use natrium_core::tls::{ClientTls, TlsSpec};
+use natrium_core::ws::{WsConfig, WsReport};
 use natrium_core::CoreConfig;
 use natrium_monitor::MonitorSettings;
+use natrium_ws::handshake::{CookieNames, HandshakeConfig};
 
 use crate::logging::LogSettings;
 
@@ -86,8 +88,24 @@ pub fn client_tls(o: &ServerOptions) -> Result<Option<Arc<ClientTls>>, ConfError
     let Some(tls) = &o.tls else {
         return Ok(None);
     };
-    let spec = tls_spec(tls, o);
-    ClientTls::build(&spec)
+    build_tls(tls, &tls_spec(tls, o))
+}
+
+/// The websocket block's `tls`, built the same way (Go reads its files while parsing, so `-t`
+/// reports them too).
+pub fn websocket_tls(o: &ServerOptions) -> Result<Option<Arc<ClientTls>>, ConfError> {
+    let Some(tls) = &o.websocket.tls else {
+        return Ok(None);
+    };
+    let mut spec = tls_spec(tls, o);
+    // The websocket listener has no TLS-first or plain-text fallback modes.
+    spec.handshake_first = false;
+    spec.allow_non_tls = false;
+    build_tls(tls, &spec)
+}
+
+fn build_tls(tls: &TlsOptions, spec: &TlsSpec) -> Result<Option<Arc<ClientTls>>, ConfError> {
+    ClientTls::build(spec)
         .map(|t| Some(Arc::new(t)))
         .map_err(|err| {
             let message = err.to_string();
@@ -170,6 +188,82 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
     }
 }
 
+/// The websocket listener's runtime settings; `None` when the block has no port.
+fn websocket(o: &ServerOptions) -> Result<Option<Arc<WsConfig>>, ConfError> {
+    let ws = &o.websocket;
+    if ws.port == 0 {
+        return Ok(None);
+    }
+    let tls = websocket_tls(o)?;
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let handshake = natrium_ws::Handshake::new(&HandshakeConfig {
+        compression: ws.compression,
+        same_origin: ws.same_origin,
+        allowed_origins: ws.allowed_origins.clone(),
+        cookies: CookieNames {
+            jwt: non_empty(&ws.jwt_cookie),
+            user: non_empty(&ws.user_cookie),
+            pass: non_empty(&ws.pass_cookie),
+            token: non_empty(&ws.token_cookie),
+        },
+        headers: ws.headers.clone(),
+        mqtt_enabled: false,
+        tls: tls.is_some(),
+    })
+    .map_err(|e| ConfError::Validation {
+        message: e.to_string(),
+    })?;
+    Ok(Some(Arc::new(WsConfig {
+        host: ws.host.clone(),
+        port: i32::try_from(ws.port).unwrap_or(-1),
+        tls,
+        handshake,
+        handshake_timeout: ws.handshake_timeout,
+        auth: websocket_auth(ws, o),
+        auth_timeout: (ws.auth_timeout != 0.0).then(|| seconds(ws.auth_timeout)),
+        ping_interval: (!ws.ping_interval.is_zero()).then_some(ws.ping_interval),
+        report: WsReport {
+            advertise: ws.advertise.clone(),
+            no_auth_user: ws.no_auth_user.clone(),
+            jwt_cookie: ws.jwt_cookie.clone(),
+            auth_timeout: ws.auth_timeout,
+            no_tls: ws.no_tls,
+            same_origin: ws.same_origin,
+            allowed_origins: ws.allowed_origins.clone(),
+            compression: ws.compression,
+        },
+    })))
+}
+
+/// The authentication websocket clients get when the block overrides the server's (Go's
+/// `authOverride`), as Go's check orders it: the server's users with the block's
+/// `no_auth_user`, else the block's token, else its user and password.
+fn websocket_auth(ws: &WebsocketOptions, o: &ServerOptions) -> Option<AuthConfig> {
+    if !ws.auth_override() {
+        return None;
+    }
+    if !o.users.is_empty() {
+        let mut server = auth_config(o);
+        if let AuthConfig::Users { no_auth_user, .. } = &mut server {
+            *no_auth_user = (!ws.no_auth_user.is_empty()).then(|| ws.no_auth_user.clone());
+        }
+        return Some(server);
+    }
+    if !ws.token.is_empty() {
+        return Some(AuthConfig::Token(ws.token.clone()));
+    }
+    Some(AuthConfig::Users {
+        users: vec![User {
+            name: ws.username.clone(),
+            password: ws.password.clone(),
+            permissions: None,
+        }],
+        nkeys: Vec::new(),
+        no_auth_user: None,
+        default_permissions: o.default_permissions.clone(),
+    })
+}
+
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
     let (o, config_digest) = load_options(flags)?;
     build(o, config_digest)
@@ -202,6 +296,7 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         tls: client_tls(o)?,
         tls_timeout: seconds(o.tls_timeout),
         max_closed_clients: to_usize(o.max_closed_clients),
+        websocket: websocket(o)?,
     })
 }
 

@@ -9,7 +9,10 @@ use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
-use natrium_auth::{Permissions, SubjectPermission};
+
+mod perms;
+
+use perms::permissions;
 
 /// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
 /// using one is refused rather than half-honoured.
@@ -51,9 +54,7 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "trace_headers",
     "trusted",
     "trusted_keys",
-    "websocket",
     "write_timeout",
-    "ws",
 ];
 
 /// Keys of the `authorization` block Go knows, other than `timeout`, not implemented yet.
@@ -69,34 +70,34 @@ pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
 ];
 
 #[derive(Default)]
-struct Report {
-    warnings: Vec<ConfError>,
-    errors: Vec<ConfError>,
+pub(super) struct Report {
+    pub(super) warnings: Vec<ConfError>,
+    pub(super) errors: Vec<ConfError>,
 }
 
 impl Report {
-    fn invalid(&mut self, entry: &Entry, message: String) {
+    pub(super) fn invalid(&mut self, entry: &Entry, message: String) {
         self.errors.push(ConfError::Invalid {
             pos: entry.key_pos.clone(),
             message,
         });
     }
 
-    fn warn(&mut self, entry: &Entry, message: String) {
+    pub(super) fn warn(&mut self, entry: &Entry, message: String) {
         self.warnings.push(ConfError::Invalid {
             pos: entry.key_pos.clone(),
             message,
         });
     }
 
-    fn unknown(&mut self, entry: &Entry) {
+    pub(super) fn unknown(&mut self, entry: &Entry) {
         self.errors.push(ConfError::UnknownField {
             pos: entry.key_pos.clone(),
             field: entry.key.clone(),
         });
     }
 
-    fn not_supported(&mut self, entry: &Entry, option: String) {
+    pub(super) fn not_supported(&mut self, entry: &Entry, option: String) {
         self.errors.push(ConfError::NotSupportedYet {
             file: entry.key_pos.file.clone(),
             line: entry.key_pos.line,
@@ -221,6 +222,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "tls" => tls_block(o, e, report),
         "allow_non_tls" => set(&mut o.allow_non_tls, convert::boolean(v))?,
         "no_auth_user" => o.no_auth_user = convert::string(v)?,
+        "websocket" | "ws" => super::websocket::parse(o, e, report),
         key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
         // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
         _ if e.node.used_as_variable() => {}
@@ -252,7 +254,11 @@ fn int32(name: &str, v: &Value) -> Result<i32, String> {
 
 /// `ping_interval` and `write_deadline`: a duration string, or (with a warning) seconds.
 /// Negative durations are refused; Go accepts them and then misbehaves (its ping ticker panics).
-fn loose_duration(name: &str, e: &Entry, report: &mut Report) -> Result<Duration, String> {
+pub(super) fn loose_duration(
+    name: &str,
+    e: &Entry,
+    report: &mut Report,
+) -> Result<Duration, String> {
     let nanos = match &e.node.value {
         Value::Str(text) => {
             parse_go_duration(text).map_err(|err| format!("error parsing {name}: {err}"))?
@@ -334,81 +340,6 @@ fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {
     match convert::string(&entry.node.value) {
         Ok(s) => *slot = s,
         Err(message) => report.invalid(entry, message),
-    }
-}
-
-/// A `permissions` block: `publish`/`subscribe` as a subject, a list, or `{allow, deny}`.
-fn permissions(e: &Entry, report: &mut Report) -> Option<Permissions> {
-    let map = match convert::map(&e.node.value) {
-        Ok(map) => map,
-        Err(message) => {
-            report.invalid(e, message);
-            return None;
-        }
-    };
-    let mut out = Permissions::default();
-    for field in map {
-        match field.key.to_ascii_lowercase().as_str() {
-            "publish" | "pub" => out.publish = Some(subject_permission(field, report)),
-            "subscribe" | "sub" => out.subscribe = Some(subject_permission(field, report)),
-            "allow_responses" | "allow_response" | "response" | "responses" => {
-                report.not_supported(field, format!("{}.{}", e.key, field.key));
-            }
-            _ if field.node.used_as_variable() => {}
-            _ => report.invalid(
-                field,
-                format!("Unknown field \"{}\" parsing permissions", field.key),
-            ),
-        }
-    }
-    Some(out)
-}
-
-fn subject_permission(e: &Entry, report: &mut Report) -> SubjectPermission {
-    match &e.node.value {
-        Value::Map(map) => {
-            let mut out = SubjectPermission::default();
-            for field in map {
-                match field.key.to_ascii_lowercase().as_str() {
-                    "allow" => out.allow = Some(subject_list(field, report)),
-                    "deny" => out.deny = subject_list(field, report),
-                    _ if field.node.used_as_variable() => {}
-                    _ => report.invalid(
-                        field,
-                        format!(
-                            "Unknown field name \"{}\" parsing subject permissions, only \
-                             'allow' or 'deny' are permitted",
-                            field.key
-                        ),
-                    ),
-                }
-            }
-            out
-        }
-        _ => SubjectPermission {
-            allow: Some(subject_list(e, report)),
-            deny: Vec::new(),
-        },
-    }
-}
-
-fn subject_list(e: &Entry, report: &mut Report) -> Vec<String> {
-    match &e.node.value {
-        Value::Str(s) => vec![s.clone()],
-        Value::Array(items) => items
-            .iter()
-            .filter_map(|n| match &n.value {
-                Value::Str(s) => Some(s.clone()),
-                other => {
-                    report.invalid(e, convert::conversion(other, "string"));
-                    None
-                }
-            })
-            .collect(),
-        other => {
-            report.invalid(e, convert::conversion(other, "string"));
-            Vec::new()
-        }
     }
 }
 

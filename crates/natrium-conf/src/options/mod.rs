@@ -15,10 +15,12 @@
 mod apply;
 mod convert;
 mod tls;
+mod websocket;
 
 pub use apply::{AUTHORIZATION_NOT_SUPPORTED_YET, NOT_SUPPORTED_YET};
 pub(crate) use tls::override_from_flags as tls_from_flags;
 pub use tls::{supported_cipher_suites, supported_curves, TlsOptions, TlsVersion};
+pub use websocket::WebsocketOptions;
 
 use std::time::Duration;
 
@@ -141,6 +143,8 @@ pub struct ServerOptions {
     pub connect_error_reports: i64,
     /// Report every Nth failed reconnect attempt (`reconnect_error_reports`).
     pub reconnect_error_reports: i64,
+    /// The websocket listener (`websocket { … }`, alias `ws`); port 0 disables it.
+    pub websocket: WebsocketOptions,
 }
 
 impl Default for ServerOptions {
@@ -194,6 +198,7 @@ impl Default for ServerOptions {
             lame_duck_grace_period: limits::LAME_DUCK_GRACE_PERIOD_DEFAULT,
             connect_error_reports: limits::CONNECT_ERROR_REPORTS_DEFAULT,
             reconnect_error_reports: limits::RECONNECT_ERROR_REPORTS_DEFAULT,
+            websocket: WebsocketOptions::default(),
         }
     }
 }
@@ -310,6 +315,9 @@ impl ServerOptions {
         if self.reconnect_error_reports == 0 {
             self.reconnect_error_reports = d.reconnect_error_reports;
         }
+        if self.websocket.port != 0 && self.websocket.host.is_empty() {
+            limits::HOST_DEFAULT.clone_into(&mut self.websocket.host);
+        }
     }
 
     /// The checks Go makes when the server starts (after baseline), with Go's wording.
@@ -337,36 +345,30 @@ impl ServerOptions {
                 ),
             });
         }
-        self.validate_no_auth_user()
+        if !self.no_auth_user.is_empty() {
+            validate_no_auth_user_named(self, &self.no_auth_user)?;
+        }
+        // Go checks the websocket block last.
+        websocket::validate(self)
     }
+}
 
-    /// Go refuses a `no_auth_user` that names no configured user.
-    fn validate_no_auth_user(&self) -> Result<(), ConfError> {
-        let name = &self.no_auth_user;
-        if name.is_empty() {
-            return Ok(());
-        }
-        if self.users.is_empty() {
-            return Err(ConfError::Validation {
-                message: format!(
-                    "no_auth_user: \"{name}\" present, but users/nkeys are not defined"
-                ),
-            });
-        }
-        if !self
-            .users
-            .iter()
-            .any(|u| &u.username == name || &u.nkey == name)
-        {
-            return Err(ConfError::Validation {
-                message: format!(
-                    "no_auth_user: \"{name}\" not present as user or nkey in authorization \
-                     block or account configuration"
-                ),
-            });
-        }
-        Ok(())
+/// Go refuses a `no_auth_user` that names no configured user.
+fn validate_no_auth_user_named(o: &ServerOptions, name: &str) -> Result<(), ConfError> {
+    if o.users.is_empty() {
+        return Err(ConfError::Validation {
+            message: format!("no_auth_user: \"{name}\" present, but users/nkeys are not defined"),
+        });
     }
+    if !o.users.iter().any(|u| u.username == name || u.nkey == name) {
+        return Err(ConfError::Validation {
+            message: format!(
+                "no_auth_user: \"{name}\" not present as user or nkey in authorization block or \
+                 account configuration"
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

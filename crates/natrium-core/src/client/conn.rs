@@ -8,17 +8,18 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::collections::HashMap;
-
-use natrium_auth::{AuthError, Permissions};
-use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, Verb, WireError};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use natrium_auth::AuthConfig;
+use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, WireError};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::authn::{authenticate, log_refusal, Admitted};
 use super::connect::ConnectOptions;
+use super::io::{Inbound, OutSink, PlainRead, PlainWrite};
 use super::logfmt::{go_duration, go_quote};
+use super::perms::ConnPerms;
+use super::protolog::{log_protocol_error, op_summary};
 use super::readbuf::ReadBuf;
 use super::reauth::StoredAuth;
 use super::writer::{run_writer, WriterFailure};
@@ -27,10 +28,9 @@ use crate::account::{Account, SubRef};
 use crate::config::CoreConfig;
 use crate::deliver::{Message, Publisher};
 use crate::info::Info;
-use crate::limits::{
-    FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, PROTO_SNIPPET_BYTES, RTT_MEASUREMENT_INTERVAL,
-};
+use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_INTERVAL};
 use crate::server::Server;
+use crate::ws::WsSession;
 
 const PING: &[u8] = b"PING\r\n";
 const PONG: &[u8] = b"PONG\r\n";
@@ -54,10 +54,8 @@ struct Conn {
     connected: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
     nonce: String,
-    /// The user's permissions; `None` (no checks at all) when unrestricted.
-    perms: Option<Arc<Permissions>>,
-    /// Publish decisions per subject, bounded by `PUB_PERM_CACHE_MAX` (cleared when full).
-    pub_cache: HashMap<Vec<u8>, bool>,
+    /// The user's permissions (free when unrestricted).
+    perms: ConnPerms,
     publisher: Publisher,
     ping: PingState,
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
@@ -68,6 +66,10 @@ struct Conn {
     /// Set by CONNECT: the PING timer restarts with the short first interval.
     restart_pings: bool,
     trace: bool,
+    /// `ping_interval`, or the websocket block's own.
+    ping_interval: Duration,
+    /// Set for a connection that arrived through the websocket listener.
+    ws: Option<Box<WsSession>>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -102,19 +104,19 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
     let info = info.to_frame();
     handle.out.enqueue_proto(&info);
     handle.out.flush();
-    let writer = spawn_writer(&handle, write_half, config.write_deadline);
+    let writer = spawn_writer(&handle, PlainWrite(write_half), config.write_deadline);
     if !server.register(&handle) {
         refuse_max_connections(&handle);
         let _ = writer.await;
         return;
     }
     tracing::debug!("{} - Client connection created", handle.log_prefix());
-    serve(server, handle, nonce, read_half, writer).await;
+    serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
 }
 
 /// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
-pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
-    let mut info = server.client_info(handle.cid, handle.addr.ip().to_string());
+pub(crate) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
+    let mut info = server.client_info_for(handle);
     if server.config().auth.nonce_required() {
         info.nonce = new_nonce();
     }
@@ -122,19 +124,19 @@ pub(super) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
 }
 
 /// Starts the writer task on `socket`.
-pub(super) fn spawn_writer<W>(
+pub(crate) fn spawn_writer<W>(
     handle: &Arc<ClientHandle>,
     socket: W,
     write_deadline: Duration,
 ) -> JoinHandle<Option<WriterFailure>>
 where
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: OutSink + 'static,
 {
     tokio::spawn(run_writer(Arc::clone(handle), socket, write_deadline))
 }
 
 /// Go's answer when max_connections is reached: an -ERR, then the connection closes.
-pub(super) fn refuse_max_connections(handle: &ClientHandle) {
+pub(crate) fn refuse_max_connections(handle: &ClientHandle) {
     tracing::error!("{} - Maximum connections exceeded", handle.log_prefix());
     send_err(handle, &WireError::MaxConnectionsExceeded);
     handle.close(ClosedReason::MaxConnectionsExceeded);
@@ -142,16 +144,21 @@ pub(super) fn refuse_max_connections(handle: &ClientHandle) {
 
 /// Runs a registered connection whose writer is started: the read loop until the connection
 /// ends, then the writer's last word and the cleanup.
-pub(super) async fn serve<R: AsyncRead + Unpin>(
+pub(crate) async fn serve<R: Inbound>(
     server: Server,
     handle: Arc<ClientHandle>,
     nonce: String,
     read_half: R,
     writer: JoinHandle<Option<WriterFailure>>,
+    ws: Option<Box<WsSession>>,
 ) {
     let shared = Arc::clone(&server.shared);
     let config_epoch = server.config_epoch();
     let config = server.config();
+    let ping_interval = ws
+        .as_ref()
+        .and_then(|w| w.config.ping_interval)
+        .unwrap_or(config.ping_interval);
     let mut conn = Conn {
         limits: ParserLimits {
             max_control_line: config.max_control_line,
@@ -162,8 +169,7 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
         nonce,
-        perms: None,
-        pub_cache: HashMap::new(),
+        perms: ConnPerms::default(),
         connected: false,
         publisher: Publisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
@@ -171,6 +177,8 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
         touched: false,
         restart_pings: false,
         trace: config.trace,
+        ping_interval,
+        ws,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -207,7 +215,7 @@ pub(super) async fn serve<R: AsyncRead + Unpin>(
 }
 
 /// Unregisters a connection and logs why it closed.
-pub(super) fn finish(server: &Server, handle: &ClientHandle) {
+pub(crate) fn finish(server: &Server, handle: &ClientHandle) {
     server.unregister(handle.cid);
     let why = handle.closed_reason().unwrap_or(ClosedReason::ClientClosed);
     tracing::debug!(
@@ -225,10 +233,15 @@ pub(crate) fn send_err(handle: &ClientHandle, err: &WireError) {
 }
 
 impl Conn {
-    async fn read_loop<R: AsyncRead + Unpin>(&mut self, mut socket: R) -> Option<ClosedReason> {
+    async fn read_loop<R: Inbound>(&mut self, mut socket: R) -> Option<ClosedReason> {
+        let auth_timeout = self
+            .ws
+            .as_ref()
+            .and_then(|w| w.config.auth_timeout)
+            .unwrap_or(self.config.auth_timeout);
         let mut rb = ReadBuf::new();
-        let mut ping_timer = pin!(tokio::time::sleep(self.config.ping_interval));
-        let mut connect_deadline = pin!(tokio::time::sleep(self.config.auth_timeout));
+        let mut ping_timer = pin!(tokio::time::sleep(self.ping_interval));
+        let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
@@ -248,7 +261,7 @@ impl Conn {
                     self.refresh_config();
                     let now = Instant::now();
                     // A reloaded ping_interval applies from the next tick, as in Go.
-                    ping_timer.as_mut().reset(now + self.config.ping_interval);
+                    ping_timer.as_mut().reset(now + self.ping_interval);
                     if !std::mem::take(&mut read_since_tick) {
                         rb.idle();
                     }
@@ -257,17 +270,11 @@ impl Conn {
                     }
                     continue;
                 }
-                read = socket.read_buf(&mut rb.data) => read,
+                read = socket.read_into(&mut rb.data) => read,
             };
             match read {
-                Ok(0) => return Some(ClosedReason::ClientClosed),
                 Ok(n) => rb.note_read(n),
-                // TLS: the peer closed without close_notify, at a record boundary; Go takes
-                // that as a normal close.
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    return Some(ClosedReason::ClientClosed)
-                }
-                Err(_) => return Some(ClosedReason::ReadError),
+                Err(reason) => return Some(reason),
             }
             read_since_tick = true;
             self.refresh_config();
@@ -281,7 +288,7 @@ impl Conn {
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
                     .as_mut()
-                    .reset(Instant::now() + first_ping_delay(self.config.ping_interval));
+                    .reset(Instant::now() + first_ping_delay(self.ping_interval));
             }
             self.publisher.flush();
             self.handle.out.flush();
@@ -338,6 +345,17 @@ impl Conn {
         if let Some(wire) = wire {
             send_err(&self.handle, &wire);
         }
+        if self.ws.is_some() {
+            // Go's websocket read path logs the limit error its parser returned once more.
+            let limit = match err {
+                ProtoError::PayloadTooLarge { .. } => Some("maximum payload exceeded"),
+                ProtoError::ControlLineTooLong => Some("maximum control line exceeded"),
+                _ => None,
+            };
+            if let Some(text) = limit {
+                tracing::error!("{} - read error: {text}", self.handle.log_prefix());
+            }
+        }
         reason
     }
 
@@ -354,6 +372,11 @@ impl Conn {
                 max_payload: self.config.max_payload,
             };
             self.trace = self.config.trace;
+            self.ping_interval = self
+                .ws
+                .as_ref()
+                .and_then(|w| w.config.ping_interval)
+                .unwrap_or(self.config.ping_interval);
         }
         self.refresh_permissions();
     }
@@ -362,18 +385,19 @@ impl Conn {
         // A plain load first: the common case writes nothing to the shared cache line.
         let changed = &self.handle.perms_changed;
         if changed.load(Ordering::Acquire) && changed.swap(false, Ordering::AcqRel) {
-            self.perms = self
+            let perms = self
                 .handle
                 .auth
                 .lock()
                 .as_ref()
                 .and_then(|a| a.perms.clone());
-            self.pub_cache.clear();
+            self.perms.install(perms, &self.handle);
         }
     }
 
     fn ping_tick(&mut self, now: Instant) -> Next {
         let config = Arc::clone(&self.config);
+        let ping_interval = self.ping_interval;
         tracing::debug!("{} - Client Ping Timer", self.handle.log_prefix());
         let need_rtt = !self.ping.rtt_known
             || self
@@ -382,7 +406,7 @@ impl Conn {
                 .is_none_or(|sent| now.duration_since(sent) > RTT_MEASUREMENT_INTERVAL);
         if let Some(last) = self.ping.last_in.filter(|_| !need_rtt) {
             let quiet = now.duration_since(last);
-            if quiet < config.ping_interval {
+            if quiet < ping_interval {
                 tracing::debug!(
                     "{} - Delaying PING due to remote client data or ping {} ago",
                     self.handle.log_prefix(),
@@ -419,7 +443,7 @@ impl Conn {
 
     fn handle_op(&mut self, op: ClientOp<'_>) -> Next {
         self.trace_op(&op);
-        if !self.connected && !matches!(op, ClientOp::Connect(_)) && self.config.auth.required() {
+        if !self.connected && !matches!(op, ClientOp::Connect(_)) && self.auth().required() {
             // Go treats any op before CONNECT as a failed authentication when auth is on.
             return self.auth_violation(None);
         }
@@ -480,6 +504,15 @@ impl Conn {
         Next::Continue
     }
 
+    /// The authentication this connection is checked against: the websocket block's override
+    /// for websocket clients that have one, the server's otherwise.
+    fn auth(&self) -> &AuthConfig {
+        self.ws
+            .as_ref()
+            .and_then(|w| w.config.auth.as_ref())
+            .unwrap_or(&self.config.auth)
+    }
+
     fn ok(&self) {
         if self.opts.verbose {
             self.handle.out.enqueue_proto(OK);
@@ -495,6 +528,9 @@ impl Conn {
                 return Next::Close(ClosedReason::ProtocolViolation);
             }
         };
+        if let Some(ws) = &self.ws {
+            ws.fill_credentials(&mut opts);
+        }
         if !(0..=1).contains(&opts.protocol) {
             send_err(&self.handle, &WireError::InvalidClientProtocol);
             return Next::Close(ClosedReason::ProtocolViolation);
@@ -506,29 +542,36 @@ impl Conn {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        // A reload that lands while this client authenticates could miss it (it is not
-        // stored yet): check again until the settings held still.
+        let meta = |auth_user| ClientMeta {
+            protocol: opts.protocol,
+            name: opts.name.clone(),
+            lang: opts.lang.clone(),
+            version: opts.version.clone(),
+            auth_user,
+        };
+        // Checked against the settings in force now; a reload that lands meanwhile could
+        // miss this client (not stored yet), so check again until the settings held still.
         loop {
             let epoch = self.server.config_epoch();
-            match self.authenticate(&opts) {
-                Ok(stored) => {
-                    self.perms.clone_from(&stored.perms);
-                    self.pub_cache.clear();
+            self.refresh_config();
+            match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
+                Ok(Admitted { perms, auth_user }) => {
+                    *self.handle.meta.lock() = meta(auth_user);
+                    let stored =
+                        StoredAuth::admitted(&opts, &self.nonce, self.auth(), perms.clone());
                     *self.handle.auth.lock() = Some(stored);
                     self.handle.perms_changed.store(false, Ordering::Release);
+                    self.perms.install(perms, &self.handle);
                 }
-                Err(who) => return self.auth_violation(who.as_deref()),
+                Err(refused) => {
+                    *self.handle.meta.lock() = meta(refused.auth_user);
+                    return self.auth_violation(refused.who.as_deref());
+                }
             }
             if self.server.config_epoch() == epoch {
                 break;
             }
         }
-        *self.handle.meta.lock() = ClientMeta {
-            protocol: opts.protocol,
-            name: opts.name.clone(),
-            lang: opts.lang.clone(),
-            version: opts.version.clone(),
-        };
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.opts = opts;
         self.connected = true;
@@ -539,51 +582,10 @@ impl Conn {
         Next::Continue
     }
 
-    /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
-    /// (never the secret), or `None` when the client offered no credentials at all.
-    /// Checks against the settings in force now (not this connection's snapshot, which may
-    /// predate a reload).
-    fn authenticate(&self, opts: &ConnectOptions) -> Result<StoredAuth, Option<String>> {
-        let config = self.server.config();
-        let auth = &config.auth;
-        let mut stored = StoredAuth::from_connect(opts, &self.nonce);
-        if !auth.required() {
-            return Ok(stored);
-        }
-        match auth.check(stored.credentials()) {
-            Ok(who) => {
-                stored.admit(auth, &who);
-                Ok(stored)
-            }
-            Err(_) => Err(go_auth_user(opts)),
-        }
-    }
-
     fn auth_violation(&self, who: Option<&str>) -> Next {
-        let prefix = self.handle.log_prefix();
-        if let Some(who) = who {
-            tracing::error!("{prefix} - {} - {who}", AuthError::Refused);
-        } else {
-            tracing::error!("{prefix} - {}", AuthError::Refused);
-        }
+        log_refusal(&self.handle, who);
         send_err(&self.handle, &WireError::AuthorizationViolation);
         Next::Close(ClosedReason::AuthenticationViolation)
-    }
-
-    /// Whether this client may publish to `subject`; free when it has no permissions.
-    fn can_publish(&mut self, subject: &[u8]) -> bool {
-        let Some(perms) = &self.perms else {
-            return true;
-        };
-        if let Some(&ok) = self.pub_cache.get(subject) {
-            return ok;
-        }
-        let ok = perms.can_publish(subject);
-        if self.pub_cache.len() >= PUB_PERM_CACHE_MAX {
-            self.pub_cache.clear();
-        }
-        self.pub_cache.insert(subject.to_vec(), ok);
-        ok
     }
 
     fn sub_violation(&self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
@@ -626,7 +628,7 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
-        if !self.can_publish(msg.subject) {
+        if !self.perms.can_publish(msg.subject, &self.handle) {
             tracing::error!(
                 "{} - Publish Violation - Subject {}",
                 self.handle.log_prefix(),
@@ -655,19 +657,12 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
         }
-        let max_subs = self.config.max_subscriptions;
-        let handle = Arc::clone(&self.handle);
-        let mut subs = handle.subs.lock();
-        // Under the subscription lock, so that a reload cannot slip new permissions in between
-        // this check and the insert (see `reauth`).
-        self.refresh_permissions();
-        if let Some(perms) = &self.perms {
-            if !perms.can_subscribe(subject) {
-                drop(subs);
-                self.sub_violation(subject, queue, sid);
-                return;
-            }
+        if !self.perms.can_subscribe(subject, queue) {
+            self.sub_violation(subject, queue, sid);
+            return;
         }
+        let max_subs = self.config.max_subscriptions;
+        let mut subs = self.handle.subs.lock();
         if subs.contains_key(sid) {
             drop(subs);
             self.ok();
@@ -691,6 +686,7 @@ impl Conn {
             sid: sid.into(),
             max_msgs: 0.into(),
             delivered: 0.into(),
+            deny_filter: self.perms.delivery_filter(subject, queue),
         });
         if self
             .account
@@ -743,10 +739,6 @@ impl Conn {
     }
 }
 
-/// Publish permission decisions cached per connection (Go's `maxPermCacheSize`, 128); the
-/// cache is cleared when full, so a client cycling subjects costs a rebuild, never memory.
-const PUB_PERM_CACHE_MAX: usize = 128;
-
 /// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
 fn new_nonce() -> String {
     use base64::Engine as _;
@@ -758,26 +750,6 @@ fn new_nonce() -> String {
         }
     }
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
-}
-
-/// How Go's log names a client that failed to authenticate; tokens are redacted.
-fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
-    let present = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
-    if present(&opts.nkey) {
-        Some(format!(
-            "Nkey {}",
-            go_quote(opts.nkey.as_deref().unwrap_or_default().as_bytes())
-        ))
-    } else if present(&opts.user) {
-        Some(format!(
-            "User {}",
-            go_quote(opts.user.as_deref().unwrap_or_default().as_bytes())
-        ))
-    } else if present(&opts.auth_token) {
-        Some("Token \"[REDACTED]\"".to_owned())
-    } else {
-        None
-    }
 }
 
 /// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay
@@ -804,120 +776,4 @@ fn should_log_max_subs() -> bool {
     }
     *last = Some(now);
     true
-}
-
-/// Logs a parser error with Go's wording: the limits by name, argument errors naming Go's
-/// handler and quoting the arguments, anything else as a parser error with a snippet.
-fn log_protocol_error(prefix: &str, err: &ProtoError, rest: &[u8]) {
-    let args = || go_quote(op_args(rest));
-    match err {
-        ProtoError::PayloadTooLarge { .. } | ProtoError::ControlLineTooLong => {
-            tracing::error!("{prefix} - {err}");
-        }
-        ProtoError::BadArgs(verb) => {
-            tracing::error!("{prefix} - {} Parse Error: {}", go_handler(*verb), args());
-        }
-        ProtoError::BadSize(verb) => {
-            let what = match verb {
-                Verb::Hpub if hpub_header_size_ok(op_args(rest)) => "Bad or Missing Total Size",
-                Verb::Hpub => "Bad or Missing Header Size",
-                Verb::Pub => "Bad or Missing Size",
-                Verb::Sub | Verb::Unsub => "Parse Error",
-            };
-            tracing::error!("{prefix} - {} {what}: {}", go_handler(*verb), args());
-        }
-        ProtoError::HeaderSizeExceedsTotal { .. } => {
-            tracing::error!(
-                "{prefix} - processHeaderPub Header Size larger then TotalSize: {}",
-                args()
-            );
-        }
-        _ => tracing::error!(
-            "{prefix} - Client parser ERROR: proto='{}...'",
-            go_quote(proto_snippet(rest))
-        ),
-    }
-}
-
-/// The name of Go's handler for a verb, which its argument errors start with.
-fn go_handler(verb: Verb) -> &'static str {
-    match verb {
-        Verb::Pub => "processPub",
-        Verb::Hpub => "processHeaderPub",
-        Verb::Sub => "processSub",
-        Verb::Unsub => "processUnsub",
-    }
-}
-
-/// The argument text of the control line at the front of `rest`: after the verb and the
-/// blanks that follow it, up to the line end (a CR right before LF excluded).
-fn op_args(rest: &[u8]) -> &[u8] {
-    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-    let line = rest.get(..line_end).unwrap_or_default();
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let verb_end = line
-        .iter()
-        .position(|b| !b.is_ascii_alphabetic())
-        .unwrap_or(line.len());
-    let after = line.get(verb_end..).unwrap_or_default();
-    let blanks = after
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(after.len());
-    after.get(blanks..).unwrap_or_default()
-}
-
-/// Whether the header-size field (second to last) of HPUB arguments is a valid size, so that
-/// the bad one is the total size.
-fn hpub_header_size_ok(args: &[u8]) -> bool {
-    let fields: Vec<&[u8]> = args
-        .split(|&b| b == b' ' || b == b'\t')
-        .filter(|f| !f.is_empty())
-        .collect();
-    fields.len() >= 2
-        && fields
-            .get(fields.len() - 2)
-            .is_some_and(|f| (1..=9).contains(&f.len()) && f.iter().all(u8::is_ascii_digit))
-}
-
-/// What Go shows of the input at a parser error: up to 32 bytes, minus the last byte when the
-/// input ends sooner (Go's snippet stops one short at the end of its buffer).
-fn proto_snippet(rest: &[u8]) -> &[u8] {
-    let end = if rest.len() >= PROTO_SNIPPET_BYTES {
-        PROTO_SNIPPET_BYTES
-    } else {
-        rest.len().saturating_sub(1)
-    };
-    rest.get(..end).unwrap_or_default()
-}
-
-/// A short description of an op for trace logs, Go style (`PUB foo 5`).
-fn op_summary(op: &ClientOp<'_>) -> String {
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    match op {
-        ClientOp::Connect(json) => format!("CONNECT {}", s(json)),
-        ClientOp::Pub(p) => {
-            let reply = p.reply.map(|r| format!(" {}", s(r))).unwrap_or_default();
-            let verb = if p.headers.is_some() { "HPUB" } else { "PUB" };
-            let hdr = p.headers.map_or(0, <[u8]>::len);
-            format!("{verb} {}{reply} {}", s(p.subject), hdr + p.payload.len())
-        }
-        ClientOp::Sub {
-            subject,
-            queue,
-            sid,
-        } => {
-            let queue = queue.map(|q| format!(" {}", s(q))).unwrap_or_default();
-            format!("SUB {}{queue} {}", s(subject), s(sid))
-        }
-        ClientOp::Unsub { sid, max_msgs } => {
-            let max = max_msgs.map(|m| format!(" {m}")).unwrap_or_default();
-            format!("UNSUB {}{max}", s(sid))
-        }
-        ClientOp::Ping => "PING".to_owned(),
-        ClientOp::Pong => "PONG".to_owned(),
-        ClientOp::Info(_) => "INFO".to_owned(),
-        ClientOp::Ok => "+OK".to_owned(),
-        ClientOp::Err(e) => format!("-ERR {}", s(e)),
-    }
 }

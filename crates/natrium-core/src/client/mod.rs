@@ -9,19 +9,25 @@
 //! halves, a TLS one on the halves of `tokio::io::split` over the TLS stream; each combination
 //! is compiled separately, so the plain path pays nothing for TLS. [`tls_accept`] runs the
 //! part of a TLS connection's life before that: INFO before or after the handshake, telling
-//! TLS from plain clients under `allow_non_tls`, the handshake and its timeout.
+//! TLS from plain clients under `allow_non_tls`, the handshake and its timeout. [`io`] holds the
+//! two transport traits the tasks are generic over; WebSocket connections (`crate::ws`) run the
+//! same tasks over framing adapters.
 
 mod activity;
+mod authn;
 mod conn;
 mod connect;
+pub(crate) mod io;
 mod logfmt;
 mod outbound;
+mod perms;
+mod protolog;
 mod readbuf;
 pub(crate) mod reauth;
 mod tls_accept;
 mod writer;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -34,8 +40,10 @@ use crate::tls::{PeerCert, TlsConnInfo};
 pub use activity::Activity;
 pub use conn::run_client;
 pub(crate) use conn::send_err;
+pub(crate) use conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
+pub use perms::Responses;
 
 /// Why a connection ended; the names are Go's (`/connz?state=closed` reports them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +108,10 @@ pub struct ClientMeta {
     pub name: String,
     pub lang: String,
     pub version: String,
+    /// Who the client authenticated as, as Go's `/connz?auth=1` shows it (`authorized_user`):
+    /// the nkey, user name or `[REDACTED]` for a token that CONNECT carried, the
+    /// `no_auth_user`, or the user a certificate mapped to. Kept for refused clients too.
+    pub auth_user: String,
 }
 
 /// The part of a connection shared with other tasks.
@@ -126,6 +138,19 @@ pub struct ClientHandle {
     pub(crate) auth: Mutex<Option<reauth::StoredAuth>>,
     /// A reload replaced the permissions in `auth`: the read loop takes them at its next event.
     pub(crate) perms_changed: AtomicBool,
+    /// Set at CONNECT for a user with `allow_responses`: the reply subjects it may publish to,
+    /// recorded by publishers as they deliver requests to it.
+    responses: OnceLock<Responses>,
+    /// Set for a client that came through the websocket listener.
+    websocket: Option<WsPeer>,
+}
+
+/// What a websocket client's upgrade request said about where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WsPeer {
+    /// The `X-Forwarded-For` address, when the request had a valid one. Go shows it in log
+    /// lines only; INFO and `/connz` keep the socket's address.
+    pub client_ip: Option<IpAddr>,
 }
 
 impl ClientHandle {
@@ -145,6 +170,36 @@ impl ClientHandle {
             activity: Activity::default(),
             auth: Mutex::new(None),
             perms_changed: AtomicBool::new(false),
+            responses: OnceLock::new(),
+            websocket: None,
+        }
+    }
+
+    /// A handle for a client that arrived through the websocket listener.
+    pub fn new_websocket(
+        cid: u64,
+        addr: SocketAddr,
+        max_pending: usize,
+        closing: CancellationToken,
+        peer: WsPeer,
+    ) -> Self {
+        Self {
+            websocket: Some(peer),
+            ..Self::new(cid, addr, max_pending, closing)
+        }
+    }
+
+    /// Set for a websocket client.
+    pub fn websocket(&self) -> Option<&WsPeer> {
+        self.websocket.as_ref()
+    }
+
+    /// Go's client type as `/connz` reports it: `nats` or `websocket`.
+    pub fn client_type(&self) -> &'static str {
+        if self.websocket.is_some() {
+            "websocket"
+        } else {
+            "nats"
         }
     }
 
@@ -160,6 +215,11 @@ impl ClientHandle {
     /// domain components from [`PeerCert::subject_rdns`]) against the configured user names.
     pub fn peer_certificate(&self) -> Option<&PeerCert> {
         self.tls().and_then(TlsConnInfo::peer_certificate)
+    }
+
+    /// The `allow_responses` state, for a client that has it.
+    pub fn responses(&self) -> Option<&Responses> {
+        self.responses.get()
     }
 
     pub(crate) fn set_tls(&self, info: TlsConnInfo) {
@@ -187,9 +247,20 @@ impl ClientHandle {
         *self.reason.lock()
     }
 
-    /// The log prefix Go uses for a client: `ip:port - cid:N`.
+    /// The log prefix Go uses for a client: `ip:port - cid:N`; for a websocket client
+    /// `ip:port - wid:N`, led by the `X-Forwarded-For` address when there is one
+    /// (`1.2.3.4/127.0.0.1:5555 - wid:N`, IPv6 in brackets).
     pub fn log_prefix(&self) -> String {
-        format!("{} - cid:{}", self.addr, self.cid)
+        match self.websocket {
+            None => format!("{} - cid:{}", self.addr, self.cid),
+            Some(WsPeer {
+                client_ip: Some(IpAddr::V6(ip)),
+            }) => format!("[{ip}]/{} - wid:{}", self.addr, self.cid),
+            Some(WsPeer {
+                client_ip: Some(ip),
+            }) => format!("{ip}/{} - wid:{}", self.addr, self.cid),
+            Some(WsPeer { client_ip: None }) => format!("{} - wid:{}", self.addr, self.cid),
+        }
     }
 
     pub fn add_in(&self, msgs: u64, bytes: u64) {
@@ -209,6 +280,9 @@ pub struct Subscription {
     /// Auto-unsubscribe limit; 0 means none.
     pub max_msgs: AtomicU64,
     pub delivered: AtomicU64,
+    /// For a wildcard or queue subscription that may cover subjects its client's
+    /// permissions deny: the permissions each delivery is checked against.
+    pub deny_filter: Option<Arc<natrium_auth::ClientPermissions>>,
 }
 
 /// Outcome of counting one delivery against a subscription's auto-unsubscribe limit.
@@ -238,5 +312,31 @@ impl Subscription {
             std::cmp::Ordering::Equal => DeliveryQuota::DeliverLast,
             std::cmp::Ordering::Greater => DeliveryQuota::Exhausted,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_log_prefix_like_go() {
+        let addr: SocketAddr = "127.0.0.1:5555".parse().unwrap();
+        let token = CancellationToken::new;
+        let ws = |ip: Option<&str>| {
+            let peer = WsPeer {
+                client_ip: ip.map(|s| s.parse().unwrap()),
+            };
+            ClientHandle::new_websocket(7, addr, 1024, token(), peer).log_prefix()
+        };
+        assert_eq!(
+            ClientHandle::new(7, addr, 1024, token()).log_prefix(),
+            "127.0.0.1:5555 - cid:7"
+        );
+        assert_eq!(ws(None), "127.0.0.1:5555 - wid:7");
+        assert_eq!(ws(Some("1.2.3.4")), "1.2.3.4/127.0.0.1:5555 - wid:7");
+        assert_eq!(ws(Some("::1")), "[::1]/127.0.0.1:5555 - wid:7");
+        assert_eq!(ClientHandle::new(1, addr, 1, token()).client_type(), "nats");
     }
 }

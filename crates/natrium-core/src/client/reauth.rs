@@ -20,31 +20,31 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use natrium_auth::{AuthConfig, AuthError, Credentials, Identity, Permissions};
+use natrium_auth::{AuthConfig, ClientPermissions};
 use nats_proto::WireError;
 
+use super::authn::{authenticate, log_refusal};
 use super::conn::send_err;
 use super::connect::ConnectOptions;
 use super::logfmt::go_quote;
 use super::{ClientHandle, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
+use crate::config::CoreConfig;
+use crate::server::Server;
 
 /// What a client authenticated with, kept so that a reload can check it again, and the
 /// permissions in force for it.
 #[derive(Debug, Clone, Default)]
 pub struct StoredAuth {
-    pub user: Option<String>,
-    pub pass: Option<String>,
-    pub token: Option<String>,
-    pub nkey: Option<String>,
-    pub sig: Option<String>,
+    /// The CONNECT as the client sent it (credentials included: Go keeps them too).
+    pub opts: ConnectOptions,
     /// The nonce the client signed (nkey users).
     pub nonce: String,
-    /// The client sent no credentials and was let in as `no_auth_user`, named in `user`
-    /// (`pass` then holds that user's configured password).
-    pub via_no_auth_user: bool,
+    /// Let in as `no_auth_user` (no credentials sent): that user's name and its password at
+    /// CONNECT, which a reload compares with the new one as Go does.
+    pub no_auth_user: Option<(String, String)>,
     /// `None`: unrestricted.
-    pub perms: Option<Arc<Permissions>>,
+    pub perms: Option<Arc<ClientPermissions>>,
 }
 
 fn present(value: Option<&String>) -> Option<&str> {
@@ -52,151 +52,148 @@ fn present(value: Option<&String>) -> Option<&str> {
 }
 
 impl StoredAuth {
-    /// What a CONNECT offered, before it is checked.
-    pub(crate) fn from_connect(opts: &ConnectOptions, nonce: &str) -> Self {
+    /// Records a client `auth` just admitted with `perms`.
+    pub(crate) fn admitted(
+        opts: &ConnectOptions,
+        nonce: &str,
+        auth: &AuthConfig,
+        perms: Option<Arc<ClientPermissions>>,
+    ) -> Self {
+        let offered_nothing = present(opts.user.as_ref()).is_none()
+            && present(opts.nkey.as_ref()).is_none()
+            && present(opts.auth_token.as_ref()).is_none();
+        let no_auth_user = match auth {
+            AuthConfig::Users {
+                users,
+                no_auth_user: Some(name),
+                ..
+            } if offered_nothing => users
+                .iter()
+                .find(|u| &u.name == name)
+                .map(|u| (u.name.clone(), u.password.clone())),
+            _ => None,
+        };
         Self {
-            user: opts.user.clone(),
-            pass: opts.pass.clone(),
-            token: opts.auth_token.clone(),
-            nkey: opts.nkey.clone(),
-            sig: opts.sig.clone(),
+            opts: opts.clone(),
             nonce: nonce.to_owned(),
-            via_no_auth_user: false,
-            perms: None,
-        }
-    }
-
-    /// Records whom a successful check let in, and with which permissions.
-    pub(crate) fn admit(&mut self, auth: &AuthConfig, who: &Identity) {
-        if let Identity::User(name) = who {
-            if present(self.user.as_ref()).is_none() {
-                // Let in as no_auth_user: Go names the client after that user and remembers
-                // the user's password, which a reload compares.
-                self.via_no_auth_user = true;
-                self.user = Some(name.clone());
-                self.pass = configured_password(auth, name);
-            }
-        }
-        self.perms = auth.permissions_for(who).cloned().map(Arc::new);
-    }
-
-    pub(crate) fn credentials(&self) -> Credentials<'_> {
-        if self.via_no_auth_user {
-            return Credentials {
-                nonce: &self.nonce,
-                ..Credentials::default()
-            };
-        }
-        Credentials {
-            user: self.user.as_deref(),
-            pass: self.pass.as_deref(),
-            token: self.token.as_deref(),
-            nkey: self.nkey.as_deref(),
-            sig: self.sig.as_deref(),
-            nonce: &self.nonce,
+            no_auth_user,
+            perms,
         }
     }
 
     /// How Go's log names the client (`User "bob"`, `Nkey "U…"`, `Token "[REDACTED]"`).
     pub fn auth_user(&self) -> String {
-        if let Some(nkey) = present(self.nkey.as_ref()) {
+        let opts = &self.opts;
+        if let Some(nkey) = present(opts.nkey.as_ref()) {
             format!("Nkey {}", go_quote(nkey.as_bytes()))
-        } else if let Some(user) = present(self.user.as_ref()) {
+        } else if let Some((name, _)) = &self.no_auth_user {
+            format!("User {}", go_quote(name.as_bytes()))
+        } else if let Some(user) = present(opts.user.as_ref()) {
             format!("User {}", go_quote(user.as_bytes()))
-        } else if present(self.token.as_ref()).is_some() {
+        } else if present(opts.auth_token.as_ref()).is_some() {
             "Token \"[REDACTED]\"".to_owned()
         } else {
             "User \"N/A\"".to_owned()
         }
     }
 
-    /// Whether the user or nkey the client named still exists; `None` when the question does
-    /// not apply (no users configured, or the client named neither).
+    /// Whether the user or nkey the client named (or was let in as) still exists; `None` when
+    /// the question does not apply (no users configured, or the client named neither).
     fn named_user_exists(&self, auth: &AuthConfig) -> Option<bool> {
         let AuthConfig::Users { users, nkeys, .. } = auth else {
             return None;
         };
-        if let Some(nkey) = present(self.nkey.as_ref()) {
+        if let Some(nkey) = present(self.opts.nkey.as_ref()) {
             return Some(nkeys.iter().any(|k| k.nkey == nkey));
         }
-        let user = present(self.user.as_ref())?;
+        let user = self
+            .no_auth_user
+            .as_ref()
+            .map(|(name, _)| name.as_str())
+            .or(present(self.opts.user.as_ref()))?;
         Some(users.iter().any(|u| u.name == user))
+    }
+
+    /// For a `no_auth_user` client: whether that user's password is unchanged.
+    fn no_auth_password_unchanged(&self, auth: &AuthConfig) -> bool {
+        let (Some((name, pass)), AuthConfig::Users { users, .. }) = (&self.no_auth_user, auth)
+        else {
+            return true;
+        };
+        users
+            .iter()
+            .find(|u| &u.name == name)
+            .is_some_and(|u| &u.password == pass)
     }
 }
 
 /// The outcome of checking a client again.
 enum Verdict {
-    Keep(Option<Arc<Permissions>>),
+    Keep(Option<Arc<ClientPermissions>>),
     /// Its user is gone: closed quietly.
     Gone,
     /// Its credentials no longer pass.
     Refused,
 }
 
-/// The password configured for user `name`, if any.
-fn configured_password(auth: &AuthConfig, name: &str) -> Option<String> {
-    match auth {
-        AuthConfig::Users { users, .. } => users
-            .iter()
-            .find(|u| u.name == name)
-            .map(|u| u.password.clone()),
-        _ => None,
+/// The authentication a client is held to: a websocket block's override for websocket
+/// clients, the server's otherwise.
+fn auth_for<'a>(config: &'a CoreConfig, handle: &ClientHandle) -> &'a AuthConfig {
+    if handle.websocket().is_some() {
+        if let Some(auth) = config.websocket.as_ref().and_then(|w| w.auth.as_ref()) {
+            return auth;
+        }
     }
+    &config.auth
 }
 
-fn no_auth_password_unchanged(auth: &AuthConfig, stored: &StoredAuth) -> bool {
-    let AuthConfig::Users { users, .. } = auth else {
-        return true;
-    };
-    let name = stored.user.as_deref().unwrap_or_default();
-    users
-        .iter()
-        .find(|u| u.name == name)
-        .is_some_and(|u| Some(&u.password) == stored.pass.as_ref())
-}
-
-fn recheck(auth: &AuthConfig, stored: &StoredAuth) -> Verdict {
+fn recheck(
+    server: &Server,
+    handle: &ClientHandle,
+    auth: &AuthConfig,
+    stored: &StoredAuth,
+) -> Verdict {
     if !auth.required() {
         return Verdict::Keep(None);
     }
     if stored.named_user_exists(auth) == Some(false) {
         return Verdict::Gone;
     }
-    if stored.via_no_auth_user && !no_auth_password_unchanged(auth, stored) {
-        // Go checks the password it copied from the user at CONNECT against the new one.
+    if !stored.no_auth_password_unchanged(auth) {
         return Verdict::Refused;
     }
-    match auth.check(stored.credentials()) {
-        Ok(who) => Verdict::Keep(auth.permissions_for(&who).cloned().map(Arc::new)),
+    match authenticate(server, auth, handle, &stored.opts, &stored.nonce) {
+        Ok(admitted) => Verdict::Keep(admitted.perms),
         Err(_) => Verdict::Refused,
     }
 }
 
 /// Applies the reloaded authentication settings to one client (a no-op before its CONNECT,
 /// which will be checked against the new settings anyway).
-pub(crate) fn apply(handle: &ClientHandle, auth: &AuthConfig, account: &Account) {
+pub(crate) fn apply(
+    server: &Server,
+    handle: &ClientHandle,
+    config: &CoreConfig,
+    account: &Account,
+) {
     let Some(stored) = handle.auth.lock().clone() else {
         return;
     };
-    let perms = match recheck(auth, &stored) {
+    let auth = auth_for(config, handle);
+    let perms = match recheck(server, handle, auth, &stored) {
         Verdict::Keep(perms) => perms,
         Verdict::Gone => {
             handle.close(ClosedReason::ClientClosed);
             return;
         }
         Verdict::Refused => {
-            tracing::error!(
-                "{} - {} - {}",
-                handle.log_prefix(),
-                AuthError::Refused,
-                stored.auth_user()
-            );
+            log_refusal(handle, Some(&stored.auth_user()));
             send_err(handle, &WireError::AuthorizationViolation);
             handle.close(ClosedReason::AuthenticationViolation);
             return;
         }
     };
-    let removed = replace_permissions(handle, perms.as_deref(), account);
+    let removed = replace_permissions(handle, perms, account);
     let who = stored.auth_user();
     for sub in removed {
         let subject = go_quote(&sub.subject);
@@ -225,12 +222,12 @@ pub(crate) fn apply(handle: &ClientHandle, auth: &AuthConfig, account: &Account)
 /// the other, never lost in between. Lock order: `subs`, then `auth`.
 fn replace_permissions(
     handle: &ClientHandle,
-    perms: Option<&Permissions>,
+    perms: Option<Arc<ClientPermissions>>,
     account: &Account,
 ) -> Vec<Arc<Subscription>> {
     let mut subs = handle.subs.lock();
     if let Some(stored) = handle.auth.lock().as_mut() {
-        stored.perms = perms.cloned().map(Arc::new);
+        stored.perms.clone_from(&perms);
     }
     handle.perms_changed.store(true, Ordering::Release);
     let Some(perms) = perms else {
@@ -238,7 +235,7 @@ fn replace_permissions(
     };
     let forbidden: Vec<Box<[u8]>> = subs
         .iter()
-        .filter(|(_, sub)| !perms.can_subscribe(&sub.subject))
+        .filter(|(_, sub)| !perms.can_subscribe(&sub.subject, sub.queue.as_deref()))
         .map(|(sid, _)| sid.clone())
         .collect();
     let mut removed = Vec::with_capacity(forbidden.len());
@@ -257,12 +254,11 @@ fn replace_permissions(
 }
 
 #[cfg(test)]
-#[allow(clippy::panic)]
 mod tests {
     use super::*;
-    use natrium_auth::{SubjectPermission, User};
+    use natrium_auth::User;
 
-    fn users(names: &[(&str, &str)]) -> AuthConfig {
+    fn users(names: &[(&str, &str)], no_auth: Option<&str>) -> AuthConfig {
         AuthConfig::Users {
             users: names
                 .iter()
@@ -273,94 +269,53 @@ mod tests {
                 })
                 .collect(),
             nkeys: Vec::new(),
-            no_auth_user: None,
+            no_auth_user: no_auth.map(str::to_owned),
             default_permissions: None,
         }
     }
 
     fn stored(user: &str, pass: &str) -> StoredAuth {
-        StoredAuth {
+        let opts = ConnectOptions {
             user: Some(user.to_owned()),
             pass: Some(pass.to_owned()),
-            ..StoredAuth::default()
-        }
+            ..ConnectOptions::default()
+        };
+        StoredAuth::admitted(&opts, "", &users(&[], None), None)
     }
 
     #[test]
-    fn reload_recheck_keeps_moves_and_refuses() {
-        let auth = users(&[("alice", "a"), ("bob", "b2")]);
-        assert!(matches!(
-            recheck(&auth, &stored("alice", "a")),
-            Verdict::Keep(None)
-        ));
-        assert!(matches!(
-            recheck(&auth, &stored("bob", "b")),
-            Verdict::Refused
-        ));
-        assert!(matches!(
-            recheck(&auth, &stored("carol", "c")),
-            Verdict::Gone
-        ));
-        // No authentication any more: everyone stays.
-        assert!(matches!(
-            recheck(&AuthConfig::None, &stored("carol", "c")),
-            Verdict::Keep(None)
-        ));
-        let token = StoredAuth {
-            token: Some("t1".into()),
-            ..StoredAuth::default()
-        };
-        assert!(matches!(
-            recheck(&AuthConfig::Token("t2".into()), &token),
-            Verdict::Refused
-        ));
-        assert_eq!(token.auth_user(), "Token \"[REDACTED]\"");
-    }
-
-    #[test]
-    fn reload_recheck_no_auth_user_password_change() {
-        let mut cfg = users(&[("a", "x")]);
-        if let AuthConfig::Users { no_auth_user, .. } = &mut cfg {
-            *no_auth_user = Some("a".into());
-        }
-        let mut stored = StoredAuth::default();
-        let who = cfg
-            .check(stored.credentials())
-            .unwrap_or(Identity::Anonymous);
-        stored.admit(&cfg, &who);
-        assert!(stored.via_no_auth_user);
-        assert_eq!(stored.auth_user(), "User \"a\"");
-        assert!(matches!(recheck(&cfg, &stored), Verdict::Keep(None)));
-        let mut changed = users(&[("a", "z")]);
-        if let AuthConfig::Users { no_auth_user, .. } = &mut changed {
-            *no_auth_user = Some("a".into());
-        }
-        assert!(matches!(recheck(&changed, &stored), Verdict::Refused));
-    }
-
-    #[test]
-    fn reload_recheck_new_permissions() {
-        let perms = Permissions {
-            publish: None,
-            subscribe: Some(SubjectPermission {
-                allow: Some(vec!["bar".into()]),
-                deny: Vec::new(),
-            }),
-        };
-        let auth = AuthConfig::Users {
-            users: vec![User {
-                name: "alice".into(),
-                password: "a".into(),
-                permissions: Some(perms.clone()),
-            }],
-            nkeys: Vec::new(),
-            no_auth_user: None,
-            default_permissions: None,
-        };
-        match recheck(&auth, &stored("alice", "a")) {
-            Verdict::Keep(Some(p)) => assert_eq!(*p, perms),
-            _ => panic!("expected new permissions"),
-        }
+    fn reload_named_user_gone_or_kept() {
+        let auth = users(&[("alice", "a"), ("bob", "b2")], None);
+        assert_eq!(stored("alice", "a").named_user_exists(&auth), Some(true));
+        assert_eq!(stored("carol", "c").named_user_exists(&auth), Some(false));
+        // No users any more: the question does not apply (everyone passes or a token rules).
+        assert_eq!(
+            stored("carol", "c").named_user_exists(&AuthConfig::None),
+            None
+        );
         assert_eq!(stored("alice", "a").auth_user(), "User \"alice\"");
+    }
+
+    #[test]
+    fn reload_no_auth_user_password_change() {
+        let before = users(&[("a", "x")], Some("a"));
+        let stored = StoredAuth::admitted(&ConnectOptions::default(), "", &before, None);
+        assert_eq!(stored.auth_user(), "User \"a\"");
+        assert!(stored.no_auth_password_unchanged(&before));
+        assert!(!stored.no_auth_password_unchanged(&users(&[("a", "z")], Some("a"))));
+        assert_eq!(
+            stored.named_user_exists(&users(&[("b", "y")], None)),
+            Some(false)
+        );
+        let token = StoredAuth::admitted(
+            &ConnectOptions {
+                auth_token: Some("t".into()),
+                ..ConnectOptions::default()
+            },
+            "",
+            &AuthConfig::Token("t".into()),
+            None,
+        );
+        assert_eq!(token.auth_user(), "Token \"[REDACTED]\"");
     }
 }

@@ -29,6 +29,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
 use super::conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
+use super::io::{PlainRead, PlainWrite};
 use super::{ClientHandle, ClosedReason};
 use crate::info::Info;
 use crate::limits::NOT_TLS_DRAIN_BYTES_MAX;
@@ -91,8 +92,9 @@ pub(super) async fn run(
     match negotiated {
         Negotiated::Plain(stream) => {
             let (read_half, write_half) = stream.into_split();
-            let writer = spawn_writer(&handle, write_half, config.write_deadline);
-            serve(server, handle, info.nonce.clone(), read_half, writer).await;
+            let writer = spawn_writer(&handle, PlainWrite(write_half), config.write_deadline);
+            let nonce = info.nonce.clone();
+            serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
         }
         Negotiated::Tls(stream) => {
             if tls.handshake_first {
@@ -102,7 +104,7 @@ pub(super) async fn run(
                 handle.out.flush();
             }
             let (read_half, write_half) = tokio::io::split(*stream);
-            let writer = spawn_writer(&handle, write_half, config.write_deadline);
+            let writer = spawn_writer(&handle, PlainWrite(write_half), config.write_deadline);
             if let Some(conn) = handle.tls() {
                 let prefix = handle.log_prefix();
                 tracing::debug!("{prefix} - TLS handshake complete");
@@ -112,7 +114,8 @@ pub(super) async fn run(
                     conn.cipher_suite
                 );
             }
-            serve(server, handle, info.nonce.clone(), read_half, writer).await;
+            let nonce = info.nonce.clone();
+            serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The writer task: waits for the outbound buffer to be flushed, writes it in one call, and
 //! enforces the write deadline (a peer that does not read for that long is a slow consumer).
+//! The transport (plain, TLS or WebSocket framing) is an [`OutSink`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncWrite, AsyncWriteExt};
-
+use super::io::OutSink;
 use super::{ClientHandle, ClosedReason};
 use crate::limits::{CLOSE_FLUSH_DEADLINE, OUTBOUND_SPARE_KEEP_BYTES};
 
@@ -28,9 +28,8 @@ pub(crate) enum WriterFailure {
     WriteError,
 }
 
-/// Writes everything queued until the buffer is empty. The flush after each write is free on
-/// a TCP socket; on TLS it pushes out records the session still holds.
-async fn drain<W: AsyncWrite + Unpin>(
+/// Writes everything queued until the buffer is empty.
+async fn drain<W: OutSink>(
     client: &ClientHandle,
     socket: &mut W,
     spare: &mut Vec<u8>,
@@ -38,16 +37,12 @@ async fn drain<W: AsyncWrite + Unpin>(
 ) -> WriteOutcome {
     loop {
         client.out.take(spare);
-        if spare.is_empty() {
+        if spare.is_empty() && !socket.has_pending() {
             client.out.written();
             return WriteOutcome::Ok;
         }
         let attempted = spare.len();
-        let write = async {
-            socket.write_all(spare).await?;
-            socket.flush().await
-        };
-        let result = tokio::time::timeout(deadline, write).await;
+        let result = tokio::time::timeout(deadline, socket.write_batch(spare)).await;
         spare.clear();
         if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES {
             *spare = Vec::new();
@@ -62,8 +57,8 @@ async fn drain<W: AsyncWrite + Unpin>(
 }
 
 /// Runs until the connection closes. Returns why, if the writer itself ended it. Generic over
-/// the socket so that plain TCP and TLS each get their own compiled loop.
-pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
+/// the transport so that each gets its own compiled loop.
+pub(crate) async fn run_writer<W: OutSink>(
     client: Arc<ClientHandle>,
     mut socket: W,
     write_deadline: Duration,
@@ -100,12 +95,12 @@ pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
         None => {}
     }
     if failure.is_none() {
-        // Closing: write what is left (an -ERR, or pending messages on shutdown), briefly.
-        let flushes = client
-            .closed_reason()
-            .is_none_or(ClosedReason::flushes_on_close);
-        if flushes {
+        // Closing: write what is left (an -ERR, or pending messages on shutdown), briefly, then
+        // the transport's last word.
+        let reason = client.closed_reason();
+        if reason.is_none_or(ClosedReason::flushes_on_close) {
             let _ = drain(&client, &mut socket, &mut spare, CLOSE_FLUSH_DEADLINE).await;
+            let _ = tokio::time::timeout(CLOSE_FLUSH_DEADLINE, socket.write_close(reason)).await;
         }
     }
     let _ = tokio::time::timeout(CLOSE_FLUSH_DEADLINE, socket.shutdown()).await;

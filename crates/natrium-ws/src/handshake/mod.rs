@@ -245,7 +245,7 @@ impl Handshake {
             .collect::<Result<Vec<_>, _>>()?;
         let mut raw_headers = String::new();
         for (name, value) in &cfg.headers {
-            check_extra_header(name, value)?;
+            check_header(name, value)?;
             raw_headers.push_str(name);
             raw_headers.push_str(": ");
             raw_headers.push_str(value);
@@ -463,9 +463,9 @@ fn persistence(req: &Request<'_>) -> Persistence {
     }
 }
 
-/// Go's startup check of `headers`, plus a check that the header is well formed (Go does not
-/// check, and would write a broken response).
-fn check_extra_header(name: &str, value: &str) -> Result<(), ConfigError> {
+/// Go's startup check of one `headers` entry, plus a check that the header is well formed (Go
+/// does not check, and would write a broken response).
+pub fn check_header(name: &str, value: &str) -> Result<(), ConfigError> {
     let lower = name.to_ascii_lowercase();
     if matches!(
         lower.as_str(),

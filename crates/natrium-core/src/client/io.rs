@@ -1,0 +1,80 @@
+//! The transport a client connection runs over, as two small traits: [`Inbound`] gives the
+//! read loop NATS protocol bytes, [`OutSink`] takes the writer's batches. Plain TCP and TLS
+//! use [`PlainRead`] and [`PlainWrite`], which do exactly what the loops did before the traits
+//! existed (one `read_buf`, one `write_all` and `flush`); WebSocket connections use the framing
+//! adapters in `crate::ws`. The loops are generic over these traits, so every transport gets its
+//! own compiled copy and the plain one pays nothing for the others.
+
+use std::future::Future;
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::ClosedReason;
+
+/// Where the read loop gets protocol bytes from.
+pub(crate) trait Inbound: Send {
+    /// Appends the next protocol bytes to `buf` (whose spare capacity is the amount the read
+    /// loop offers) and returns how many. An error is the reason the connection ends. Must be
+    /// cancel-safe: the read loop drops this future when a timer fires.
+    fn read_into(
+        &mut self,
+        buf: &mut Vec<u8>,
+    ) -> impl Future<Output = Result<usize, ClosedReason>> + Send;
+}
+
+/// Where the writer puts the outbound buffer.
+pub(crate) trait OutSink: Send {
+    /// Whether there is something to write even with an empty batch (queued control frames).
+    fn has_pending(&self) -> bool {
+        false
+    }
+
+    /// Writes one batch of protocol bytes (possibly empty when [`has_pending`](Self::has_pending)
+    /// said so) and flushes it.
+    fn write_batch(&mut self, batch: &[u8]) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// Writes the transport's last word before the socket closes (a WebSocket close frame),
+    /// after the final flush. `reason` is why the connection ends.
+    fn write_close(
+        &mut self,
+        reason: Option<ClosedReason>,
+    ) -> impl Future<Output = io::Result<()>> + Send {
+        let _ = reason;
+        std::future::ready(Ok(()))
+    }
+
+    /// Shuts the write side down.
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+}
+
+/// A socket read half used as is.
+pub(crate) struct PlainRead<R>(pub R);
+
+impl<R: AsyncRead + Unpin + Send> Inbound for PlainRead<R> {
+    async fn read_into(&mut self, buf: &mut Vec<u8>) -> Result<usize, ClosedReason> {
+        match self.0.read_buf(buf).await {
+            Ok(0) => Err(ClosedReason::ClientClosed),
+            Ok(n) => Ok(n),
+            // TLS: the peer closed without close_notify, at a record boundary; Go takes that as
+            // a normal close.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(ClosedReason::ClientClosed),
+            Err(_) => Err(ClosedReason::ReadError),
+        }
+    }
+}
+
+/// A socket write half used as is. The flush after each write is free on a TCP socket; on TLS
+/// it pushes out records the session still holds.
+pub(crate) struct PlainWrite<W>(pub W);
+
+impl<W: AsyncWrite + Unpin + Send> OutSink for PlainWrite<W> {
+    async fn write_batch(&mut self, batch: &[u8]) -> io::Result<()> {
+        self.0.write_all(batch).await?;
+        self.0.flush().await
+    }
+
+    async fn shutdown(&mut self) -> io::Result<()> {
+        self.0.shutdown().await
+    }
+}

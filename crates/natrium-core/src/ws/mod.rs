@@ -1,0 +1,341 @@
+//! WebSocket clients: the `websocket { }` listener, the HTTP upgrade, and client connections
+//! that speak the NATS protocol inside WebSocket frames.
+//!
+//! Layout:
+//! - this module: the listener's settings ([`WsConfig`]), binding, the accept loop and the life
+//!   of one connection (TLS, upgrade, then the ordinary client tasks).
+//! - [`upgrade`]: the handshake phase, reading HTTP requests until one upgrades or is refused.
+//! - [`transport`]: the framing adapters the client tasks run over: [`transport::WsRead`]
+//!   decodes frames into protocol bytes and answers pings and closes, [`transport::WsWrite`]
+//!   frames outbound batches (vectored, no copy, or deflated) and sends the close frame.
+//!
+//! The codec itself (handshake rules, frames, deflate, close payloads) is `natrium_ws`, which
+//! does no I/O. See `docs/websocket.md`.
+
+pub(crate) mod transport;
+pub(crate) mod upgrade;
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use natrium_auth::AuthConfig;
+use natrium_ws::handshake::Cookies;
+use natrium_ws::{CloseCause, Handshake, Upgrade};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+
+use crate::client::{
+    finish, first_info, refuse_max_connections, serve, spawn_writer, ClientHandle, ClosedReason,
+    ConnectOptions, WsPeer,
+};
+use crate::server::{bind_tcp, go_os_error, host_port, ListenError, Server, StartError};
+use crate::tls::verify::{describe, noting_rejected_chain};
+use crate::tls::ClientTls;
+
+/// The websocket listener's settings, built once at start by the binary.
+#[derive(Debug)]
+pub struct WsConfig {
+    /// Interface to listen on.
+    pub host: String,
+    /// Port; -1 (or 0) picks a free one.
+    pub port: i32,
+    /// `tls { }`: serve `wss://`. `None` with `no_tls`.
+    pub tls: Option<Arc<ClientTls>>,
+    /// The handshake rules (origins, compression, cookies, extra headers).
+    pub handshake: Handshake,
+    /// `handshake_timeout` as configured; zero is none (the codec's fallback then applies).
+    pub handshake_timeout: Duration,
+    /// The websocket block's `authorization` / `no_auth_user`, when it overrides the server's.
+    pub auth: Option<AuthConfig>,
+    /// `authorization { timeout }` of the block, when set.
+    pub auth_timeout: Option<Duration>,
+    /// `ping_interval` of the block, when set.
+    pub ping_interval: Option<Duration>,
+    /// What `/varz` reports about the block, as configured.
+    pub report: WsReport,
+}
+
+/// The configured values `/varz` shows in its `websocket` section.
+#[derive(Debug, Clone, Default)]
+pub struct WsReport {
+    pub advertise: String,
+    pub no_auth_user: String,
+    pub jwt_cookie: String,
+    /// `authorization { timeout }` in seconds, 0 when unset.
+    pub auth_timeout: f64,
+    pub no_tls: bool,
+    pub same_origin: bool,
+    pub allowed_origins: Vec<String>,
+    pub compression: bool,
+}
+
+impl WsConfig {
+    /// The time allowed for the TLS and HTTP handshakes.
+    fn handshake_deadline(&self) -> Duration {
+        if self.handshake_timeout.is_zero() {
+            Duration::from_millis(natrium_ws::limits::HANDSHAKE_TIMEOUT_FALLBACK_MS)
+        } else {
+            self.handshake_timeout
+        }
+    }
+
+    /// Whether INFO tells websocket clients that authentication is required even when the
+    /// server's own settings do not (Go's `authOverride`).
+    pub fn auth_required(&self) -> bool {
+        self.auth.as_ref().is_some_and(AuthConfig::required)
+    }
+}
+
+/// What a WebSocket upgrade adds to a client connection.
+pub(crate) struct WsSession {
+    pub config: Arc<WsConfig>,
+    pub cookies: Cookies,
+}
+
+impl WsSession {
+    /// Go's cookie rule: each configured cookie fills its CONNECT field when the client left
+    /// that field empty. (The JWT is dropped outside operator mode, which Natrium lacks.)
+    pub fn fill_credentials(&self, opts: &mut ConnectOptions) {
+        let fill = |slot: &mut Option<String>, cookie: &Option<String>| {
+            if slot.as_deref().unwrap_or("").is_empty() {
+                if let Some(value) = cookie {
+                    *slot = Some(value.clone());
+                }
+            }
+        };
+        fill(&mut opts.user, &self.cookies.user);
+        fill(&mut opts.pass, &self.cookies.pass);
+        fill(&mut opts.auth_token, &self.cookies.token);
+    }
+}
+
+/// The close frame Go sends when a websocket client's connection ends for `reason`.
+pub(crate) fn close_cause(reason: ClosedReason) -> CloseCause {
+    match reason {
+        ClosedReason::ClientClosed => CloseCause::ClientClosed,
+        ClosedReason::WriteError => CloseCause::WriteError,
+        ClosedReason::ReadError => CloseCause::ReadError,
+        ClosedReason::SlowConsumerPendingBytes => CloseCause::SlowConsumerPendingBytes,
+        ClosedReason::SlowConsumerWriteDeadline => CloseCause::SlowConsumerWriteDeadline,
+        ClosedReason::ProtocolViolation => CloseCause::ProtocolViolation,
+        ClosedReason::ParseError => CloseCause::ParseError,
+        ClosedReason::MaxPayloadExceeded => CloseCause::MaxPayloadExceeded,
+        ClosedReason::MaxControlLineExceeded => CloseCause::MaxControlLineExceeded,
+        ClosedReason::MaxConnectionsExceeded => CloseCause::MaxConnectionsExceeded,
+        ClosedReason::StaleConnection => CloseCause::StaleConnection,
+        ClosedReason::AuthenticationTimeout => CloseCause::AuthenticationTimeout,
+        ClosedReason::AuthenticationViolation => CloseCause::AuthenticationViolation,
+        // Go records lame-duck closes as server shutdown too.
+        ClosedReason::ServerShutdown | ClosedReason::LameDuckMode => CloseCause::ServerShutdown,
+        ClosedReason::TlsHandshakeError => CloseCause::TlsHandshakeError,
+    }
+}
+
+/// Go's `net/http` answer to a plain HTTP request on a TLS port (the first bytes where a TLS
+/// record header should be read as an HTTP method): a 400 with its own text, and the log line
+/// its TLS error gives. Returns true when it answered (the connection is then done). Only what
+/// the first read brought is looked at, which for a request line is all of it.
+async fn http_on_tls_port(stream: &mut TcpStream, addr: SocketAddr) -> bool {
+    const METHODS: [&[u8]; 5] = [b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO"];
+    const REPLY: &[u8] =
+        b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+    let mut head = [0u8; 5];
+    if !matches!(stream.peek(&mut head).await, Ok(5)) || !METHODS.contains(&&head[..]) {
+        return false;
+    }
+    tracing::error!(
+        "websocket: TLS handshake error from {addr}: client sent an HTTP request to an HTTPS \
+         server"
+    );
+    let _ = tokio::io::AsyncWriteExt::write_all(stream, REPLY).await;
+    let _ = tokio::io::AsyncWriteExt::shutdown(stream).await;
+    true
+}
+
+impl Server {
+    /// Binds the websocket port and starts accepting, when the configuration has a websocket
+    /// block. Logs Go's lines; returns the bound address.
+    pub async fn listen_websocket(&self) -> Result<Option<SocketAddr>, StartError> {
+        let Some(ws) = self.config().websocket.clone() else {
+            return Ok(None);
+        };
+        let port = u16::try_from(ws.port.max(0)).unwrap_or(0);
+        let fail = |cause: ListenError| {
+            StartError::Config(format!(
+                "Unable to listen for websocket connections: {}",
+                cause.0
+            ))
+        };
+        let listener = bind_tcp(&ws.host, port).await.map_err(fail)?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| fail(ListenError(go_os_error(&e))))?;
+        *self.shared.ws_addr.lock() = Some(bound);
+        let scheme = if ws.tls.is_some() { "wss" } else { "ws" };
+        tracing::info!(
+            "Listening for websocket clients on {scheme}://{}",
+            host_port(&ws.host, bound.port())
+        );
+        if ws.tls.is_none() {
+            tracing::warn!("Websocket not configured with TLS. DO NOT USE IN PRODUCTION!");
+        }
+        let server = self.clone();
+        self.shared
+            .tracker
+            .spawn(async move { server.ws_accept_loop(listener, ws).await });
+        Ok(Some(bound))
+    }
+
+    /// The bound websocket address, once listening.
+    pub fn websocket_addr(&self) -> Option<SocketAddr> {
+        *self.shared.ws_addr.lock()
+    }
+
+    async fn ws_accept_loop(self, listener: TcpListener, ws: Arc<WsConfig>) {
+        let shared = &self.shared;
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                () = shared.stop_accepting.cancelled() => break,
+                () = shared.shutdown.cancelled() => break,
+                accepted = listener.accept() => accepted,
+            };
+            match accepted {
+                Ok((stream, addr)) => {
+                    backoff = Duration::from_millis(10);
+                    let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
+                    let _ = stream.set_nodelay(true);
+                    let server = self.clone();
+                    let ws = Arc::clone(&ws);
+                    shared
+                        .tracker
+                        .spawn(async move { server.run_ws(stream, addr, ws).await });
+                }
+                Err(err) => {
+                    tracing::error!("Temporary accept error: {err}, sleeping {backoff:?}");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
+        tracing::debug!("websocket accept loop exiting");
+    }
+
+    /// One accepted websocket socket: TLS and the upgrade within the handshake timeout, then a
+    /// client connection.
+    async fn run_ws(self, stream: TcpStream, addr: SocketAddr, ws: Arc<WsConfig>) {
+        let deadline = tokio::time::Instant::now() + ws.handshake_deadline();
+        let shutdown = self.shared.shutdown.clone();
+        match &ws.tls {
+            None => {
+                let mut stream = stream;
+                let upgraded = tokio::select! {
+                    () = shutdown.cancelled() => None,
+                    up = tokio::time::timeout_at(
+                        deadline,
+                        upgrade::handshake(&mut stream, &ws.handshake, addr),
+                    ) => up.ok().flatten(),
+                };
+                if let Some(up) = upgraded {
+                    let (read_half, write_half) = stream.into_split();
+                    self.ws_client(read_half, write_half, addr, up, ws).await;
+                }
+            }
+            Some(tls) => {
+                let acceptor = TlsAcceptor::from(Arc::clone(&tls.config));
+                let accept = async {
+                    let mut stream = stream;
+                    if http_on_tls_port(&mut stream, addr).await {
+                        return None;
+                    }
+                    let local = stream.local_addr().unwrap_or(addr);
+                    let (accepted, chain) = noting_rejected_chain(acceptor.accept(stream)).await;
+                    let mut stream = match accepted {
+                        Ok(s) => s,
+                        Err(err) => {
+                            let text = describe(&err, local, addr, &chain);
+                            tracing::error!("websocket: TLS handshake error from {addr}: {text}");
+                            return None;
+                        }
+                    };
+                    let up = upgrade::handshake(&mut stream, &ws.handshake, addr).await?;
+                    Some((stream, up))
+                };
+                let upgraded = tokio::select! {
+                    () = shutdown.cancelled() => None,
+                    up = tokio::time::timeout_at(deadline, accept) => up.ok().flatten(),
+                };
+                if let Some((stream, up)) = upgraded {
+                    let (read_half, write_half) = tokio::io::split(stream);
+                    self.ws_client(read_half, write_half, addr, up, ws).await;
+                }
+            }
+        }
+    }
+
+    /// Runs the client connection an upgrade opened (only NATS clients: `/mqtt` is refused by
+    /// the handshake and `/leafnode` closes, as Go does without leafnodes configured).
+    async fn ws_client<R, W>(
+        &self,
+        read_half: R,
+        write_half: W,
+        addr: SocketAddr,
+        up: Box<Upgrade>,
+        ws: Arc<WsConfig>,
+    ) where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        if up.kind != natrium_ws::Kind::Client {
+            tracing::error!("Not configured to accept leaf node connections");
+            return;
+        }
+        let shared = &self.shared;
+        let config = self.config();
+        let cid = shared.next_cid();
+        shared
+            .stats
+            .total_connections
+            .fetch_add(1, Ordering::Relaxed);
+        let peer = WsPeer {
+            client_ip: up.client_ip,
+        };
+        let closing = shared.shutdown.child_token();
+        let handle = Arc::new(ClientHandle::new_websocket(
+            cid,
+            addr,
+            config.max_pending,
+            closing,
+            peer,
+        ));
+        let controls = Arc::new(transport::Controls::default());
+        let reader = transport::WsRead::new(
+            read_half,
+            Arc::clone(&handle),
+            Arc::clone(&controls),
+            up.decoder_config(config.max_payload),
+        );
+        let writer_sink = transport::WsWrite::new(write_half, controls, up.encoder_config());
+        let info = first_info(self, &handle);
+        let nonce = info.nonce.clone();
+        handle.out.enqueue_proto(&info.to_frame());
+        handle.out.flush();
+        tracing::debug!("{} - Client connection created", handle.log_prefix());
+        let writer = spawn_writer(&handle, writer_sink, config.write_deadline);
+        if !self.register(&handle) {
+            refuse_max_connections(&handle);
+            let _ = writer.await;
+            finish(self, &handle);
+            return;
+        }
+        let session = Box::new(WsSession {
+            config: ws,
+            cookies: up.cookies,
+        });
+        serve(self.clone(), handle, nonce, reader, writer, Some(session)).await;
+    }
+}
