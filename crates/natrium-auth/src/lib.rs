@@ -3,13 +3,27 @@
 //! hash (`$2a$…`). Pure: no I/O, no async runtime.
 //!
 //! Layout: [`AuthConfig`] is what the configuration compiles to; [`Credentials`] is what a
-//! client's CONNECT offers; [`AuthConfig::check`] decides.
+//! client's CONNECT offers; [`AuthConfig::check`] decides. `verify_and_map` decides from a
+//! client certificate instead ([`tls_map`], with distinguished names in [`dn`]). Permissions
+//! are configured as [`Permissions`] and checked as [`ClientPermissions`]; [`ReplyTable`]
+//! holds the reply subjects `allow_responses` lets a connection publish to.
 
 use thiserror::Error;
 
+mod client_perms;
+pub mod dn;
+pub mod limits;
 mod permissions;
+mod replies;
+pub mod tls_map;
 
-pub use permissions::{Permissions, SubjectPermission};
+pub use client_perms::ClientPermissions;
+pub use permissions::{
+    entry_problem, split_subject_queue, EntryProblem, Permissions, ResponsePermission,
+    SubjectPermission,
+};
+pub use replies::ReplyTable;
+pub use tls_map::CertIdentity;
 
 /// Prefix Go uses to recognise a bcrypt hash among configured secrets.
 const BCRYPT_PREFIX: &str = "$2";
@@ -192,7 +206,7 @@ fn verify_nonce(nkey: &str, sig: &str, nonce: &str) -> bool {
 
 /// Compares a configured secret (plain or bcrypt) with what a client sent. Plain secrets are
 /// compared in constant time so that timing reveals nothing about a prefix.
-fn secret_matches(configured: &str, offered: &str) -> bool {
+pub(crate) fn secret_matches(configured: &str, offered: &str) -> bool {
     if configured.starts_with(BCRYPT_PREFIX) {
         bcrypt::verify(offered, configured).unwrap_or(false)
     } else {
@@ -339,7 +353,7 @@ mod tests {
                 allow: Some(vec!["a".into()]),
                 deny: Vec::new(),
             }),
-            subscribe: None,
+            ..Permissions::default()
         };
         let with_perms = AuthConfig::Users {
             users: Vec::new(),

@@ -176,6 +176,13 @@ pub enum ConfError {
         /// Go's message.
         message: String,
     },
+    /// An option error Go reports without a position: its reader had already let go of the
+    /// value's token (old-style permission lists: `subject "a b" is not a valid subject`).
+    #[error("{message}")]
+    Unpositioned {
+        /// Go's message.
+        message: String,
+    },
     /// A check Go makes when the server starts, not while reading the file:
     /// `max_payload (…) cannot be higher than max_pending (…)`.
     #[error("{message}")]
@@ -208,6 +215,7 @@ impl ConfError {
             Self::UnknownField { .. }
                 | Self::NotSupportedYet { .. }
                 | Self::Invalid { .. }
+                | Self::Unpositioned { .. }
                 | Self::Many(_)
                 | Self::Empty { .. }
                 | Self::TooDeep { .. }

@@ -28,9 +28,8 @@ fn sorted_lines(text: &str) -> Vec<String> {
     lines
 }
 
-#[test]
-fn differential_go_check_outputs() {
-    let data = include_str!("data/go_check.jsonl");
+/// Checks every case of a recorded file; returns how many there were and the differences.
+fn check_cases(data: &str) -> (usize, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let dir_text = dir.path().to_str().unwrap().to_owned();
     let path = format!("{dir_text}/t.conf");
@@ -60,7 +59,27 @@ fn differential_go_check_outputs() {
         }
         count += 1;
     }
+    (count, failures)
+}
+
+#[test]
+fn differential_go_check_outputs() {
+    let (count, failures) = check_cases(include_str!("data/go_check.jsonl"));
     assert!(count > 700, "only {count} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Permission blocks (`allow_responses`, queue entries, subject checks), recorded separately
+/// with the same script's method.
+#[test]
+fn differential_go_check_permissions() {
+    let (count, failures) = check_cases(include_str!("data/go_check_perms.jsonl"));
+    assert!(count > 40, "only {count} cases");
     assert!(
         failures.is_empty(),
         "{} of {count} differ:\n{}",

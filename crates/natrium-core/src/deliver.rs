@@ -142,6 +142,12 @@ impl Publisher {
         if !self.echo && target.cid == self.cid {
             return false;
         }
+        // A wildcard subscription may cover subjects its client may not receive.
+        if let Some(filter) = &sub.deny_filter {
+            if filter.delivery_denied(msg.subject, sub.queue.as_deref()) {
+                return false;
+            }
+        }
         match sub.take_delivery() {
             DeliveryQuota::Deliver => {}
             DeliveryQuota::DeliverLast => self.finished_subs.push(sub.clone()),
@@ -167,6 +173,11 @@ impl Publisher {
                 return false;
             }
             Enqueued::Closed => return false,
+        }
+        if let Some(reply) = msg.reply {
+            if let Some(responses) = target.responses() {
+                responses.record(reply);
+            }
         }
         self.batch.out_msgs += 1;
         self.batch.out_bytes += payload_len as u64;

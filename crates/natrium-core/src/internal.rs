@@ -54,9 +54,7 @@ impl OutSink for InboxSink {
                 Ok(MsgParsed::Frame { frame, consumed }) => {
                     let msg = InboundMsg {
                         subject: String::from_utf8_lossy(frame.subject).into_owned(),
-                        reply: frame
-                            .reply
-                            .map(|r| String::from_utf8_lossy(r).into_owned()),
+                        reply: frame.reply.map(|r| String::from_utf8_lossy(r).into_owned()),
                         payload: Bytes::copy_from_slice(frame.payload),
                     };
                     if self.tx.try_send(msg).is_err() {
@@ -97,7 +95,7 @@ impl InternalClient {
         let writer = crate::client::writer::run_writer(
             Arc::clone(&handle),
             sink,
-            shared.config.write_deadline,
+            server.config().write_deadline,
         );
         shared.tracker.spawn(writer);
         let client = Self {
@@ -119,11 +117,12 @@ impl InternalClient {
             sid: sid.as_bytes().into(),
             max_msgs: 0.into(),
             delivered: 0.into(),
+            deny_filter: None,
         });
-        let inserted = self
-            .account
-            .sublist
-            .insert(subject.as_bytes(), None, SubRef(Arc::clone(&sub)));
+        let inserted =
+            self.account
+                .sublist
+                .insert(subject.as_bytes(), None, SubRef(Arc::clone(&sub)));
         if inserted.is_err() {
             return false;
         }

@@ -1,10 +1,13 @@
 //! `/connz`: open and closed client connections with Go's query parameters (`sort`, `subs`,
-//! `offset`, `limit`, `cid`, `state`) and Go's 400 texts. `/subsz` lives in [`crate::subsz`].
+//! `offset`, `limit`, `cid`, `state`, `auth`, `user`) and Go's 400 texts. `/subsz` lives in
+//! [`crate::subsz`].
 
 use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
+use natrium_core::account::GLOBAL_ACCOUNT;
 use natrium_core::closed::{snapshot_subs, SubSnapshot, TlsSummary};
+use natrium_core::tls::PeerCert;
 use natrium_core::Server;
 use serde::Serialize;
 
@@ -25,6 +28,25 @@ pub struct SubDetail {
     #[serde(skip_serializing_if = "is_zero")]
     max: u64,
     cid: u64,
+}
+
+/// One `tls_peer_certs` entry (Go's `TLSPeerCert`).
+#[derive(Serialize)]
+pub struct TlsPeerCert {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    subject: String,
+    spki_sha256: String,
+    cert_sha256: String,
+}
+
+impl TlsPeerCert {
+    fn of(cert: &PeerCert) -> Self {
+        Self {
+            subject: cert.subject.clone(),
+            spki_sha256: cert.spki_sha256_hex(),
+            cert_sha256: cert.cert_sha256_hex(),
+        }
+    }
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -66,12 +88,21 @@ pub struct ConnInfo {
     tls_version: &'static str,
     #[serde(skip_serializing_if = "str::is_empty")]
     tls_cipher_suite: &'static str,
+    /// With `auth=1`, open connections only (Go leaves them out of the closed list).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tls_peer_certs: Vec<TlsPeerCert>,
     #[serde(skip_serializing_if = "is_false")]
     tls_first: bool,
+    /// With `auth=1`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    authorized_user: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     subscriptions_list: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     subscriptions_list_detail: Option<Vec<SubDetail>>,
+    /// With `auth=1`, open connections only: the account's name tag (its name).
+    #[serde(skip_serializing_if = "str::is_empty")]
+    name_tag: &'static str,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
@@ -147,13 +178,17 @@ pub struct ConnzOptions {
     limit: usize,
     cid: u64,
     state: State,
+    /// `auth=1`: user names and peer certificates.
+    auth: bool,
+    /// `user=`: only connections authorized as this user.
+    user: Option<String>,
 }
 
 impl ConnzOptions {
     /// Decodes the parameters in Go's order, with Go's error texts.
     pub fn parse(q: &Query) -> Result<Self, QueryError> {
         let sort_raw = q.get("sort").unwrap_or_default();
-        q.bool("auth")?;
+        let auth = q.bool("auth")?;
         let detail = q
             .get("subs")
             .is_some_and(|v| v.eq_ignore_ascii_case("detail"));
@@ -203,6 +238,8 @@ impl ConnzOptions {
             limit,
             cid,
             state,
+            auth,
+            user: q.get("user").filter(|u| !u.is_empty()),
         })
     }
 }
@@ -225,6 +262,8 @@ struct Row {
     subs: Vec<SubSnapshot>,
     tls: Option<TlsSummary>,
     client_type: &'static str,
+    /// Open connections only: the client's certificate chain.
+    peer_certs: Vec<TlsPeerCert>,
 }
 
 impl Row {
@@ -233,7 +272,7 @@ impl Row {
     }
 }
 
-fn open_rows(server: &Server, cid: u64) -> Vec<Row> {
+fn open_rows(server: &Server, cid: u64, auth: bool) -> Vec<Row> {
     server
         .clients()
         .into_iter()
@@ -257,6 +296,10 @@ fn open_rows(server: &Server, cid: u64) -> Vec<Row> {
                 subs: snapshot_subs(&c),
                 tls: TlsSummary::of(&c),
                 client_type: c.client_type(),
+                peer_certs: match c.tls() {
+                    Some(t) if auth => t.peer_certs.iter().map(TlsPeerCert::of).collect(),
+                    _ => Vec::new(),
+                },
             }
         })
         .collect()
@@ -284,6 +327,7 @@ fn closed_rows(server: &Server, cid: u64) -> Vec<Row> {
             subs: c.subs.clone(),
             tls: c.tls,
             client_type: c.client_type,
+            peer_certs: Vec::new(),
         })
         .collect()
 }
@@ -358,26 +402,42 @@ fn conn_info(row: Row, opts: &ConnzOptions, now: DateTime<Utc>) -> ConnInfo {
         version: row.meta.version,
         tls_version: row.tls.map_or("", |t| t.version),
         tls_cipher_suite: row.tls.map_or("", |t| t.cipher_suite),
+        tls_peer_certs: row.peer_certs,
         tls_first: row.tls.is_some_and(|t| t.handshake_first),
+        authorized_user: if opts.auth {
+            row.meta.auth_user
+        } else {
+            String::new()
+        },
         subscriptions_list,
         subscriptions_list_detail,
+        // Every client is in the global account until accounts land.
+        name_tag: if opts.auth && row.stop.is_none() {
+            GLOBAL_ACCOUNT
+        } else {
+            ""
+        },
     }
 }
 
 pub fn connz(server: &Server, opts: &ConnzOptions) -> Connz {
     let now = Utc::now();
     let mut rows = match opts.state {
-        State::Open => open_rows(server, opts.cid),
+        State::Open => open_rows(server, opts.cid, opts.auth),
         State::Closed => closed_rows(server, opts.cid),
         State::All => {
-            let mut rows = open_rows(server, opts.cid);
+            let mut rows = open_rows(server, opts.cid, opts.auth);
             rows.extend(closed_rows(server, opts.cid));
             rows
         }
     };
-    sort_rows(&mut rows, opts.sort, now);
+    // Go counts the connections before it filters by user.
     let total = rows.len();
-    let first = opts.offset.min(total);
+    if let Some(user) = &opts.user {
+        rows.retain(|r| &r.meta.auth_user == user);
+    }
+    sort_rows(&mut rows, opts.sort, now);
+    let first = opts.offset.min(rows.len());
     let connections: Vec<ConnInfo> = rows
         .into_iter()
         .skip(first)

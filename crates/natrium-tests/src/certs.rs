@@ -17,12 +17,14 @@ pub struct TestCerts {
     spki: std::collections::HashMap<String, String>,
     /// The CA certificate, DER, for clients that take roots in memory.
     ca_der: Vec<u8>,
+    /// The main CA, for certificates issued after [`TestCerts::generate`].
+    main: Option<Issuer>,
 }
 
 /// emailAddress (PKCS #9).
 const OID_EMAIL: &[u64] = &[1, 2, 840, 113_549, 1, 9, 1];
 /// domainComponent.
-const OID_DC: &[u64] = &[0, 9, 2342, 19_200_300, 100, 1, 25];
+pub const OID_DC: &[u64] = &[0, 9, 2342, 19_200_300, 100, 1, 25];
 
 struct Issuer {
     cert: Certificate,
@@ -66,6 +68,7 @@ impl TestCerts {
             dir,
             spki: std::collections::HashMap::new(),
             ca_der: Vec::new(),
+            main: None,
         };
         let main = ca("Natrium Test CA");
         certs.ca_der = main.cert.der().to_vec();
@@ -104,7 +107,20 @@ impl TestCerts {
             ),
         ]);
         certs.issue("stranger", stranger, &other);
+        certs.main = Some(main);
         certs
+    }
+
+    /// Issues a client certificate from the main CA with `subject` (attributes in
+    /// certificate order) and `sans`, as `<name>.pem` and `<name>-key.pem`.
+    pub fn issue_client(&mut self, name: &str, subject: &[(DnType, &str)], sans: Vec<SanType>) {
+        let mut params = CertificateParams::new(Vec::new()).expect("params");
+        params.distinguished_name = dn(subject);
+        params.subject_alt_names = sans;
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let issuer = self.main.take().expect("main CA");
+        self.issue(name, params, &issuer);
+        self.main = Some(issuer);
     }
 
     fn issue(&mut self, name: &str, params: CertificateParams, issuer: &Issuer) {

@@ -1,11 +1,13 @@
 //! Authentication over real sockets: token, user/password and users lists (plain and bcrypt),
 //! the command-line flags, `no_auth_user`, the exact `-ERR` and close on failure, the log line
-//! (never the secret), and a wrong-password loop that leaves the server healthy. Where the Go
+//! (never the secret), and bad input: wrong passwords from many connections (memory bounded,
+//! server healthy), garbage CONNECT bodies, forged and replayed nkey signatures. Where the Go
 //! server is installed, the raw-byte scenarios run against it too.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use natrium_tests::raw::vm_rss_kib;
 use natrium_tests::{RawClient, ServerProcess};
 
 const VIOLATION: &str = "-ERR 'Authorization Violation'\r\n";
@@ -285,4 +287,113 @@ fn auth_permissions_violations_match_go() {
         "Publish Violation - Subject \"foo.secret\"",
         Duration::from_secs(5)
     ));
+}
+
+/// 500 wrong passwords from 10 clients at once: every one refused with the same bytes, no
+/// memory kept per attempt, and a right password still gets in afterwards.
+#[test]
+fn auth_wrong_passwords_from_many_connections_bounded() {
+    let (_dir, servers) = both_with("authorization { users = [ {user: u, password: p} ] }\n");
+    for (name, s) in &servers {
+        let addr = s.addr();
+        let rss_before = vm_rss_kib(s.pid());
+        let threads: Vec<_> = (0..10)
+            .map(|t| {
+                let addr = addr.clone();
+                std::thread::spawn(move || {
+                    (0..50)
+                        .map(|i| refused(&addr, &format!(",\"user\":\"u\",\"pass\":\"w{t}-{i}\"")))
+                        .filter(|out| out != VIOLATION)
+                        .count()
+                })
+            })
+            .collect();
+        let unexpected: usize = threads.into_iter().map(|t| t.join().expect("thread")).sum();
+        assert_eq!(unexpected, 0, "{name}");
+        assert!(accepted(&addr, ",\"user\":\"u\",\"pass\":\"p\""), "{name}");
+        if *name == "ours" {
+            let rss_after = vm_rss_kib(s.pid());
+            eprintln!("RSS {rss_before} KiB -> {rss_after} KiB after 500 refusals");
+            assert!(
+                rss_after < rss_before + 16 * 1024,
+                "RSS grew from {rss_before} to {rss_after} KiB"
+            );
+        }
+    }
+}
+
+/// CONNECT bodies that are not what they should be, answered as Go answers them: a decoder
+/// error closes silently, `null` is an empty CONNECT, the last of repeated keys counts.
+#[test]
+fn auth_garbage_connect_like_go() {
+    let (_dir, servers) = both_with("authorization { users = [ {user: a, password: a} ] }\n");
+    let long_user = format!("{{\"user\":\"{}\"}}", "x".repeat(3000));
+    let cases: Vec<(String, &str)> = vec![
+        ("{bad json".into(), ""),
+        ("{\"user\":5}".into(), ""),
+        ("\u{0}\u{7f}".into(), ""),
+        ("{\"user\":\"a\",\"pass\":\"a\"} trailing".into(), ""),
+        ("[]".into(), ""),
+        ("[1]".into(), ""),
+        ("\"s\"".into(), ""),
+        (
+            "{\"user\":\"a\",\"pass\":\"a\",\"verbose\":\"yes\"}".into(),
+            "",
+        ),
+        ("null".into(), VIOLATION),
+        (
+            "{\"user\":\"a\",\"pass\":\"a\",\"user\":\"b\"}".into(),
+            VIOLATION,
+        ),
+        (long_user, VIOLATION),
+        (
+            "{\"user\":\"a\",\"pass\":\"a\",\"protocol\":99}".into(),
+            "-ERR 'invalid client protocol'\r\n",
+        ),
+    ];
+    for (name, s) in &servers {
+        for (body, expected) in &cases {
+            let mut c = RawClient::connect(&s.addr());
+            let out = c.until_closed(format!("CONNECT {body}\r\n").as_bytes());
+            assert_eq!(&out, expected, "{name}: CONNECT {body:.40}");
+        }
+        assert!(
+            accepted(&s.addr(), ",\"user\":\"a\",\"pass\":\"a\""),
+            "{name}"
+        );
+    }
+}
+
+/// A valid signature of another connection's nonce (a replay) is refused.
+#[test]
+fn auth_nkey_replayed_signature_refused_like_go() {
+    use base64::Engine as _;
+    let kp = nkeys::KeyPair::new_user();
+    let (_dir, servers) = both_with(&format!(
+        "authorization {{ users = [ {{nkey: {}}} ] }}\n",
+        kp.public_key()
+    ));
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let nonce_of = |info: &str| -> String {
+        let json: serde_json::Value = serde_json::from_str(&info[5..]).expect("INFO json");
+        json["nonce"].as_str().expect("nonce").to_owned()
+    };
+    for (name, s) in &servers {
+        let first = RawClient::connect(&s.addr());
+        let sig = b64.encode(kp.sign(nonce_of(&first.info).as_bytes()).expect("sign"));
+        let fields = format!(",\"nkey\":\"{}\",\"sig\":\"{sig}\"", kp.public_key());
+        assert_eq!(refused(&s.addr(), &fields), VIOLATION, "{name}: replay");
+        // The same signature on its own connection is fine.
+        let mut first = first;
+        assert_eq!(
+            first.exchange(connect_line(&fields).as_bytes()),
+            "",
+            "{name}"
+        );
+        assert_eq!(
+            refused(&s.addr(), ",\"nkey\":\"\",\"sig\":\"\""),
+            VIOLATION,
+            "{name}"
+        );
+    }
 }

@@ -21,7 +21,10 @@ pub struct MsgFrame<'a> {
 /// The outcome of reading one frame from the front of a buffer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum MsgParsed<'a> {
-    Frame { frame: MsgFrame<'a>, consumed: usize },
+    Frame {
+        frame: MsgFrame<'a>,
+        consumed: usize,
+    },
     Incomplete,
 }
 
@@ -126,7 +129,10 @@ mod tests {
     #[test]
     fn server_msg_reads_msg_and_hmsg() {
         let (f, n) = frame(b"MSG a.b 7 _INBOX.x 2\r\nhi\r\nMSG");
-        assert_eq!((f.subject, f.sid, f.reply, f.payload), (&b"a.b"[..], &b"7"[..], Some(&b"_INBOX.x"[..]), &b"hi"[..]));
+        assert_eq!(
+            (f.subject, f.sid, f.reply, f.payload),
+            (&b"a.b"[..], &b"7"[..], Some(&b"_INBOX.x"[..]), &b"hi"[..])
+        );
         assert_eq!(n, 24);
         let (f, _) = frame(b"HMSG s 1 12 14\r\nNATS/1.0\r\n\r\nok\r\n");
         assert_eq!(f.headers, Some(&b"NATS/1.0\r\n\r\n"[..]));

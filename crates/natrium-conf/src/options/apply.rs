@@ -9,7 +9,10 @@ use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
-use natrium_auth::{Permissions, SubjectPermission};
+
+mod perms;
+
+use perms::permissions;
 
 /// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
 /// using one is refused rather than half-honoured.
@@ -20,8 +23,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "default_sentinel",
     "feature_flags",
     "gateway",
-    "https",
-    "https_port",
     "jetstream",
     "leaf",
     "leafnodes",
@@ -122,6 +123,15 @@ fn set<T>(slot: &mut T, value: Result<T, String>) -> Result<(), String> {
     Ok(())
 }
 
+/// `http: host:port` / `https: host:port`: sets the monitoring host, returns the port.
+fn monitor_listen(o: &mut ServerOptions, v: &Value) -> Result<i64, String> {
+    let (host, port) = convert::host_port(v)?;
+    if let Some(host) = host {
+        o.http_host = host;
+    }
+    Ok(port)
+}
+
 fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<(), String> {
     let v = &e.node.value;
     match e.key.to_ascii_lowercase().as_str() {
@@ -132,13 +142,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
             }
             o.port = port;
         }
-        "http" => {
-            let (host, port) = convert::host_port(v)?;
-            if let Some(host) = host {
-                o.http_host = host;
-            }
-            o.http_port = port;
-        }
+        "http" => o.http_port = monitor_listen(o, v)?,
         "port" => set(&mut o.port, convert::int(v))?,
         "host" | "net" => set(&mut o.host, convert::string(v))?,
         "server_name" => {
@@ -150,6 +154,8 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         }
         "client_advertise" => set(&mut o.client_advertise, convert::string(v))?,
         "http_port" | "monitor_port" => set(&mut o.http_port, convert::int(v))?,
+        "https" => o.https_port = monitor_listen(o, v)?,
+        "https_port" => set(&mut o.https_port, convert::int(v))?,
         "http_base_path" => set(&mut o.http_base_path, convert::string(v))?,
         "max_payload" => set(&mut o.max_payload, int32("max_payload", v))?,
         "max_control_line" => set(&mut o.max_control_line, int32("max_control_line", v))?,
@@ -334,81 +340,6 @@ fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {
     match convert::string(&entry.node.value) {
         Ok(s) => *slot = s,
         Err(message) => report.invalid(entry, message),
-    }
-}
-
-/// A `permissions` block: `publish`/`subscribe` as a subject, a list, or `{allow, deny}`.
-fn permissions(e: &Entry, report: &mut Report) -> Option<Permissions> {
-    let map = match convert::map(&e.node.value) {
-        Ok(map) => map,
-        Err(message) => {
-            report.invalid(e, message);
-            return None;
-        }
-    };
-    let mut out = Permissions::default();
-    for field in map {
-        match field.key.to_ascii_lowercase().as_str() {
-            "publish" | "pub" => out.publish = Some(subject_permission(field, report)),
-            "subscribe" | "sub" => out.subscribe = Some(subject_permission(field, report)),
-            "allow_responses" | "allow_response" | "response" | "responses" => {
-                report.not_supported(field, format!("{}.{}", e.key, field.key));
-            }
-            _ if field.node.used_as_variable() => {}
-            _ => report.invalid(
-                field,
-                format!("Unknown field \"{}\" parsing permissions", field.key),
-            ),
-        }
-    }
-    Some(out)
-}
-
-fn subject_permission(e: &Entry, report: &mut Report) -> SubjectPermission {
-    match &e.node.value {
-        Value::Map(map) => {
-            let mut out = SubjectPermission::default();
-            for field in map {
-                match field.key.to_ascii_lowercase().as_str() {
-                    "allow" => out.allow = Some(subject_list(field, report)),
-                    "deny" => out.deny = subject_list(field, report),
-                    _ if field.node.used_as_variable() => {}
-                    _ => report.invalid(
-                        field,
-                        format!(
-                            "Unknown field name \"{}\" parsing subject permissions, only \
-                             'allow' or 'deny' are permitted",
-                            field.key
-                        ),
-                    ),
-                }
-            }
-            out
-        }
-        _ => SubjectPermission {
-            allow: Some(subject_list(e, report)),
-            deny: Vec::new(),
-        },
-    }
-}
-
-fn subject_list(e: &Entry, report: &mut Report) -> Vec<String> {
-    match &e.node.value {
-        Value::Str(s) => vec![s.clone()],
-        Value::Array(items) => items
-            .iter()
-            .filter_map(|n| match &n.value {
-                Value::Str(s) => Some(s.clone()),
-                other => {
-                    report.invalid(e, convert::conversion(other, "string"));
-                    None
-                }
-            })
-            .collect(),
-        other => {
-            report.invalid(e, convert::conversion(other, "string"));
-            Vec::new()
-        }
     }
 }
 

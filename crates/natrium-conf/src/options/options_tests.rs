@@ -78,10 +78,9 @@ fn options_monitoring() {
         err("http_host: x"),
         "f.conf:1:0: unknown field \"http_host\""
     );
-    assert_eq!(
-        err("https_port: 8222"),
-        "f.conf:1:0: option \"https_port\" is not supported yet"
-    );
+    assert_eq!(opts("https_port: 8443").https_port, 8443);
+    let o = opts("https: 127.0.0.1:-1");
+    assert_eq!((o.http_host.as_str(), o.https_port), ("127.0.0.1", -1));
 }
 
 #[test]
@@ -266,9 +265,27 @@ fn options_authorization_block() {
         d.publish.and_then(|p| p.allow),
         Some(vec!["a".to_owned(), "b".to_owned()])
     );
-    assert!(d
-        .subscribe
-        .is_some_and(|s| s.allows(b"c") && !s.allows(b"d")));
+    assert_eq!(
+        d.subscribe.and_then(|s| s.allow),
+        Some(vec!["c".to_owned()])
+    );
+    let o = opts(
+        "authorization {\n  users = [ {user: a, password: b, permissions: { publish: { deny: \
+         x }, allow_responses: { max: -1, expires: \"1m\" } }} ]\n}",
+    );
+    let p = o.users[0].permissions.clone().unwrap_or_default();
+    // Responses only: an empty allow list is added next to the deny list, as Go does.
+    assert_eq!(
+        p.publish.as_ref().and_then(|p| p.allow.clone()),
+        Some(vec![])
+    );
+    assert_eq!(
+        p.response,
+        Some(natrium_auth::ResponsePermission {
+            max_msgs: None,
+            expires: Some(Duration::from_secs(60)),
+        })
+    );
     assert_eq!(
         err("authorization {\n  users = [ {user: a, password: b, foo: 1} ]\n}"),
         "f.conf:2:36: unknown field \"foo\""

@@ -8,22 +8,24 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::collections::HashMap;
-
-use natrium_auth::{AuthConfig, AuthError, Credentials, Permissions};
+use natrium_auth::AuthConfig;
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, WireError};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::authn::{authenticate, log_refusal, Admitted};
 use super::connect::ConnectOptions;
 use super::io::{Inbound, OutSink, PlainRead, PlainWrite};
 use super::logfmt::{go_duration, go_quote};
+use super::perms::ConnPerms;
 use super::protolog::{log_protocol_error, op_summary};
 use super::readbuf::ReadBuf;
+use super::reauth::StoredAuth;
 use super::writer::{run_writer, WriterFailure};
 use super::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
+use crate::config::CoreConfig;
 use crate::deliver::{Message, Publisher};
 use crate::info::Info;
 use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_INTERVAL};
@@ -45,14 +47,15 @@ struct Conn {
     handle: Arc<ClientHandle>,
     account: Arc<Account>,
     limits: ParserLimits,
+    /// The settings this connection runs with, refreshed when a reload bumps the epoch.
+    config: Arc<CoreConfig>,
+    config_epoch: u64,
     opts: ConnectOptions,
     connected: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
     nonce: String,
-    /// The user's permissions; `None` (no checks at all) when unrestricted.
-    perms: Option<Permissions>,
-    /// Publish decisions per subject, bounded by `PUB_PERM_CACHE_MAX` (cleared when full).
-    pub_cache: HashMap<Vec<u8>, bool>,
+    /// The user's permissions (free when unrestricted).
+    perms: ConnPerms,
     publisher: Publisher,
     ping: PingState,
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
@@ -88,9 +91,8 @@ struct PingState {
 
 /// Runs one client connection to completion.
 pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid: u64) {
-    let shared = Arc::clone(&server.shared);
-    let config = &shared.config;
-    let closing = shared.shutdown.child_token();
+    let config = server.config();
+    let closing = server.shared.shutdown.child_token();
     let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
     if let Some(tls) = &config.tls {
         super::tls_accept::run(server.clone(), handle, stream, Arc::clone(tls)).await;
@@ -115,7 +117,7 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
 /// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
 pub(crate) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
     let mut info = server.client_info_for(handle);
-    if server.shared.config.auth.nonce_required() {
+    if server.config().auth.nonce_required() {
         info.nonce = new_nonce();
     }
     info
@@ -151,7 +153,8 @@ pub(crate) async fn serve<R: Inbound>(
     ws: Option<Box<WsSession>>,
 ) {
     let shared = Arc::clone(&server.shared);
-    let config = &shared.config;
+    let config_epoch = server.config_epoch();
+    let config = server.config();
     let ping_interval = ws
         .as_ref()
         .and_then(|w| w.config.ping_interval)
@@ -161,11 +164,12 @@ pub(crate) async fn serve<R: Inbound>(
             max_control_line: config.max_control_line,
             max_payload: config.max_payload,
         },
+        config: Arc::clone(&config),
+        config_epoch,
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
         nonce,
-        perms: None,
-        pub_cache: HashMap::new(),
+        perms: ConnPerms::default(),
         connected: false,
         publisher: Publisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
@@ -221,7 +225,7 @@ pub(crate) fn finish(server: &Server, handle: &ClientHandle) {
     );
 }
 
-pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
+pub(crate) fn send_err(handle: &ClientHandle, err: &WireError) {
     let mut line = Vec::with_capacity(64);
     err.write_frame(&mut line);
     handle.out.enqueue_proto(&line);
@@ -230,14 +234,13 @@ pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
 
 impl Conn {
     async fn read_loop<R: Inbound>(&mut self, mut socket: R) -> Option<ClosedReason> {
-        let ping_interval = self.ping_interval;
         let auth_timeout = self
             .ws
             .as_ref()
             .and_then(|w| w.config.auth_timeout)
-            .unwrap_or(self.server.shared.config.auth_timeout);
+            .unwrap_or(self.config.auth_timeout);
         let mut rb = ReadBuf::new();
-        let mut ping_timer = pin!(tokio::time::sleep(ping_interval));
+        let mut ping_timer = pin!(tokio::time::sleep(self.ping_interval));
         let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
@@ -255,8 +258,10 @@ impl Conn {
                     return Some(ClosedReason::AuthenticationTimeout);
                 }
                 () = &mut ping_timer => {
+                    self.refresh_config();
                     let now = Instant::now();
-                    ping_timer.as_mut().reset(now + ping_interval);
+                    // A reloaded ping_interval applies from the next tick, as in Go.
+                    ping_timer.as_mut().reset(now + self.ping_interval);
                     if !std::mem::take(&mut read_since_tick) {
                         rb.idle();
                     }
@@ -272,6 +277,7 @@ impl Conn {
                 Err(reason) => return Some(reason),
             }
             read_since_tick = true;
+            self.refresh_config();
             let next = self.process(&mut rb);
             if std::mem::take(&mut self.active) {
                 self.ping.last_in = Some(Instant::now());
@@ -282,7 +288,7 @@ impl Conn {
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
                     .as_mut()
-                    .reset(Instant::now() + first_ping_delay(ping_interval));
+                    .reset(Instant::now() + first_ping_delay(self.ping_interval));
             }
             self.publisher.flush();
             self.handle.out.flush();
@@ -353,8 +359,44 @@ impl Conn {
         reason
     }
 
+    /// Takes up what a reload changed: the settings (limits, trace, PING timing) when the
+    /// server's epoch moved, the permissions when the reload replaced them. One relaxed load
+    /// each per read batch; nothing per message.
+    fn refresh_config(&mut self) {
+        let epoch = self.server.config_epoch();
+        if epoch != self.config_epoch {
+            self.config_epoch = epoch;
+            self.config = self.server.config();
+            self.limits = ParserLimits {
+                max_control_line: self.config.max_control_line,
+                max_payload: self.config.max_payload,
+            };
+            self.trace = self.config.trace;
+            self.ping_interval = self
+                .ws
+                .as_ref()
+                .and_then(|w| w.config.ping_interval)
+                .unwrap_or(self.config.ping_interval);
+        }
+        self.refresh_permissions();
+    }
+
+    fn refresh_permissions(&mut self) {
+        // A plain load first: the common case writes nothing to the shared cache line.
+        let changed = &self.handle.perms_changed;
+        if changed.load(Ordering::Acquire) && changed.swap(false, Ordering::AcqRel) {
+            let perms = self
+                .handle
+                .auth
+                .lock()
+                .as_ref()
+                .and_then(|a| a.perms.clone());
+            self.perms.install(perms, &self.handle);
+        }
+    }
+
     fn ping_tick(&mut self, now: Instant) -> Next {
-        let config = &self.server.shared.config;
+        let config = Arc::clone(&self.config);
         let ping_interval = self.ping_interval;
         tracing::debug!("{} - Client Ping Timer", self.handle.log_prefix());
         let need_rtt = !self.ping.rtt_known
@@ -468,7 +510,7 @@ impl Conn {
         self.ws
             .as_ref()
             .and_then(|w| w.config.auth.as_ref())
-            .unwrap_or(&self.server.shared.config.auth)
+            .unwrap_or(&self.config.auth)
     }
 
     fn ok(&self) {
@@ -493,23 +535,43 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidClientProtocol);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        if self.server.shared.config.no_header_support {
+        if self.config.no_header_support {
             opts.headers = false;
         }
         if opts.no_responders && !opts.headers {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        match self.authenticate(&opts) {
-            Ok(perms) => self.perms = perms,
-            Err(who) => return self.auth_violation(who.as_deref()),
-        }
-        *self.handle.meta.lock() = ClientMeta {
+        let meta = |auth_user| ClientMeta {
             protocol: opts.protocol,
             name: opts.name.clone(),
             lang: opts.lang.clone(),
             version: opts.version.clone(),
+            auth_user,
         };
+        // Checked against the settings in force now; a reload that lands meanwhile could
+        // miss this client (not stored yet), so check again until the settings held still.
+        loop {
+            let epoch = self.server.config_epoch();
+            self.refresh_config();
+            match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
+                Ok(Admitted { perms, auth_user }) => {
+                    *self.handle.meta.lock() = meta(auth_user);
+                    let stored =
+                        StoredAuth::admitted(&opts, &self.nonce, self.auth(), perms.clone());
+                    *self.handle.auth.lock() = Some(stored);
+                    self.handle.perms_changed.store(false, Ordering::Release);
+                    self.perms.install(perms, &self.handle);
+                }
+                Err(refused) => {
+                    *self.handle.meta.lock() = meta(refused.auth_user);
+                    return self.auth_violation(refused.who.as_deref());
+                }
+            }
+            if self.server.config_epoch() == epoch {
+                break;
+            }
+        }
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.opts = opts;
         if !self.connected {
@@ -524,52 +586,10 @@ impl Conn {
         Next::Continue
     }
 
-    /// Checks CONNECT's credentials. On failure, returns how Go names the client in its log
-    /// (never the secret), or `None` when the client offered no credentials at all.
-    fn authenticate(&self, opts: &ConnectOptions) -> Result<Option<Permissions>, Option<String>> {
-        let auth = self.auth();
-        if !auth.required() {
-            return Ok(None);
-        }
-        let creds = Credentials {
-            user: opts.user.as_deref(),
-            pass: opts.pass.as_deref(),
-            token: opts.auth_token.as_deref(),
-            nkey: opts.nkey.as_deref(),
-            sig: opts.sig.as_deref(),
-            nonce: &self.nonce,
-        };
-        match auth.check(creds) {
-            Ok(who) => Ok(auth.permissions_for(&who).cloned()),
-            Err(_) => Err(go_auth_user(opts)),
-        }
-    }
-
     fn auth_violation(&self, who: Option<&str>) -> Next {
-        let prefix = self.handle.log_prefix();
-        if let Some(who) = who {
-            tracing::error!("{prefix} - {} - {who}", AuthError::Refused);
-        } else {
-            tracing::error!("{prefix} - {}", AuthError::Refused);
-        }
+        log_refusal(&self.handle, who);
         send_err(&self.handle, &WireError::AuthorizationViolation);
         Next::Close(ClosedReason::AuthenticationViolation)
-    }
-
-    /// Whether this client may publish to `subject`; free when it has no permissions.
-    fn can_publish(&mut self, subject: &[u8]) -> bool {
-        let Some(perms) = &self.perms else {
-            return true;
-        };
-        if let Some(&ok) = self.pub_cache.get(subject) {
-            return ok;
-        }
-        let ok = perms.can_publish(subject);
-        if self.pub_cache.len() >= PUB_PERM_CACHE_MAX {
-            self.pub_cache.clear();
-        }
-        self.pub_cache.insert(subject.to_vec(), ok);
-        ok
     }
 
     fn sub_violation(&self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
@@ -612,7 +632,7 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
-        if !self.can_publish(msg.subject) {
+        if !self.perms.can_publish(msg.subject, &self.handle) {
             tracing::error!(
                 "{} - Publish Violation - Subject {}",
                 self.handle.log_prefix(),
@@ -641,13 +661,11 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
         }
-        if let Some(perms) = &self.perms {
-            if !perms.can_subscribe(subject) {
-                self.sub_violation(subject, queue, sid);
-                return;
-            }
+        if !self.perms.can_subscribe(subject, queue) {
+            self.sub_violation(subject, queue, sid);
+            return;
         }
-        let max_subs = self.server.shared.config.max_subscriptions;
+        let max_subs = self.config.max_subscriptions;
         let mut subs = self.handle.subs.lock();
         if subs.contains_key(sid) {
             drop(subs);
@@ -672,6 +690,7 @@ impl Conn {
             sid: sid.into(),
             max_msgs: 0.into(),
             delivered: 0.into(),
+            deny_filter: self.perms.delivery_filter(subject, queue),
         });
         if self
             .account
@@ -724,10 +743,6 @@ impl Conn {
     }
 }
 
-/// Publish permission decisions cached per connection (Go's `maxPermCacheSize`, 128); the
-/// cache is cleared when full, so a client cycling subjects costs a rebuild, never memory.
-const PUB_PERM_CACHE_MAX: usize = 128;
-
 /// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
 fn new_nonce() -> String {
     use base64::Engine as _;
@@ -739,26 +754,6 @@ fn new_nonce() -> String {
         }
     }
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
-}
-
-/// How Go's log names a client that failed to authenticate; tokens are redacted.
-fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
-    let present = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
-    if present(&opts.nkey) {
-        Some(format!(
-            "Nkey {}",
-            go_quote(opts.nkey.as_deref().unwrap_or_default().as_bytes())
-        ))
-    } else if present(&opts.user) {
-        Some(format!(
-            "User {}",
-            go_quote(opts.user.as_deref().unwrap_or_default().as_bytes())
-        ))
-    } else if present(&opts.auth_token) {
-        Some("Token \"[REDACTED]\"".to_owned())
-    } else {
-        None
-    }
 }
 
 /// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay

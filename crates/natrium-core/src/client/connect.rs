@@ -73,9 +73,24 @@ impl Default for ConnectOptions {
 
 impl ConnectOptions {
     /// Parses a CONNECT body. JSON that does not parse is an error, which Go answers by logging
-    /// the decoder's message and closing the connection without an -ERR.
+    /// the decoder's message and closing the connection without an -ERR. Like Go's decoder,
+    /// `null` leaves every default, a repeated key keeps its last value, and anything but an
+    /// object (an array too) is an error. The body is bounded by the control-line limit.
     pub fn parse(json: &[u8]) -> Result<Self, serde_json::Error> {
-        serde_json::from_slice(json)
+        use serde::de::Error as _;
+        match serde_json::from_slice(json)? {
+            serde_json::Value::Null => Ok(Self::default()),
+            object @ serde_json::Value::Object(_) => Self::deserialize(object),
+            other => Err(serde_json::Error::custom(format!(
+                "cannot unmarshal {} into ClientOpts",
+                match other {
+                    serde_json::Value::Array(_) => "array",
+                    serde_json::Value::String(_) => "string",
+                    serde_json::Value::Number(_) => "number",
+                    _ => "bool",
+                }
+            ))),
+        }
     }
 }
 
@@ -104,5 +119,15 @@ mod tests {
     #[test]
     fn connect_bad_json_is_refused() {
         assert!(ConnectOptions::parse(b"{bad").is_err());
+        for not_object in [&b"[]"[..], b"[1]", b"\"s\"", b"5", b"true"] {
+            assert!(ConnectOptions::parse(not_object).is_err(), "{not_object:?}");
+        }
+    }
+
+    #[test]
+    fn connect_null_and_repeated_keys_like_go() {
+        assert!(ConnectOptions::parse(b"null").is_ok_and(|o| o.verbose && o.user.is_none()));
+        let opts = ConnectOptions::parse(br#"{"user":"a","user":"b"}"#);
+        assert!(opts.is_ok_and(|o| o.user.as_deref() == Some("b")));
     }
 }

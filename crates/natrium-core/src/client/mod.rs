@@ -14,18 +14,21 @@
 //! same tasks over framing adapters.
 
 mod activity;
+mod authn;
 mod conn;
 mod connect;
 pub(crate) mod io;
 mod logfmt;
 mod outbound;
+mod perms;
 mod protolog;
 mod readbuf;
+pub(crate) mod reauth;
 mod tls_accept;
 pub(crate) mod writer;
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -36,9 +39,11 @@ use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use activity::Activity;
 pub use conn::run_client;
+pub(crate) use conn::send_err;
 pub(crate) use conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
+pub use perms::Responses;
 
 /// Why a connection ended; the names are Go's (`/connz?state=closed` reports them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +108,10 @@ pub struct ClientMeta {
     pub name: String,
     pub lang: String,
     pub version: String,
+    /// Who the client authenticated as, as Go's `/connz?auth=1` shows it (`authorized_user`):
+    /// the nkey, user name or `[REDACTED]` for a token that CONNECT carried, the
+    /// `no_auth_user`, or the user a certificate mapped to. Kept for refused clients too.
+    pub auth_user: String,
 }
 
 /// The part of a connection shared with other tasks.
@@ -124,6 +133,14 @@ pub struct ClientHandle {
     tls: OnceLock<TlsConnInfo>,
     /// Last activity and round-trip time, for monitoring.
     pub activity: Activity,
+    /// Set at CONNECT: the credentials (for re-checking after a reload) and the permissions
+    /// in force. Lock order: `subs` before `auth`.
+    pub(crate) auth: Mutex<Option<reauth::StoredAuth>>,
+    /// A reload replaced the permissions in `auth`: the read loop takes them at its next event.
+    pub(crate) perms_changed: AtomicBool,
+    /// Set at CONNECT for a user with `allow_responses`: the reply subjects it may publish to,
+    /// recorded by publishers as they deliver requests to it.
+    responses: OnceLock<Responses>,
     /// Set for a client that came through the websocket listener.
     websocket: Option<WsPeer>,
     /// Set once CONNECT is accepted: only such clients are reported as disconnecting.
@@ -153,6 +170,9 @@ impl ClientHandle {
             started: chrono::Utc::now(),
             tls: OnceLock::new(),
             activity: Activity::default(),
+            auth: Mutex::new(None),
+            perms_changed: AtomicBool::new(false),
+            responses: OnceLock::new(),
             websocket: None,
             connected: std::sync::atomic::AtomicBool::new(false),
         }
@@ -198,6 +218,11 @@ impl ClientHandle {
     /// domain components from [`PeerCert::subject_rdns`]) against the configured user names.
     pub fn peer_certificate(&self) -> Option<&PeerCert> {
         self.tls().and_then(TlsConnInfo::peer_certificate)
+    }
+
+    /// The `allow_responses` state, for a client that has it.
+    pub fn responses(&self) -> Option<&Responses> {
+        self.responses.get()
     }
 
     pub(crate) fn set_tls(&self, info: TlsConnInfo) {
@@ -258,6 +283,9 @@ pub struct Subscription {
     /// Auto-unsubscribe limit; 0 means none.
     pub max_msgs: AtomicU64,
     pub delivered: AtomicU64,
+    /// For a wildcard or queue subscription that may cover subjects its client's
+    /// permissions deny: the permissions each delivery is checked against.
+    pub deny_filter: Option<Arc<natrium_auth::ClientPermissions>>,
 }
 
 /// Outcome of counting one delivery against a subscription's auto-unsubscribe limit.

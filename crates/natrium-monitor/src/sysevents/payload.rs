@@ -222,7 +222,12 @@ pub struct ApiResponse<T: Serialize> {
 pub fn event_id() -> String {
     const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     (0..22)
-        .filter_map(|_| DIGITS.get(fastrand::usize(..DIGITS.len())).copied().map(char::from))
+        .filter_map(|_| {
+            DIGITS
+                .get(fastrand::usize(..DIGITS.len()))
+                .copied()
+                .map(char::from)
+        })
         .collect()
 }
 

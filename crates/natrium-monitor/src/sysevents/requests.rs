@@ -111,10 +111,7 @@ fn param_name(endpoint: Endpoint, key: &str) -> Option<&str> {
     Some(match (endpoint, key) {
         (Endpoint::Connz, "subscriptions") | (Endpoint::Subsz, "subscriptions") => "subs",
         (Endpoint::Subsz | Endpoint::Accountz, "account") => "acc",
-        (
-            _,
-            "server_name" | "cluster" | "host" | "domain" | "tags" | "exact_match",
-        ) => return None,
+        (_, "server_name" | "cluster" | "host" | "domain" | "tags" | "exact_match") => return None,
         _ => key,
     })
 }
@@ -245,9 +242,18 @@ mod tests {
 
     #[test]
     fn sysevents_request_subjects_parse() {
-        assert_eq!(parse_subject("$SYS.REQ.SERVER.PING", ID), Some(Endpoint::Statsz));
-        assert_eq!(parse_subject("$SYS.REQ.SERVER.PING.VARZ", ID), Some(Endpoint::Varz));
-        assert_eq!(parse_subject("$SYS.REQ.SERVER.NSERVER.CONNZ", ID), Some(Endpoint::Connz));
+        assert_eq!(
+            parse_subject("$SYS.REQ.SERVER.PING", ID),
+            Some(Endpoint::Statsz)
+        );
+        assert_eq!(
+            parse_subject("$SYS.REQ.SERVER.PING.VARZ", ID),
+            Some(Endpoint::Varz)
+        );
+        assert_eq!(
+            parse_subject("$SYS.REQ.SERVER.NSERVER.CONNZ", ID),
+            Some(Endpoint::Connz)
+        );
         assert_eq!(parse_subject("$SYS.REQ.SERVER.NOTME.CONNZ", ID), None);
         assert_eq!(parse_subject("$SYS.REQ.SERVER.PING.NOPE", ID), None);
         assert_eq!(subjects(ID).len(), 1 + 2 * Endpoint::ALL.len());
@@ -272,9 +278,8 @@ mod tests {
     #[test]
     fn sysevents_filters_select_servers() {
         let me = ServerIdentity::new("alpha-1".into(), "0.0.0.0".into(), ID.into());
-        let parse = |b: &[u8]| {
-            RequestOptions::parse(Endpoint::Varz, b).unwrap_or_else(|_| unreachable!())
-        };
+        let parse =
+            |b: &[u8]| RequestOptions::parse(Endpoint::Varz, b).unwrap_or_else(|_| unreachable!());
         assert!(parse(b"").selects(&me));
         assert!(parse(br#"{"server_name":"ALPHA"}"#).selects(&me));
         assert!(!parse(br#"{"server_name":"alpha","exact_match":true}"#).selects(&me));

@@ -12,8 +12,8 @@ use natrium_core::Server;
 use tokio::sync::mpsc;
 
 use super::payload::{
-    event_id, AccountConnsEvent, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent,
-    MsgBytes, ServerIdentity, Statsz, StatszMsg, ACCOUNT_CONNS_TYPE, CONNECT_EVENT_TYPE,
+    event_id, AccountConnsEvent, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent, MsgBytes,
+    ServerIdentity, Statsz, StatszMsg, ACCOUNT_CONNS_TYPE, CONNECT_EVENT_TYPE,
     DISCONNECT_EVENT_TYPE,
 };
 use super::requests::{self, Endpoint, RequestOptions};
@@ -118,8 +118,9 @@ impl Services {
             Endpoint::Varz => Ok(requests::reply(id, varz::varz(server, self.http_info()))),
             Endpoint::Connz => crate::connz::ConnzOptions::parse(q)
                 .map(|o| requests::reply(id, crate::connz::connz(server, &o))),
-            Endpoint::Subsz => subsz::SubszOptions::parse(q)
-                .map(|o| requests::reply(id, subsz::subsz(server, &o))),
+            Endpoint::Subsz => {
+                subsz::SubszOptions::parse(q).map(|o| requests::reply(id, subsz::subsz(server, &o)))
+            }
             Endpoint::Healthz => crate::healthz::check(server, q).map(|mut report| {
                 report.doc.status_code = Some(report.code);
                 requests::reply(id, report.doc)
@@ -128,8 +129,9 @@ impl Services {
             Endpoint::Gatewayz => Ok(requests::reply(id, crate::cluster::gatewayz(server))),
             Endpoint::Leafz => Ok(requests::reply(id, crate::cluster::leafz(server))),
             Endpoint::Jsz => Ok(requests::reply(id, crate::cluster::jsz(server))),
-            Endpoint::Accountz => crate::accounts::accountz(server, q)
-                .map(|doc| requests::reply(id, doc)),
+            Endpoint::Accountz => {
+                crate::accounts::accountz(server, q).map(|doc| requests::reply(id, doc))
+            }
             Endpoint::Idz => Ok(requests::reply(
                 id,
                 serde_json::json!({
@@ -145,13 +147,15 @@ impl Services {
         match &self.http {
             Some(http) => HttpInfo {
                 host: http.host.clone(),
-                port: i64::from(http.port),
+                port: if http.tls { 0 } else { i64::from(http.port) },
+                https_port: if http.tls { i64::from(http.port) } else { 0 },
                 base_path: http.base_path.clone(),
                 req_stats: std::collections::BTreeMap::new(),
             },
             None => HttpInfo {
                 host: String::new(),
                 port: 0,
+                https_port: 0,
                 base_path: String::new(),
                 req_stats: std::collections::BTreeMap::new(),
             },
