@@ -79,10 +79,13 @@ impl SubjectTransform {
                     None => Part::Literal(other.into()),
                 },
             };
-            match &part {
-                Part::Token(i) => used[*i] = true,
-                Part::Rest => used[stars] = true,
-                Part::Literal(_) => {}
+            let slot = match &part {
+                Part::Token(i) => used.get_mut(*i),
+                Part::Rest => used.get_mut(stars),
+                Part::Literal(_) => None,
+            };
+            if let Some(slot) = slot {
+                *slot = true;
             }
             parts.push(part);
         }
