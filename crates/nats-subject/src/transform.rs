@@ -194,17 +194,26 @@ mod tests {
     #[test]
     fn transform_prefix_and_positional_wildcards() {
         assert_eq!(rewrite("s.>", "p.s.>", "s.a.b").as_deref(), Some("p.s.a.b"));
-        assert_eq!(rewrite("s.x", "mapped.x", "s.x").as_deref(), Some("mapped.x"));
+        assert_eq!(
+            rewrite("s.x", "mapped.x", "s.x").as_deref(),
+            Some("mapped.x")
+        );
         assert_eq!(rewrite("s.*.x", "t.*.y", "s.a.x").as_deref(), Some("t.a.y"));
         assert_eq!(rewrite("a.*.*", "b.*.*", "a.1.2").as_deref(), Some("b.1.2"));
-        assert_eq!(rewrite("a.*.>", "b.>.*", "a.1.2.3").as_deref(), Some("b.2.3.1"));
+        assert_eq!(
+            rewrite("a.*.>", "b.>.*", "a.1.2.3").as_deref(),
+            Some("b.2.3.1")
+        );
         assert_eq!(rewrite("s.>", "p.s.>", "t.a"), None);
         assert_eq!(rewrite("s.*", "p.*", "s.a.b"), None);
     }
 
     #[test]
     fn transform_numbered_references() {
-        assert_eq!(rewrite("a.*.*", "b.$2.$1", "a.1.2").as_deref(), Some("b.2.1"));
+        assert_eq!(
+            rewrite("a.*.*", "b.$2.$1", "a.1.2").as_deref(),
+            Some("b.2.1")
+        );
         assert_eq!(
             rewrite("a.*.>", "{{wildcard(2)}}.{{ wildcard( 1 ) }}", "a.x.y.z").as_deref(),
             Some("y.z.x")

@@ -36,8 +36,12 @@ pub struct UserOption {
     pub password: String,
     /// Public user nkey (`U…`), for users that authenticate by signing the INFO nonce.
     pub nkey: String,
-    /// The user's own `permissions` block.
+    /// The user's own `permissions` block (for an account's user without one: the account's
+    /// `default_permissions`).
     pub permissions: Option<natrium_auth::Permissions>,
+    /// The account the user logs into (`accounts { A { users … } }`); empty for the global
+    /// account.
+    pub account: String,
 }
 
 /// Every option core NATS uses, under Go's names, with Go's defaults.
@@ -94,8 +98,16 @@ pub struct ServerOptions {
     pub password: String,
     /// Required token, plain or bcrypt (`authorization { token }`, `--auth`).
     pub authorization: String,
-    /// `authorization { users = [...] }`.
+    /// `authorization { users = [...] }`, then the users of `accounts { … }` (with their
+    /// account), in the order the file gives them.
     pub users: Vec<UserOption>,
+    /// `accounts { … }`: the accounts besides `$G` and the system account, in file order.
+    pub accounts: Vec<natrium_auth::account::AccountSpec>,
+    /// `system_account` (alias `system`): the account the server's own traffic lives in; empty
+    /// means `$SYS`, created when no account of that name is configured.
+    pub system_account: String,
+    /// `no_system_account` (aliases `no_system`, `no_sys_acc`).
+    pub no_system_account: bool,
     /// `authorization { default_permissions }`.
     pub default_permissions: Option<natrium_auth::Permissions>,
     /// User assumed for clients that send no credentials (`no_auth_user`).
@@ -172,6 +184,9 @@ impl Default for ServerOptions {
             password: String::new(),
             authorization: String::new(),
             users: Vec::new(),
+            accounts: Vec::new(),
+            system_account: String::new(),
+            no_system_account: false,
             default_permissions: None,
             no_auth_user: String::new(),
             no_header_support: false,
@@ -370,3 +385,7 @@ fn validate_no_auth_user_named(o: &ServerOptions, name: &str) -> Result<(), Conf
 #[cfg(test)]
 #[path = "options_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "accounts_tests.rs"]
+mod accounts_tests;
