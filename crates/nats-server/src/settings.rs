@@ -298,6 +298,9 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         tls_timeout: seconds(o.tls_timeout),
         max_closed_clients: to_usize(o.max_closed_clients),
         websocket,
+        accounts: o.accounts.clone(),
+        system_account: o.system_account.clone(),
+        no_system_account: o.no_system_account,
     };
     let http = (o.http_port != 0).then(|| MonitorSettings {
         host: o.http_host.clone(),

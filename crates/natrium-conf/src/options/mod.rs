@@ -359,6 +359,14 @@ impl ServerOptions {
         if !self.no_auth_user.is_empty() {
             validate_no_auth_user_named(self, &self.no_auth_user)?;
         }
+        let system = self.system_account.as_str();
+        let known =
+            matches!(system, "" | "$SYS" | "$G") || self.accounts.iter().any(|a| a.name == system);
+        if !self.no_system_account && !known {
+            return Err(ConfError::Validation {
+                message: "error resolving system account: account missing".to_owned(),
+            });
+        }
         // Go checks the websocket block last.
         websocket::validate(self)
     }

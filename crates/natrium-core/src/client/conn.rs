@@ -65,6 +65,8 @@ struct Conn {
     ping_interval: Duration,
     /// Set for a connection that arrived through the websocket listener.
     ws: Option<Box<WsSession>>,
+    /// Most subscriptions (0: unlimited): the server's, or the account's when lower.
+    max_subs: usize,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -172,6 +174,7 @@ pub(crate) async fn serve<R: Inbound>(
         trace: config.trace,
         ping_interval,
         ws,
+        max_subs: config.max_subscriptions,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -204,6 +207,9 @@ pub(crate) async fn serve<R: Inbound>(
     }
     server.record_closed(&handle);
     conn.remove_all_subscriptions();
+    if let Some(account) = handle.account() {
+        account.remove_client();
+    }
     finish(&server, &handle);
 }
 
@@ -505,8 +511,15 @@ impl Conn {
             auth_user,
         };
         match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
-            Ok(Admitted { perms, auth_user }) => {
+            Ok(Admitted {
+                perms,
+                auth_user,
+                account,
+            }) => {
                 *self.handle.meta.lock() = meta(auth_user);
+                if let Next::Close(reason) = self.log_into(account.as_deref()) {
+                    return Next::Close(reason);
+                }
                 self.perms.install(perms, &self.handle);
             }
             Err(refused) => {
@@ -515,12 +528,56 @@ impl Conn {
             }
         }
         self.publisher.set_flags(opts.echo, opts.no_responders);
+        self.handle.set_accepts_headers(opts.headers);
         self.opts = opts;
         self.connected = true;
         // CONNECT gives a first estimate of the round trip and restarts the PING timer.
         self.ping.rtt_known = true;
         self.restart_pings = true;
         self.ok();
+        Next::Continue
+    }
+
+    /// Logs the client into its account (`None`: the global account) on its first CONNECT,
+    /// within the account's connection limit, and applies the account's per-client limits.
+    fn log_into(&mut self, name: Option<&str>) -> Next {
+        if self.handle.account().is_some() {
+            // A repeated CONNECT keeps the account the client's subscriptions live in.
+            return Next::Continue;
+        }
+        let account = match name {
+            None => Arc::clone(&self.server.shared.global),
+            Some(name) => match self.server.account(name) {
+                Some(account) => Arc::clone(account),
+                None => return self.auth_violation(None),
+            },
+        };
+        if !account.try_add_client() {
+            tracing::error!(
+                "{} - {}",
+                self.handle.log_prefix(),
+                WireError::MaxAccountConnectionsExceeded
+                    .static_text()
+                    .unwrap_or_default()
+            );
+            send_err(&self.handle, &WireError::MaxAccountConnectionsExceeded);
+            return Next::Close(ClosedReason::MaxAccountConnectionsExceeded);
+        }
+        let limits = account.spec.limits;
+        if let Ok(max) = usize::try_from(limits.max_payload) {
+            if max > 0 {
+                self.limits.max_payload = self.limits.max_payload.min(max);
+            }
+        }
+        if let Ok(max) = usize::try_from(limits.max_subscriptions) {
+            if max > 0 && (self.max_subs == 0 || max < self.max_subs) {
+                self.max_subs = max;
+            }
+        }
+        self.handle.set_account(Arc::clone(&account));
+        self.publisher
+            .set_origin(Arc::clone(&account), Arc::clone(&self.handle));
+        self.account = account;
         Next::Continue
     }
 
@@ -603,7 +660,7 @@ impl Conn {
             self.sub_violation(subject, queue, sid);
             return;
         }
-        let max_subs = self.server.shared.config.max_subscriptions;
+        let max_subs = self.max_subs;
         let mut subs = self.handle.subs.lock();
         if subs.contains_key(sid) {
             drop(subs);
