@@ -75,7 +75,7 @@ pub struct Account {
     links: OnceLock<Links>,
     pub stats: AccountStats,
     /// Reply subjects handed to this account's responders for requests imported from others.
-    pub(crate) responses: responses::Responses,
+    pub responses: responses::Responses,
     /// When the account was created (Go's `update_time`).
     pub updated: chrono::DateTime<chrono::Utc>,
 }

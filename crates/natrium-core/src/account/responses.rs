@@ -154,6 +154,21 @@ impl Responses {
         self.inner.lock().map.len()
     }
 
+    /// The pending responses, for monitoring: reply subject handed out, requesting account,
+    /// and the requester's own reply subject.
+    pub fn snapshot(&self) -> Vec<(String, String, String)> {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        self.inner
+            .lock()
+            .map
+            .iter()
+            .map(|(key, p)| {
+                let requester = p.requester.upgrade().map(|a| a.name.clone());
+                (text(key), requester.unwrap_or_default(), text(&p.reply))
+            })
+            .collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

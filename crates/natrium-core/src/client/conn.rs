@@ -30,6 +30,9 @@ use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_
 use crate::server::Server;
 use crate::ws::WsSession;
 
+#[path = "login.rs"]
+mod login;
+
 const PING: &[u8] = b"PING\r\n";
 const PONG: &[u8] = b"PONG\r\n";
 const OK: &[u8] = b"+OK\r\n";
@@ -67,6 +70,8 @@ struct Conn {
     ws: Option<Box<WsSession>>,
     /// Most subscriptions (0: unlimited): the server's, or the account's when lower.
     max_subs: usize,
+    /// Whether the first PING after CONNECT has been answered (see `send_connect_info`).
+    pong_sent: bool,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -175,6 +180,7 @@ pub(crate) async fn serve<R: Inbound>(
         ping_interval,
         ws,
         max_subs: config.max_subscriptions,
+        pong_sent: false,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -444,6 +450,9 @@ impl Conn {
             ClientOp::Ping => {
                 self.active = true;
                 self.handle.out.enqueue_proto(PONG);
+                if self.connected && !std::mem::replace(&mut self.pong_sent, true) {
+                    self.send_connect_info();
+                }
             }
             ClientOp::Pong => {
                 if let Some(start) = self.ping.rtt_start {
@@ -535,49 +544,6 @@ impl Conn {
         self.ping.rtt_known = true;
         self.restart_pings = true;
         self.ok();
-        Next::Continue
-    }
-
-    /// Logs the client into its account (`None`: the global account) on its first CONNECT,
-    /// within the account's connection limit, and applies the account's per-client limits.
-    fn log_into(&mut self, name: Option<&str>) -> Next {
-        if self.handle.account().is_some() {
-            // A repeated CONNECT keeps the account the client's subscriptions live in.
-            return Next::Continue;
-        }
-        let account = match name {
-            None => Arc::clone(&self.server.shared.global),
-            Some(name) => match self.server.account(name) {
-                Some(account) => Arc::clone(account),
-                None => return self.auth_violation(None),
-            },
-        };
-        if !account.try_add_client() {
-            tracing::error!(
-                "{} - {}",
-                self.handle.log_prefix(),
-                WireError::MaxAccountConnectionsExceeded
-                    .static_text()
-                    .unwrap_or_default()
-            );
-            send_err(&self.handle, &WireError::MaxAccountConnectionsExceeded);
-            return Next::Close(ClosedReason::MaxAccountConnectionsExceeded);
-        }
-        let limits = account.spec.limits;
-        if let Ok(max) = usize::try_from(limits.max_payload) {
-            if max > 0 {
-                self.limits.max_payload = self.limits.max_payload.min(max);
-            }
-        }
-        if let Ok(max) = usize::try_from(limits.max_subscriptions) {
-            if max > 0 && (self.max_subs == 0 || max < self.max_subs) {
-                self.max_subs = max;
-            }
-        }
-        self.handle.set_account(Arc::clone(&account));
-        self.publisher
-            .set_origin(Arc::clone(&account), Arc::clone(&self.handle));
-        self.account = account;
         Next::Continue
     }
 
