@@ -421,6 +421,10 @@ fn import(map: &Map, report: &mut Report) -> Option<ImportDraft> {
         }
     }
     let (service, account, subject) = kind?;
+    if service && to.is_empty() {
+        // A service import without `to` is imported under its own subject.
+        to.clone_from(&subject);
+    }
     Some(ImportDraft {
         account,
         subject,
