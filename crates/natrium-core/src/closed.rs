@@ -42,6 +42,8 @@ pub struct ClosedConn {
     pub tls: Option<TlsSummary>,
     /// Go's client type: `nats` or `websocket`.
     pub client_type: &'static str,
+    /// The account the client was logged into.
+    pub account: String,
 }
 
 /// The TLS facts `/connz` shows for a connection.
@@ -116,6 +118,7 @@ impl ClosedRing {
             subs: snapshot_subs(handle),
             tls: TlsSummary::of(handle),
             client_type: handle.client_type(),
+            account: handle.account_name().to_owned(),
         });
         let mut ring = self.ring.lock();
         if ring.len() >= self.cap {

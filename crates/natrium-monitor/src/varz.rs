@@ -191,7 +191,10 @@ fn is_false(value: &bool) -> bool {
 /// A float as Go's encoding/json writes it: whole numbers without a fraction (`2`, not `2.0`),
 /// so that typed consumers and byte comparisons see what the Go server sends.
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `serialize_with` passes a reference.
-fn go_float<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn go_float<S: serde::Serializer>(
+    value: &f64,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     const EXACT_INTEGER_MAX: f64 = 9_007_199_254_740_992.0; // 2^53
     if value.fract() == 0.0 && value.abs() <= EXACT_INTEGER_MAX {
         serializer.serialize_i64(*value as i64)
