@@ -6,10 +6,12 @@
 //! client's CONNECT offers; [`AuthConfig::check`] decides. `verify_and_map` decides from a
 //! client certificate instead ([`tls_map`], with distinguished names in [`dn`]). Permissions
 //! are configured as [`Permissions`] and checked as [`ClientPermissions`]; [`ReplyTable`]
-//! holds the reply subjects `allow_responses` lets a connection publish to.
+//! holds the reply subjects `allow_responses` lets a connection publish to. [`account`]
+//! describes accounts (exports, imports, limits) and decides whether an import is allowed.
 
 use thiserror::Error;
 
+pub mod account;
 mod client_perms;
 pub mod dn;
 pub mod limits;
@@ -36,6 +38,8 @@ pub struct User {
     pub password: String,
     /// `None`: the default permissions apply.
     pub permissions: Option<Permissions>,
+    /// The account the user logs into; `None` is the global account.
+    pub account: Option<String>,
 }
 
 /// One configured nkey user.
@@ -45,6 +49,8 @@ pub struct NkeyUser {
     pub nkey: String,
     /// `None`: the default permissions apply.
     pub permissions: Option<Permissions>,
+    /// The account the user logs into; `None` is the global account.
+    pub account: Option<String>,
 }
 
 /// How clients must authenticate. `None` means no authentication is required.
@@ -120,18 +126,46 @@ impl AuthConfig {
         else {
             return None;
         };
-        let own = match who {
+        let (own, account) = match who {
             Identity::User(name) => users
                 .iter()
                 .find(|u| &u.name == name)
-                .and_then(|u| u.permissions.as_ref()),
+                .map_or((None, None), |u| {
+                    (u.permissions.as_ref(), u.account.as_ref())
+                }),
             Identity::Nkey(key) => nkeys
                 .iter()
                 .find(|k| &k.nkey == key)
-                .and_then(|k| k.permissions.as_ref()),
-            Identity::Anonymous | Identity::Token => None,
+                .map_or((None, None), |k| {
+                    (k.permissions.as_ref(), k.account.as_ref())
+                }),
+            Identity::Anonymous | Identity::Token => (None, None),
         };
-        own.or(default_permissions.as_ref())
+        // The authorization block's defaults are for its own users; an account's users got
+        // their account's defaults when the configuration was read.
+        match account {
+            Some(_) => own,
+            None => own.or(default_permissions.as_ref()),
+        }
+    }
+
+    /// The account an authenticated client logs into; `None` is the global account.
+    #[must_use]
+    pub fn account_for(&self, who: &Identity) -> Option<&str> {
+        let Self::Users { users, nkeys, .. } = self else {
+            return None;
+        };
+        match who {
+            Identity::User(name) => users
+                .iter()
+                .find(|u| &u.name == name)
+                .and_then(|u| u.account.as_deref()),
+            Identity::Nkey(key) => nkeys
+                .iter()
+                .find(|k| &k.nkey == key)
+                .and_then(|k| k.account.as_deref()),
+            Identity::Anonymous | Identity::Token => None,
+        }
     }
 
     /// Checks a client's credentials.
@@ -232,11 +266,13 @@ mod tests {
                     name: "alice".into(),
                     password: "s3cret".into(),
                     permissions: None,
+                    account: None,
                 },
                 User {
                     name: "bob".into(),
                     password: bcrypt::hash("hunter2", 4).unwrap_or_default(),
                     permissions: None,
+                    account: None,
                 },
             ],
             nkeys: Vec::new(),
@@ -322,6 +358,7 @@ mod tests {
             nkeys: vec![NkeyUser {
                 nkey: public.clone(),
                 permissions: None,
+                account: None,
             }],
             no_auth_user: None,
             default_permissions: None,
@@ -360,6 +397,7 @@ mod tests {
             nkeys: vec![NkeyUser {
                 nkey: public.clone(),
                 permissions: Some(perms.clone()),
+                account: None,
             }],
             no_auth_user: None,
             default_permissions: None,
@@ -368,6 +406,43 @@ mod tests {
             with_perms.permissions_for(&Identity::Nkey(public)),
             Some(&perms)
         );
+    }
+
+    #[test]
+    fn auth_account_users_and_defaults() {
+        let perms = |subject: &str| Permissions {
+            publish: Some(SubjectPermission {
+                allow: Some(vec![subject.into()]),
+                deny: Vec::new(),
+            }),
+            ..Permissions::default()
+        };
+        let cfg = AuthConfig::Users {
+            users: vec![
+                User {
+                    name: "g".into(),
+                    password: "g".into(),
+                    permissions: None,
+                    account: None,
+                },
+                User {
+                    name: "a".into(),
+                    password: "a".into(),
+                    permissions: None,
+                    account: Some("A".into()),
+                },
+            ],
+            nkeys: Vec::new(),
+            no_auth_user: Some("a".into()),
+            default_permissions: Some(perms("ok.>")),
+        };
+        let g = Identity::User("g".into());
+        let a = Identity::User("a".into());
+        assert_eq!(cfg.account_for(&g), None);
+        assert_eq!(cfg.account_for(&a), Some("A"));
+        assert_eq!(cfg.permissions_for(&g), Some(&perms("ok.>")));
+        assert_eq!(cfg.permissions_for(&a), None);
+        assert_eq!(cfg.check(Credentials::default()), Ok(a));
     }
 
     #[test]

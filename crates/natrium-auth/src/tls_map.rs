@@ -181,6 +181,7 @@ mod tests {
             name: name.into(),
             password: password.into(),
             permissions: None,
+            account: None,
         }
     }
 
@@ -342,6 +343,7 @@ mod tests {
             nkeys: vec![crate::NkeyUser {
                 nkey: "UABC".into(),
                 permissions: None,
+                account: None,
             }],
             no_auth_user: None,
             default_permissions: None,

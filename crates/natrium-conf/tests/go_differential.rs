@@ -87,3 +87,18 @@ fn differential_go_check_permissions() {
         failures.join("\n")
     );
 }
+
+/// `accounts`, `system_account`, `no_system_account`: account blocks, users, limits, exports
+/// and imports, and the cross-account errors (recorded from Go's `-t`). Go reads top-level
+/// keys in random order; where that changes its message, the record keeps the file-order one.
+#[test]
+fn differential_go_check_accounts() {
+    let (count, failures) = check_cases(include_str!("data/go_check_accounts.jsonl"));
+    assert!(count > 70, "only {count} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

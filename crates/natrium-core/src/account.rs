@@ -1,11 +1,37 @@
-//! An account: one subject namespace with its own subscription index. Until multi-account
-//! support lands every client belongs to the global account `$G`.
+//! An account: one subject namespace with its own subscription index. Clients log into one
+//! account and never see another's messages, except through the exports and imports
+//! configured between accounts.
+//!
+//! Layout:
+//! - [`Account`] (here): the index, the account's definition, its traffic counters and the
+//!   links to other accounts.
+//! - [`registry`]: every account of the server, built from the configuration, with `$G` and
+//!   the system account; it resolves imports into [`links`].
+//! - [`links`]: what a publish in an account must also do elsewhere — forward to the
+//!   accounts importing its streams, forward requests to the accounts whose services it
+//!   imports, route responses back.
+//! - [`responses`]: the bounded, expiring table of reply subjects handed to an exporting
+//!   account's responders (`_R_.…`) and where each response goes.
+//! - [`stats`]: per-account counters for `/accstatz`.
+//!
+//! An account with no imports or exports in use has no links: publishing in it costs one
+//! atomic load more than before accounts existed.
 
-use std::sync::Arc;
+pub mod links;
+pub mod registry;
+pub mod responses;
+pub mod stats;
 
+use std::sync::{Arc, OnceLock};
+
+use natrium_auth::account::AccountSpec;
 use nats_subject::Sublist;
 
 use crate::client::Subscription;
+
+pub use links::Links;
+pub use registry::Accounts;
+pub use stats::AccountStats;
 
 /// Name of the account clients land in when no account is configured (Go's `$G`).
 pub const GLOBAL_ACCOUNT: &str = "$G";
@@ -42,13 +68,66 @@ impl std::ops::Deref for SubRef {
 pub struct Account {
     pub name: String,
     pub sublist: Sublist<SubRef>,
+    /// Exports, imports and limits as configured (empty for `$G` and a default `$SYS`).
+    pub spec: AccountSpec,
+    /// Set once, when the registry links the accounts; unset while nothing links this account
+    /// to another, so the publish path skips cross-account work with one atomic load.
+    links: OnceLock<Links>,
+    pub stats: AccountStats,
+    /// Reply subjects handed to this account's responders for requests imported from others.
+    pub responses: responses::Responses,
+    /// When the account was created (Go's `update_time`).
+    pub updated: chrono::DateTime<chrono::Utc>,
 }
 
 impl Account {
     pub fn new(name: &str, cache_enabled: bool) -> Self {
+        Self::from_spec(
+            AccountSpec {
+                name: name.to_owned(),
+                ..AccountSpec::default()
+            },
+            cache_enabled,
+        )
+    }
+
+    pub fn from_spec(spec: AccountSpec, cache_enabled: bool) -> Self {
         Self {
-            name: name.to_owned(),
+            name: spec.name.clone(),
             sublist: Sublist::new(cache_enabled),
+            spec,
+            links: OnceLock::new(),
+            stats: AccountStats::default(),
+            responses: responses::Responses::new(),
+            updated: chrono::Utc::now(),
         }
+    }
+
+    /// The links to other accounts, if any is in use.
+    #[inline]
+    pub fn links(&self) -> Option<&Links> {
+        self.links.get()
+    }
+
+    /// Installs the links; only the registry does, once, before any client connects.
+    pub(crate) fn set_links(&self, links: Links) {
+        let _ = self.links.set(links);
+    }
+
+    /// Counts a client in, unless the account's `max_connections` is reached.
+    pub fn try_add_client(&self) -> bool {
+        self.stats.try_add_conn(self.spec.limits.max_connections)
+    }
+
+    pub fn remove_client(&self) {
+        self.stats.remove_conn();
+    }
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }

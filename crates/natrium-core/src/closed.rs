@@ -42,6 +42,8 @@ pub struct ClosedConn {
     pub tls: Option<TlsSummary>,
     /// Go's client type: `nats` or `websocket`.
     pub client_type: &'static str,
+    /// The account the client was logged into.
+    pub account: String,
 }
 
 /// The TLS facts `/connz` shows for a connection.
@@ -142,6 +144,7 @@ impl ClosedConn {
             subs: snapshot_subs(handle),
             tls: TlsSummary::of(handle),
             client_type: handle.client_type(),
+            account: handle.account_name().to_owned(),
         })
     }
 }

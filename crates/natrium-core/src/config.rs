@@ -49,6 +49,12 @@ pub struct CoreConfig {
     pub max_closed_clients: usize,
     /// The websocket listener; `None` when not configured.
     pub websocket: Option<Arc<WsConfig>>,
+    /// Configured accounts besides `$G` (and besides a default `$SYS`).
+    pub accounts: Vec<natrium_auth::account::AccountSpec>,
+    /// `system_account`; empty means `$SYS`.
+    pub system_account: String,
+    /// `no_system_account`: run without a system account.
+    pub no_system_account: bool,
 }
 
 impl Default for CoreConfig {
@@ -79,6 +85,9 @@ impl Default for CoreConfig {
             tls_timeout: Duration::from_secs(2),
             max_closed_clients: 10_000,
             websocket: None,
+            accounts: Vec::new(),
+            system_account: String::new(),
+            no_system_account: false,
         }
     }
 }

@@ -5,6 +5,12 @@
 //! A [`Publisher`] belongs to one connection's read task (or an internal client) and batches
 //! its side effects: writers are woken once per read batch, statistics are added once per
 //! batch, and a publisher that filled a subscriber's buffer stalls once per batch.
+//!
+//! A publish in an account linked to others (exports and imports) then goes on to them:
+//! [`cross`] holds that part. Clients that did not ask for headers get messages with headers
+//! as plain `MSG`s carrying the payload alone, as Go delivers them.
+
+mod cross;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -38,10 +44,26 @@ pub struct Publisher {
     cache: FxHashMap<Box<[u8]>, Arc<MatchResult<SubRef>>>,
     cache_generation: u64,
     template: MsgFrameTemplate,
+    /// The current message as a plain `MSG`, for clients without headers; built on demand.
+    plain: MsgFrameTemplate,
+    plain_ready: bool,
     pending_flush: Vec<Arc<ClientHandle>>,
     stalled: Vec<Arc<ClientHandle>>,
     finished_subs: Vec<SubRef>,
     pub batch: BatchStats,
+    /// The publishing client and its account: the account's counters get the batch, and
+    /// requests crossing into other accounts say who asked. Unset for internal publishers.
+    origin: Option<Origin>,
+    /// Deliveries of this batch counted for another account than the origin's.
+    foreign_out: BatchStats,
+    /// Reused for subjects rewritten on their way to another account.
+    scratch: Vec<u8>,
+}
+
+/// Who publishes: see [`Publisher::set_origin`].
+struct Origin {
+    account: Arc<Account>,
+    client: Arc<ClientHandle>,
 }
 
 impl Publisher {
@@ -54,11 +76,21 @@ impl Publisher {
             cache: FxHashMap::default(),
             cache_generation: 0,
             template: MsgFrameTemplate::default(),
+            plain: MsgFrameTemplate::default(),
+            plain_ready: false,
             pending_flush: Vec::new(),
             stalled: Vec::new(),
             finished_subs: Vec::new(),
             batch: BatchStats::default(),
+            origin: None,
+            foreign_out: BatchStats::default(),
+            scratch: Vec::new(),
         }
+    }
+
+    /// Names the publishing client and the account it logged into.
+    pub fn set_origin(&mut self, account: Arc<Account>, client: Arc<ClientHandle>) {
+        self.origin = Some(Origin { account, client });
     }
 
     /// Applies the CONNECT flags that change routing.
@@ -84,26 +116,52 @@ impl Publisher {
         result
     }
 
-    /// Routes one message; returns how many subscriptions it was queued to.
-    pub fn publish(&mut self, account: &Account, msg: &Message<'_>) -> usize {
+    /// Routes one message; returns how many subscriptions it was queued to, in this account
+    /// and in others it is linked to.
+    pub fn publish(&mut self, account: &Arc<Account>, msg: &Message<'_>) -> usize {
         let payload_len = msg.headers.map_or(0, <[u8]>::len) + msg.payload.len();
         self.batch.in_msgs += 1;
         self.batch.in_bytes += payload_len as u64;
         let result = self.lookup(account, msg.subject);
-        if result.plain.is_empty() && result.queues.is_empty() {
-            if self.no_responders {
-                if let Some(reply) = msg.reply {
-                    self.send_no_responders(account, msg.subject, reply);
-                }
+        let mut delivered = if result.plain.is_empty() && result.queues.is_empty() {
+            0
+        } else {
+            self.set_template(msg, payload_len);
+            let n = self.deliver_matches(&result, msg, payload_len);
+            if !self.finished_subs.is_empty() {
+                self.remove_finished(account);
             }
-            return 0;
+            n
+        };
+        if let Some(links) = account.links() {
+            delivered += self.cross_account(account, links, msg, 0);
         }
+        if delivered == 0 && self.no_responders {
+            if let Some(reply) = msg.reply {
+                self.send_no_responders(account, msg.subject, reply);
+            }
+        }
+        delivered
+    }
+
+    fn set_template(&mut self, msg: &Message<'_>, payload_len: usize) {
         match msg.headers {
             Some(h) => self
                 .template
                 .set_hmsg(msg.subject, msg.reply, h.len(), payload_len),
             None => self.template.set_msg(msg.subject, msg.reply, payload_len),
         }
+        self.plain_ready = false;
+    }
+
+    /// Queues `msg` to every plain subscription of `result` and one member of each queue
+    /// group; the template must already describe `msg`.
+    fn deliver_matches(
+        &mut self,
+        result: &MatchResult<SubRef>,
+        msg: &Message<'_>,
+        payload_len: usize,
+    ) -> usize {
         let mut delivered = 0;
         for sub in &result.plain {
             if self.deliver(sub, msg, payload_len) {
@@ -126,14 +184,6 @@ impl Publisher {
                 }
             }
         }
-        if !self.finished_subs.is_empty() {
-            self.remove_finished(account);
-        }
-        if delivered == 0 && self.no_responders {
-            if let Some(reply) = msg.reply {
-                self.send_no_responders(account, msg.subject, reply);
-            }
-        }
         delivered
     }
 
@@ -153,15 +203,27 @@ impl Publisher {
             DeliveryQuota::DeliverLast => self.finished_subs.push(sub.clone()),
             DeliveryQuota::Exhausted => return false,
         }
+        // Go strips headers for clients that did not ask for them.
+        let stripped = msg.headers.is_some() && !target.accepts_headers();
+        if stripped && !self.plain_ready {
+            self.plain
+                .set_msg(msg.subject, msg.reply, msg.payload.len());
+            self.plain_ready = true;
+        }
+        let (template, headers, len) = if stripped {
+            (&self.plain, &[][..], msg.payload.len())
+        } else {
+            (&self.template, msg.headers.unwrap_or_default(), payload_len)
+        };
         let parts: [&[u8]; 6] = [
-            self.template.prefix(),
+            template.prefix(),
             &sub.sid,
-            self.template.suffix(),
-            msg.headers.unwrap_or_default(),
+            template.suffix(),
+            headers,
             msg.payload,
             b"\r\n",
         ];
-        match target.out.enqueue_msg(&parts, payload_len) {
+        match target.out.enqueue_msg(&parts, len) {
             Enqueued::Queued => {}
             Enqueued::QueuedStall => {
                 if !self.stalled.iter().any(|c| Arc::ptr_eq(c, target)) {
@@ -180,7 +242,7 @@ impl Publisher {
             }
         }
         self.batch.out_msgs += 1;
-        self.batch.out_bytes += payload_len as u64;
+        self.batch.out_bytes += len as u64;
         if self
             .pending_flush
             .last()
@@ -197,6 +259,9 @@ impl Publisher {
     fn slow_consumer(&self, target: &Arc<ClientHandle>) {
         if target.close(ClosedReason::SlowConsumerPendingBytes) {
             self.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
+            if let Some(account) = target.account() {
+                account.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
+            }
             self.stats
                 .slow_consumers_clients
                 .fetch_add(1, Ordering::Relaxed);
@@ -208,10 +273,12 @@ impl Publisher {
         }
     }
 
-    /// Removes subscriptions that reached their auto-unsubscribe limit.
+    /// Removes subscriptions that reached their auto-unsubscribe limit, from the index of
+    /// their client's account (`account` for clients not logged into one).
     fn remove_finished(&mut self, account: &Account) {
         for sub in self.finished_subs.drain(..) {
-            let _ = account
+            let index = sub.client.account().map_or(account, |a| &**a);
+            let _ = index
                 .sublist
                 .remove(&sub.subject, sub.queue.as_deref(), &sub);
             let mut subs = sub.client.subs.lock();
@@ -252,7 +319,22 @@ impl Publisher {
         }
         if !self.batch.is_empty() {
             self.stats.add_batch(&self.batch);
+            if let Some(origin) = &self.origin {
+                let own = BatchStats {
+                    out_msgs: self
+                        .batch
+                        .out_msgs
+                        .saturating_sub(self.foreign_out.out_msgs),
+                    out_bytes: self
+                        .batch
+                        .out_bytes
+                        .saturating_sub(self.foreign_out.out_bytes),
+                    ..self.batch
+                };
+                origin.account.stats.add_batch(&own);
+            }
             self.batch = BatchStats::default();
+            self.foreign_out = BatchStats::default();
         }
     }
 

@@ -40,6 +40,15 @@ pub struct Info {
     pub connect_urls: Vec<String>,
     #[serde(skip_serializing_if = "is_false")]
     pub ldm: bool,
+    /// Set on the INFO that answers a client's first PING after CONNECT.
+    #[serde(skip_serializing_if = "is_false")]
+    pub connect_info: bool,
+    /// With `connect_info`: the account the client is bound to.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub remote_account: String,
+    /// With `connect_info`: whether that account is the system account.
+    #[serde(skip_serializing_if = "is_false")]
+    pub acc_is_sys: bool,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]

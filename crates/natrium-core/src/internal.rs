@@ -143,6 +143,10 @@ impl InternalClient {
             payload,
         };
         self.publisher.publish(&self.account, &msg);
+        // As in Go, the server's own publishes are not counted as messages received; what
+        // they deliver to clients is counted as sent.
+        self.publisher.batch.in_msgs = 0;
+        self.publisher.batch.in_bytes = 0;
         self.publisher.flush();
     }
 

@@ -23,7 +23,7 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::account::{Account, GLOBAL_ACCOUNT, SYSTEM_ACCOUNT};
+use crate::account::{Account, Accounts};
 use crate::client::{run_client, ClientHandle, ClosedReason};
 use crate::config::CoreConfig;
 use crate::fxhash::FxHashMap;
@@ -178,7 +178,11 @@ pub(crate) struct Shared {
     pub server_id: String,
     pub server_name: String,
     pub stats: Arc<ServerStats>,
+    pub accounts: Accounts,
+    /// `$G`, also reachable through `accounts`; kept apart for the common path.
     pub global: Arc<Account>,
+    /// What [`Server::system_account`] returns under `no_system_account`.
+    detached_system: Arc<Account>,
     pub clients: Mutex<FxHashMap<u64, Arc<ClientHandle>>>,
     next_cid: AtomicU64,
     pub shutdown: CancellationToken,
@@ -195,8 +199,6 @@ pub(crate) struct Shared {
     pub ws_addr: Mutex<Option<SocketAddr>>,
     pub closed: crate::closed::ClosedRing,
     pub events: crate::events::EventHook,
-    /// The system account: the server's events and request handlers live here.
-    system: Arc<Account>,
 }
 
 /// When and from what the configuration in force was loaded (Go's `config_load_time` and
@@ -249,8 +251,14 @@ impl Server {
             config.server_name.clone()
         };
         let closed_cap = config.max_closed_clients;
-        let global = Arc::new(Account::new(GLOBAL_ACCOUNT, !config.disable_sublist_cache));
-        let system = Arc::new(Account::new(SYSTEM_ACCOUNT, !config.disable_sublist_cache));
+        let accounts = Accounts::build(
+            &config.accounts,
+            &config.system_account,
+            config.no_system_account,
+            !config.disable_sublist_cache,
+        )
+        .map_err(|e| StartError::Config(e.to_string()))?;
+        let global = Arc::clone(accounts.global());
         let started = chrono::Utc::now();
         Ok(Self {
             shared: Arc::new(Shared {
@@ -263,8 +271,9 @@ impl Server {
                 server_id,
                 server_name,
                 stats: Arc::new(ServerStats::default()),
+                accounts,
                 global,
-                system,
+                detached_system: Arc::new(Account::new(crate::account::SYSTEM_ACCOUNT, false)),
                 clients: Mutex::new(FxHashMap::default()),
                 next_cid: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
@@ -389,6 +398,9 @@ impl Server {
             jetstream: false,
             connect_urls: Vec::new(),
             ldm: shared.lame_duck.load(Ordering::Relaxed),
+            connect_info: false,
+            remote_account: String::new(),
+            acc_is_sys: false,
             client_id: cid,
             client_ip,
             nonce: String::new(),
@@ -435,7 +447,8 @@ impl Server {
         }
         let snapshot = crate::closed::ClosedConn::snapshot(client);
         shared.closed.push(Arc::clone(&snapshot));
-        if client.connected.load(Ordering::Relaxed) {
+        // Go reports only clients that got as far as joining an account.
+        if client.account().is_some() {
             shared
                 .events
                 .emit(crate::events::ClientEvent::Disconnected(snapshot));
@@ -518,16 +531,42 @@ impl Server {
         self.shared.clients.lock().len()
     }
 
+    /// Subscriptions in every account.
     pub fn num_subscriptions(&self) -> usize {
-        self.shared.global.sublist.count()
-    }
-
-    pub fn system_account(&self) -> Arc<Account> {
-        Arc::clone(&self.shared.system)
+        self.shared
+            .accounts
+            .all()
+            .iter()
+            .map(|a| a.sublist.count())
+            .sum()
     }
 
     pub fn global_account(&self) -> &Account {
         &self.shared.global
+    }
+
+    /// The system account. Without one (`no_system_account`) this is an empty, unlisted
+    /// `$SYS` that no client can log into, so that callers need not handle its absence.
+    pub fn system_account(&self) -> Arc<Account> {
+        match self.shared.accounts.system() {
+            Some(account) => Arc::clone(account),
+            None => Arc::clone(&self.shared.detached_system),
+        }
+    }
+
+    /// Whether the server has a system account (no `no_system_account`).
+    pub fn has_system_account(&self) -> bool {
+        self.shared.accounts.system().is_some()
+    }
+
+    /// Every account, `$G` first, then in configuration order.
+    pub fn accounts(&self) -> &[Arc<Account>] {
+        self.shared.accounts.all()
+    }
+
+    /// The account named `name`, if it exists.
+    pub fn account(&self, name: &str) -> Option<&Arc<Account>> {
+        self.shared.accounts.get(name)
     }
 
     /// A snapshot of the live connections, ordered by cid.

@@ -1,18 +1,18 @@
 //! `/accountz` (the account list, or one account with `?acc=`) and `/accstatz` (per-account
-//! traffic). Natrium has one account, `$G`; Go also lists its system account `$SYS`, which
-//! Natrium names the same way so that tools find what they expect. Go's `$G` detail lists the
-//! service imports from `$SYS` (`$SYS.REQ.ACCOUNT.$G.CONNZ` …); Natrium has no system account
-//! services yet and leaves `imports` out.
+//! traffic), in Go's JSON shape. Go lists accounts in its map's random order; ours is `$G`,
+//! then the configured accounts, then a created `$SYS`. Go's accounts also import the system
+//! account's request services (`$SYS.REQ.ACCOUNT.<acc>.CONNZ` …); Natrium has no system
+//! services yet, so only configured imports are listed.
 
-use natrium_core::stats::ServerStats;
+use natrium_auth::account::{ExportKind, ImportKind};
+use natrium_core::account::{Account, AccountStats};
+use std::sync::Arc;
+
 use natrium_core::Server;
 use serde::Serialize;
 
 use crate::query::{Query, QueryError};
 use crate::varz::rfc3339;
-
-const SYSTEM_ACCOUNT: &str = "$SYS";
-const GLOBAL: &str = "$G";
 
 #[derive(Serialize)]
 pub struct SublistStatsDoc {
@@ -21,23 +21,61 @@ pub struct SublistStatsDoc {
     num_inserts: u64,
     num_removes: u64,
     num_matches: u64,
+    #[serde(serialize_with = "crate::varz::go_float")]
     cache_hit_rate: f64,
     max_fanout: u64,
+    #[serde(serialize_with = "crate::varz::go_float")]
     avg_fanout: f64,
 }
 
-fn sublist_stats(server: &Server) -> SublistStatsDoc {
-    let s = server.global_account().sublist.stats();
-    SublistStatsDoc {
-        num_subscriptions: s.num_subs,
-        num_cache: s.num_cache,
-        num_inserts: s.num_inserts,
-        num_removes: s.num_removes,
-        num_matches: s.num_matches,
-        cache_hit_rate: s.cache_hit_rate,
-        max_fanout: s.max_fanout,
-        avg_fanout: s.avg_fanout,
+impl SublistStatsDoc {
+    pub fn of(s: &nats_subject::SublistStats) -> Self {
+        Self {
+            num_subscriptions: s.num_subs,
+            num_cache: s.num_cache,
+            num_inserts: s.num_inserts,
+            num_removes: s.num_removes,
+            num_matches: s.num_matches,
+            cache_hit_rate: s.cache_hit_rate,
+            max_fanout: s.max_fanout,
+            avg_fanout: s.avg_fanout,
+        }
     }
+}
+
+/// Go's `ExtExport`: the JWT export fields it fills, and the approved accounts.
+#[derive(Serialize)]
+pub struct ExportDoc {
+    subject: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    response_type: &'static str,
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    account_token_position: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    approved_accounts: Vec<String>,
+}
+
+/// Go's `ExtImport`.
+#[derive(Serialize)]
+pub struct ImportDoc {
+    subject: String,
+    account: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    to: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    local_subject: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    invalid: bool,
+    share: bool,
+    tracking: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 #[derive(Serialize)]
@@ -52,62 +90,146 @@ pub struct AccountDetail {
     leafnode_connections: u64,
     client_connections: usize,
     subscriptions: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    exports: Vec<ExportDoc>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    imports: Vec<ImportDoc>,
     name_tag: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sublist_stats: Option<SublistStatsDoc>,
+    sublist_stats: SublistStatsDoc,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    responses: std::collections::BTreeMap<String, ImportDoc>,
 }
 
 #[derive(Serialize)]
 pub struct Accountz {
     server_id: String,
     now: String,
-    system_account: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system_account: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    accounts: Option<Vec<&'static str>>,
+    accounts: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     account_detail: Option<AccountDetail>,
+}
+
+fn exports(account: &Account) -> Vec<ExportDoc> {
+    // Go lists service exports before stream exports.
+    let services = account
+        .spec
+        .exports
+        .iter()
+        .filter(|e| matches!(e.kind, ExportKind::Service { .. }));
+    let streams = account
+        .spec
+        .exports
+        .iter()
+        .filter(|e| matches!(e.kind, ExportKind::Stream));
+    services
+        .chain(streams)
+        .map(|e| ExportDoc {
+            subject: e.subject.clone(),
+            kind: match e.kind {
+                ExportKind::Stream => "stream",
+                ExportKind::Service { .. } => "service",
+            },
+            response_type: match e.kind {
+                ExportKind::Service { response, .. } => response.as_str(),
+                ExportKind::Stream => "",
+            },
+            account_token_position: e.token_position,
+            approved_accounts: e.accounts.clone().unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn imports(account: &Account) -> Vec<ImportDoc> {
+    // Go lists stream imports before service imports.
+    let streams = account.spec.imports.iter().filter(|i| !i.is_service());
+    let services = account.spec.imports.iter().filter(|i| i.is_service());
+    streams
+        .chain(services)
+        .map(|i| {
+            let (kind, to, share) = match i.kind {
+                ImportKind::Stream => ("stream", String::new(), false),
+                ImportKind::Service { share } => ("service", i.local.clone(), share),
+            };
+            ImportDoc {
+                subject: i.subject.clone(),
+                account: i.account.clone(),
+                to,
+                local_subject: i.local.clone(),
+                kind,
+                invalid: false,
+                share,
+                tracking: false,
+            }
+        })
+        .collect()
+}
+
+fn detail(server: &Server, account: &Account) -> AccountDetail {
+    let is_system =
+        server.has_system_account() && std::ptr::eq(Arc::as_ptr(&server.system_account()), account);
+    let responses = account
+        .responses
+        .snapshot()
+        .into_iter()
+        .map(|(key, requester, reply)| {
+            let doc = ImportDoc {
+                subject: reply,
+                account: requester,
+                to: key.clone(),
+                local_subject: key.clone(),
+                kind: "service",
+                invalid: false,
+                share: false,
+                tracking: false,
+            };
+            (key, doc)
+        })
+        .collect();
+    let stats = account.sublist.stats();
+    AccountDetail {
+        account_name: account.name.clone(),
+        update_time: rfc3339(account.updated),
+        is_system,
+        expired: false,
+        complete: true,
+        jetstream_enabled: false,
+        leafnode_connections: 0,
+        client_connections: account.stats.conns(),
+        subscriptions: stats.num_subs,
+        exports: exports(account),
+        imports: imports(account),
+        name_tag: account.name.clone(),
+        sublist_stats: SublistStatsDoc::of(&stats),
+        responses,
+    }
 }
 
 pub fn accountz(server: &Server, q: &Query) -> Result<Accountz, QueryError> {
     let now = chrono::Utc::now();
     let acc = q.get("acc").unwrap_or_default();
-    let account_detail = match acc.as_str() {
-        "" => None,
-        GLOBAL => Some(AccountDetail {
-            account_name: GLOBAL.to_owned(),
-            update_time: rfc3339(server.started()),
-            is_system: false,
-            expired: false,
-            complete: true,
-            jetstream_enabled: false,
-            leafnode_connections: 0,
-            client_connections: server.num_clients(),
-            subscriptions: server.global_account().sublist.stats().num_subs,
-            name_tag: GLOBAL.to_owned(),
-            sublist_stats: Some(sublist_stats(server)),
-        }),
-        SYSTEM_ACCOUNT => Some(AccountDetail {
-            account_name: SYSTEM_ACCOUNT.to_owned(),
-            update_time: rfc3339(server.started()),
-            is_system: true,
-            expired: false,
-            complete: true,
-            jetstream_enabled: false,
-            leafnode_connections: 0,
-            client_connections: 0,
-            subscriptions: 0,
-            name_tag: SYSTEM_ACCOUNT.to_owned(),
-            sublist_stats: None,
-        }),
-        other => return Err(QueryError(format!("Account {other} does not exist"))),
+    let account_detail = if acc.is_empty() {
+        None
+    } else {
+        let account = server
+            .account(&acc)
+            .ok_or_else(|| QueryError(format!("Account {acc} does not exist")))?;
+        Some(detail(server, account))
+    };
+    let system_account = if server.has_system_account() {
+        server.system_account().name.clone()
+    } else {
+        String::new()
     };
     Ok(Accountz {
         server_id: server.id().to_owned(),
         now: rfc3339(now),
-        system_account: SYSTEM_ACCOUNT,
+        system_account,
         accounts: account_detail
             .is_none()
-            .then(|| vec![GLOBAL, SYSTEM_ACCOUNT]),
+            .then(|| server.accounts().iter().map(|a| a.name.clone()).collect()),
         account_detail,
     })
 }
@@ -142,8 +264,8 @@ impl DataStats {
 
 #[derive(Serialize)]
 pub struct AccountStat {
-    acc: &'static str,
-    name: &'static str,
+    acc: String,
+    name: String,
     conns: usize,
     leafnodes: u64,
     total_conns: usize,
@@ -160,45 +282,38 @@ pub struct Accstatz {
     account_statz: Vec<AccountStat>,
 }
 
+fn account_stat(account: &Account) -> AccountStat {
+    let s = &account.stats;
+    let conns = s.conns();
+    AccountStat {
+        acc: account.name.clone(),
+        name: account.name.clone(),
+        conns,
+        leafnodes: 0,
+        total_conns: conns,
+        num_subscriptions: account.sublist.count() as u64,
+        sent: DataStats::local(
+            AccountStats::load(&s.out_msgs),
+            AccountStats::load(&s.out_bytes),
+        ),
+        received: DataStats::local(
+            AccountStats::load(&s.in_msgs),
+            AccountStats::load(&s.in_bytes),
+        ),
+        slow_consumers: AccountStats::load(&s.slow_consumers),
+    }
+}
+
 /// Go's handler lists the accounts with connections, or all of them with `unused=1` (it
-/// ignores `acc=`; the system account then appears with zeros).
+/// ignores `acc=`).
 pub fn accstatz(server: &Server, q: &Query) -> Result<Accstatz, QueryError> {
     let unused = q.bool("unused")?;
-    let conns = server.num_clients();
-    let stats = server.stats();
-    let mut account_statz = Vec::new();
-    if unused || conns > 0 {
-        account_statz.push(AccountStat {
-            acc: GLOBAL,
-            name: GLOBAL,
-            conns,
-            leafnodes: 0,
-            total_conns: conns,
-            num_subscriptions: server.global_account().sublist.stats().num_subs,
-            sent: DataStats::local(
-                ServerStats::load(&stats.out_msgs),
-                ServerStats::load(&stats.out_bytes),
-            ),
-            received: DataStats::local(
-                ServerStats::load(&stats.in_msgs),
-                ServerStats::load(&stats.in_bytes),
-            ),
-            slow_consumers: ServerStats::load(&stats.slow_consumers),
-        });
-    }
-    if unused {
-        account_statz.push(AccountStat {
-            acc: SYSTEM_ACCOUNT,
-            name: SYSTEM_ACCOUNT,
-            conns: 0,
-            leafnodes: 0,
-            total_conns: 0,
-            num_subscriptions: 0,
-            sent: DataStats::local(0, 0),
-            received: DataStats::local(0, 0),
-            slow_consumers: 0,
-        });
-    }
+    let account_statz = server
+        .accounts()
+        .iter()
+        .filter(|a| unused || a.stats.conns() > 0)
+        .map(|a| account_stat(a))
+        .collect();
     Ok(Accstatz {
         server_id: server.id().to_owned(),
         now: rfc3339(chrono::Utc::now()),

@@ -1,5 +1,6 @@
 //! `/connz`: open and closed client connections with Go's query parameters (`sort`, `subs`,
-//! `offset`, `limit`, `cid`, `state`, `auth`, `user`) and Go's 400 texts. `/subsz` lives in
+//! `offset`, `limit`, `cid`, `state`, `auth`, `user`, `acc`, `filter_subject`) and Go's 400
+//! texts. `/subsz` lives in
 //! [`crate::subsz`].
 
 use std::sync::atomic::Ordering;
@@ -96,13 +97,17 @@ pub struct ConnInfo {
     /// With `auth=1`.
     #[serde(skip_serializing_if = "String::is_empty")]
     authorized_user: String,
+    /// With `auth=1`, for clients outside the global account.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    account: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     subscriptions_list: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     subscriptions_list_detail: Option<Vec<SubDetail>>,
-    /// With `auth=1`, open connections only: the account's name tag (its name).
-    #[serde(skip_serializing_if = "str::is_empty")]
-    name_tag: &'static str,
+    /// With `auth=1`: the account's name tag (its name); Go leaves it out for closed
+    /// connections of the global account.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    name_tag: String,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
@@ -118,7 +123,8 @@ pub struct Connz {
     total: usize,
     offset: usize,
     limit: usize,
-    connections: Vec<ConnInfo>,
+    /// `null` when `acc=` names an unknown account, as in Go.
+    connections: Option<Vec<ConnInfo>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +188,10 @@ pub struct ConnzOptions {
     auth: bool,
     /// `user=`: only connections authorized as this user.
     user: Option<String>,
+    /// `acc=`: only connections of this account.
+    account: Option<String>,
+    /// `filter_subject=` (with `acc=`): only connections with a subscription overlapping it.
+    filter_subject: Option<String>,
 }
 
 impl ConnzOptions {
@@ -223,6 +233,15 @@ impl ConnzOptions {
                 "sort by reason only valid on closed connections".to_owned(),
             ));
         }
+        let account = q.get("acc").filter(|a| !a.is_empty());
+        let filter_subject = q
+            .get("filter_subject")
+            .filter(|f| !f.is_empty() && f != ">");
+        if filter_subject.is_some() && account.is_none() {
+            return Err(QueryError(
+                "filter by subject only valid with account filtering".to_owned(),
+            ));
+        }
         let mut limit = usize::try_from(limit)
             .ok()
             .filter(|l| *l > 0)
@@ -240,6 +259,8 @@ impl ConnzOptions {
             state,
             auth,
             user: q.get("user").filter(|u| !u.is_empty()),
+            account,
+            filter_subject,
         })
     }
 }
@@ -264,6 +285,7 @@ struct Row {
     client_type: &'static str,
     /// Open connections only: the client's certificate chain.
     peer_certs: Vec<TlsPeerCert>,
+    account: String,
 }
 
 impl Row {
@@ -300,6 +322,7 @@ fn open_rows(server: &Server, cid: u64, auth: bool) -> Vec<Row> {
                     Some(t) if auth => t.peer_certs.iter().map(TlsPeerCert::of).collect(),
                     _ => Vec::new(),
                 },
+                account: c.account_name().to_owned(),
             }
         })
         .collect()
@@ -328,6 +351,7 @@ fn closed_rows(server: &Server, cid: u64) -> Vec<Row> {
             tls: c.tls,
             client_type: c.client_type,
             peer_certs: Vec::new(),
+            account: c.account.clone(),
         })
         .collect()
 }
@@ -411,11 +435,15 @@ fn conn_info(row: Row, opts: &ConnzOptions, now: DateTime<Utc>) -> ConnInfo {
         },
         subscriptions_list,
         subscriptions_list_detail,
-        // Every client is in the global account until accounts land.
-        name_tag: if opts.auth && row.stop.is_none() {
-            GLOBAL_ACCOUNT
+        name_tag: if opts.auth && (row.stop.is_none() || row.account != GLOBAL_ACCOUNT) {
+            row.account.clone()
         } else {
-            ""
+            String::new()
+        },
+        account: if opts.auth && row.account != GLOBAL_ACCOUNT {
+            row.account
+        } else {
+            String::new()
         },
     }
 }
@@ -431,8 +459,31 @@ pub fn connz(server: &Server, opts: &ConnzOptions) -> Connz {
             rows
         }
     };
+    if let Some(account) = &opts.account {
+        if server.account(account).is_none() {
+            // Go answers an unknown account with an almost empty document.
+            return Connz {
+                server_id: String::new(),
+                now: rfc3339(now),
+                num_connections: 0,
+                total: 0,
+                offset: opts.offset,
+                limit: opts.limit,
+                connections: None,
+            };
+        }
+        rows.retain(|r| &r.account == account);
+    }
     // Go counts the connections before it filters by user.
     let total = rows.len();
+    if let (Some(filter), Some(_)) = (&opts.filter_subject, &opts.account) {
+        rows.retain(|r| {
+            r.stop.is_some()
+                || r.subs.iter().any(|s| {
+                    nats_subject::subjects_collide(filter.as_bytes(), s.subject.as_bytes())
+                })
+        });
+    }
     if let Some(user) = &opts.user {
         rows.retain(|r| &r.meta.auth_user == user);
     }
@@ -451,7 +502,7 @@ pub fn connz(server: &Server, opts: &ConnzOptions) -> Connz {
         total,
         offset: opts.offset,
         limit: opts.limit,
-        connections,
+        connections: Some(connections),
     }
 }
 

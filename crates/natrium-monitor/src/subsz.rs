@@ -1,6 +1,7 @@
 //! `/subsz` (alias `/subscriptionsz`): subscription index statistics and, with `subs=1`, the
 //! subscriptions themselves, filtered by `test` (a literal subject they must match) and paged
-//! with `offset` and `limit` as Go does.
+//! with `offset` and `limit` as Go does. Statistics add up every account's index, or cover
+//! the one `acc=` names (all zero for an unknown account, as in Go).
 
 use natrium_core::closed::snapshot_subs;
 use natrium_core::Server;
@@ -13,8 +14,8 @@ use crate::varz::rfc3339;
 /// Go's `SubDetail` as `/subsz` reports it (with the account).
 #[derive(Serialize)]
 pub struct SubEntry {
-    account: &'static str,
-    account_tag: &'static str,
+    account: String,
+    account_tag: String,
     subject: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     qgroup: Option<String>,
@@ -39,8 +40,10 @@ pub struct Subsz {
     num_inserts: u64,
     num_removes: u64,
     num_matches: u64,
+    #[serde(serialize_with = "crate::varz::go_float")]
     cache_hit_rate: f64,
     max_fanout: u64,
+    #[serde(serialize_with = "crate::varz::go_float")]
     avg_fanout: f64,
     total: usize,
     offset: usize,
@@ -54,6 +57,7 @@ pub struct SubszOptions {
     offset: usize,
     limit: usize,
     test: Option<String>,
+    account: Option<String>,
 }
 
 impl SubszOptions {
@@ -78,25 +82,34 @@ impl SubszOptions {
             offset,
             limit,
             test,
+            account: q.get("acc").filter(|a| !a.is_empty()),
         })
     }
 }
 
 pub fn subsz(server: &Server, opts: &SubszOptions) -> Subsz {
-    let stats = server.global_account().sublist.stats();
+    let in_scope = |name: &str| opts.account.as_deref().is_none_or(|a| a == name);
+    let mut stats = nats_subject::SublistStats::default();
+    for account in server.accounts().iter().filter(|a| in_scope(&a.name)) {
+        stats.merge(&account.sublist.stats());
+    }
     let mut list = Vec::new();
     let mut total = 0;
     if opts.subs {
         let mut all: Vec<SubEntry> = Vec::new();
         for client in server.clients() {
+            let account = client.account_name().to_owned();
+            if !in_scope(&account) {
+                continue;
+            }
             for s in snapshot_subs(&client) {
                 let keep = opts.test.as_ref().is_none_or(|t| {
                     nats_subject::subject_matches(s.subject.as_bytes(), t.as_bytes())
                 });
                 if keep {
                     all.push(SubEntry {
-                        account: "$G",
-                        account_tag: "$G",
+                        account: account.clone(),
+                        account_tag: account.clone(),
                         subject: s.subject,
                         qgroup: s.queue,
                         sid: s.sid,

@@ -37,8 +37,8 @@ fn servers(path: &std::path::Path) -> Vec<(&'static str, ServerProcess)> {
     out
 }
 
-fn url(server: &ServerProcess, user: &str) -> String {
-    format!("nats://{user}:{user}@{}", server.addr())
+fn login(user: &str) -> async_nats::ConnectOptions {
+    async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
 }
 
 /// The JSON shape of a document: every key path with its JSON type.
@@ -97,16 +97,19 @@ async fn system_events_connect_disconnect_and_statsz_match_go() {
     let (_dir, path) = config();
     let mut seen: Vec<(&str, Value, Value, Value)> = Vec::new();
     for (name, server) in servers(&path) {
-        let sys = async_nats::connect(url(&server, "sys")).await.expect("sys");
+        let sys = login("sys").connect(server.url()).await.expect("sys");
         let mut events = sys.subscribe("$SYS.>").await.expect("sub");
         sys.flush().await.expect("flush");
-        let a = async_nats::ConnectOptions::new()
+        let a = login("a")
             .name("cli-a")
-            .connect(url(&server, "a"))
+            .connect(server.url())
             .await
             .expect("a");
         let connect = next_json(&mut events, "$SYS.ACCOUNT.A.CONNECT").await;
-        assert_eq!(connect["type"], "io.nats.server.advisory.v1.client_connect", "{name}");
+        assert_eq!(
+            connect["type"], "io.nats.server.advisory.v1.client_connect",
+            "{name}"
+        );
         assert_eq!(connect["client"]["acc"], "A", "{name}");
         assert_eq!(connect["client"]["user"], "a", "{name}");
         assert_eq!(connect["client"]["name"], "cli-a", "{name}");
@@ -115,10 +118,13 @@ async fn system_events_connect_disconnect_and_statsz_match_go() {
         drop(a);
         let disconnect = next_json(&mut events, "$SYS.ACCOUNT.A.DISCONNECT").await;
         assert_eq!(disconnect["reason"], "Client Closed", "{name}");
-        let statsz = next_json(&mut events, &format!(
-            "$SYS.SERVER.{}.STATSZ",
-            connect["server"]["id"].as_str().expect("server id")
-        ))
+        let statsz = next_json(
+            &mut events,
+            &format!(
+                "$SYS.SERVER.{}.STATSZ",
+                connect["server"]["id"].as_str().expect("server id")
+            ),
+        )
         .await;
         seen.push((name, connect, disconnect, statsz));
     }
@@ -140,7 +146,7 @@ async fn system_requests_answer_like_go() {
     let (_dir, path) = config();
     let mut replies: Vec<Vec<(String, Value)>> = Vec::new();
     for (name, server) in servers(&path) {
-        let sys = async_nats::connect(url(&server, "sys")).await.expect("sys");
+        let sys = login("sys").connect(server.url()).await.expect("sys");
         let id = sys.server_info().server_id;
         let mut got = Vec::new();
         for (subject, body) in [
@@ -148,7 +154,10 @@ async fn system_requests_answer_like_go() {
             ("$SYS.REQ.SERVER.PING.STATSZ".to_owned(), ""),
             ("$SYS.REQ.SERVER.PING.VARZ".to_owned(), ""),
             ("$SYS.REQ.SERVER.PING.HEALTHZ".to_owned(), ""),
-            (format!("$SYS.REQ.SERVER.{id}.CONNZ"), r#"{"subscriptions":true}"#),
+            (
+                format!("$SYS.REQ.SERVER.{id}.CONNZ"),
+                r#"{"subscriptions":true}"#,
+            ),
             (format!("$SYS.REQ.SERVER.{id}.SUBSZ"), ""),
             ("$SYS.REQ.SERVER.PING.IDZ".to_owned(), ""),
         ] {
@@ -157,7 +166,12 @@ async fn system_requests_answer_like_go() {
                 .unwrap_or_else(|_| panic!("{name}: {subject} timed out"))
                 .unwrap_or_else(|e| panic!("{name}: {subject}: {e}"));
             let doc: Value = serde_json::from_slice(&reply.payload).expect("JSON reply");
-            assert_eq!(doc["server"]["id"], id.as_str(), "{name} {subject}");
+            let from = if subject.ends_with("IDZ") {
+                &doc["id"]
+            } else {
+                &doc["server"]["id"]
+            };
+            assert_eq!(*from, id.as_str(), "{name} {subject}");
             got.push((subject.replace(&id, "ID"), doc));
         }
         let health = &got[3].1;
@@ -165,14 +179,37 @@ async fn system_requests_answer_like_go() {
         assert_eq!(health["data"]["status_code"], 200, "{name}");
         let connz = &got[4].1["data"];
         assert_eq!(connz["num_connections"], 1, "{name}: the system user");
+        // A body that is not JSON is a 400 without data; options the endpoint refuses, a 500
+        // with `"data": null`.
+        for (body, code, has_data) in [("{nope", 400, false), (r#"{"sort":"bogus"}"#, 500, true)] {
+            let reply = sys
+                .request("$SYS.REQ.SERVER.PING.CONNZ", body.into())
+                .await
+                .expect("reply");
+            let doc: Value = serde_json::from_slice(&reply.payload).expect("JSON reply");
+            assert_eq!(doc["error"]["code"], code, "{name} {body}");
+            let map = doc.as_object().expect("object");
+            assert_eq!(map.contains_key("data"), has_data, "{name} {body}");
+        }
+        let bogus = sys
+            .request("$SYS.REQ.SERVER.PING.CONNZ", r#"{"sort":"bogus"}"#.into())
+            .await
+            .expect("reply");
+        let doc: Value = serde_json::from_slice(&bogus.payload).expect("JSON reply");
+        assert_eq!(
+            doc["error"]["description"], "invalid sorting option: bogus",
+            "{name}"
+        );
         // A filter naming another server: nobody answers.
-        let filtered = sys
-            .request(
-                "$SYS.REQ.SERVER.PING.VARZ",
-                r#"{"server_name":"nobody","exact_match":true}"#.into(),
-            );
+        let filtered = sys.request(
+            "$SYS.REQ.SERVER.PING.VARZ",
+            r#"{"server_name":"nobody","exact_match":true}"#.into(),
+        );
         let quiet = tokio::time::timeout(Duration::from_millis(300), filtered).await;
-        assert!(!matches!(quiet, Ok(Ok(_))), "{name}: filtered request answered");
+        assert!(
+            !matches!(quiet, Ok(Ok(_))),
+            "{name}: filtered request answered"
+        );
         replies.push(got);
     }
     if let [ours, go] = replies.as_slice() {

@@ -17,6 +17,8 @@ pub const VERSION: &[u8] = b"NATS/1.0";
 pub const NO_RESPONDERS_STATUS: u16 = 503;
 /// Header naming the subject that had no responders.
 pub const NATS_SUBJECT: &[u8] = b"Nats-Subject";
+/// Header describing the requester of a request that crossed into another account.
+pub const NATS_REQUEST_INFO: &[u8] = b"Nats-Request-Info";
 
 /// Why a header block could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -216,6 +218,27 @@ pub fn write_end<B: BufMut>(out: &mut B) {
     out.put_slice(CRLF);
 }
 
+/// Appends `block` (or, when there is none, a bare `NATS/1.0` block) with one more field
+/// before its end. A block that does not end with an empty line is copied whole, then the field
+/// and an end are added, so the result is always a well-formed block.
+pub fn write_adding_field<B: BufMut>(out: &mut B, block: Option<&[u8]>, name: &[u8], value: &[u8]) {
+    match block {
+        None => write_version_line(out, None, b""),
+        Some(block) => {
+            if let Some(head) = block.strip_suffix(CRLF).filter(|b| b.ends_with(CRLF)) {
+                out.put_slice(head);
+            } else {
+                out.put_slice(block);
+                if !block.ends_with(CRLF) {
+                    out.put_slice(CRLF);
+                }
+            }
+        }
+    }
+    write_field(out, name, value);
+    write_end(out);
+}
+
 /// Appends the block Go sends to a requester when nobody is subscribed to `subject`:
 /// `NATS/1.0 503\r\nNats-Subject: <subject>\r\n\r\n` (observed byte for byte on v2.15.2).
 pub fn write_no_responders<B: BufMut>(out: &mut B, subject: &[u8]) {
@@ -249,6 +272,21 @@ mod tests {
         assert_eq!(h.status(), Some(503));
         assert_eq!(h.description(), b"");
         assert_eq!(h.get(b"Nats-Subject"), Some(&b"foo"[..]));
+    }
+
+    #[test]
+    fn headers_adding_a_field() {
+        let mut v = Vec::new();
+        write_adding_field(&mut v, None, b"A", b"1");
+        assert_eq!(v, b"NATS/1.0\r\nA: 1\r\n\r\n");
+        let mut w = Vec::new();
+        write_adding_field(&mut w, Some(&v), b"B", b"2");
+        assert_eq!(w, b"NATS/1.0\r\nA: 1\r\nB: 2\r\n\r\n");
+        let h = Headers::parse(&w).unwrap();
+        assert_eq!(h.get(b"B"), Some(&b"2"[..]));
+        let mut x = Vec::new();
+        write_adding_field(&mut x, Some(b"NATS/1.0"), b"C", b"3");
+        assert_eq!(x, b"NATS/1.0\r\nC: 3\r\n\r\n");
     }
 
     #[test]

@@ -392,6 +392,18 @@ fn auth_fields(w: &mut Walk<'_>) -> Result<(), String> {
     // Go never finds these two equal (they hold internal state), so it always says so.
     w.push("Reloaded: authorization users".to_owned(), Action::None);
     w.push("Reloaded: accounts".to_owned(), Action::None);
+    // Go rebuilds accounts live; Natrium's account registry is fixed at start for now, so a
+    // changed accounts block is refused (and the old configuration kept) rather than half
+    // applied.
+    if old.accounts != new.accounts
+        || old.system_account != new.system_account
+        || old.no_system_account != new.no_system_account
+    {
+        return Err(
+            "config reload not supported for accounts: a changed accounts block needs a restart"
+                .to_owned(),
+        );
+    }
     if old.no_auth_user != new.no_auth_user {
         // Go allows only dropping no_auth_user together with the user it named.
         let dropped_with_user = !old.no_auth_user.is_empty()

@@ -141,6 +141,11 @@ fn tls_spec(tls: &TlsOptions, o: &ServerOptions) -> TlsSpec {
     }
 }
 
+/// The account a configured user logs into; `None` for the global account.
+fn account_of(u: &natrium_conf::options::UserOption) -> Option<String> {
+    (!u.account.is_empty()).then(|| u.account.clone())
+}
+
 /// The authentication the options ask for, as Go chooses it: a users list, else a single
 /// user, else a token.
 fn auth_config(o: &ServerOptions) -> AuthConfig {
@@ -154,6 +159,7 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
                 name: u.username.clone(),
                 password: u.password.clone(),
                 permissions: u.permissions.clone(),
+                account: account_of(u),
             })
             .collect();
         let nkeys = with_nkey
@@ -161,6 +167,7 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
             .map(|u| NkeyUser {
                 nkey: u.nkey.clone(),
                 permissions: u.permissions.clone(),
+                account: account_of(u),
             })
             .collect();
         AuthConfig::Users {
@@ -174,6 +181,7 @@ fn auth_config(o: &ServerOptions) -> AuthConfig {
             name: o.username.clone(),
             password: o.password.clone(),
             permissions: None,
+            account: None,
         };
         AuthConfig::Users {
             users: vec![user],
@@ -257,6 +265,7 @@ fn websocket_auth(ws: &WebsocketOptions, o: &ServerOptions) -> Option<AuthConfig
             name: ws.username.clone(),
             password: ws.password.clone(),
             permissions: None,
+            account: None,
         }],
         nkeys: Vec::new(),
         no_auth_user: None,
@@ -297,6 +306,9 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         tls_timeout: seconds(o.tls_timeout),
         max_closed_clients: to_usize(o.max_closed_clients),
         websocket: websocket(o)?,
+        accounts: o.accounts.clone(),
+        system_account: o.system_account.clone(),
+        no_system_account: o.no_system_account,
     })
 }
 

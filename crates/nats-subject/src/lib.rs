@@ -6,6 +6,8 @@
 //! - [`Sublist`] (module `sublist`): the concurrent subscription index. It is a token trie
 //!   (`trie`) behind one lock plus a bounded, sharded match cache (`cache`) whose hits cost one
 //!   hash, one short lock and one `Arc` clone. Its concurrency rules are in the `sublist` module.
+//! - [`SubjectTransform`] (module `transform`): rewriting a subject matched by a wildcard
+//!   pattern into another pattern's shape (account imports' `prefix` and `to`).
 //! - [`MatchResult`] / [`QueueGroup`]: what a match returns, shared immutable snapshots.
 //! - [`SublistStats`]: the counters Go reports on `/subsz`.
 //! - `limits`: cache geometry, with the Go default each one mirrors.
@@ -40,12 +42,14 @@ mod members;
 mod result;
 mod stats;
 mod sublist;
+mod transform;
 mod trie;
 pub mod validate;
 
 pub use error::SublistError;
-pub use matching::{subject_matches, subjects_collide};
+pub use matching::{subject_is_subset, subject_matches, subjects_collide};
 pub use result::{MatchResult, QueueGroup};
 pub use stats::SublistStats;
 pub use sublist::Sublist;
+pub use transform::{SubjectTransform, TransformError};
 pub use validate::{is_literal, is_valid_publish_subject, is_valid_queue_name, is_valid_subject};

@@ -87,6 +87,46 @@ pub fn subjects_collide(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Whether every literal subject `sub` matches is also matched by `of`: `sub` is a subset of
+/// `of`. This is how an import is checked against an export: `s.x` and `s.*` are subsets of
+/// `s.>`, but `s.>` is not a subset of `s.*`. Invalid patterns are subsets of nothing.
+///
+/// ```
+/// use nats_subject::subject_is_subset;
+/// assert!(subject_is_subset(b"s.x", b"s.>"));
+/// assert!(subject_is_subset(b"s.*", b"s.>"));
+/// assert!(!subject_is_subset(b"s.>", b"s.*"));
+/// ```
+pub fn subject_is_subset(sub: &[u8], of: &[u8]) -> bool {
+    if !is_valid_subject(sub) || !is_valid_subject(of) {
+        return false;
+    }
+    let mut rs = Some(sub);
+    let mut ro = Some(of);
+    loop {
+        match (rs, ro) {
+            (None, None) => return true,
+            (Some(s), Some(o)) => {
+                let (stok, srest) = split_token(s);
+                let (otok, orest) = split_token(o);
+                if otok == b">" {
+                    return true;
+                }
+                let covered = match otok {
+                    b"*" => stok != b">",
+                    literal => stok == literal,
+                };
+                if !covered {
+                    return false;
+                }
+                rs = srest;
+                ro = orest;
+            }
+            _ => return false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +195,21 @@ mod tests {
         assert!(!subjects_collide(b"a.*.c", b"a.*.d"));
         assert!(!subjects_collide(b"foo..bar", b"foo..bar"));
         assert!(!subjects_collide(b"", b">"));
+    }
+
+    #[test]
+    fn matching_subset() {
+        assert!(subject_is_subset(b"a", b"a"));
+        assert!(subject_is_subset(b"a.b", b"a.*"));
+        assert!(subject_is_subset(b"a.*", b"a.*"));
+        assert!(subject_is_subset(b"a.*", b"a.>"));
+        assert!(subject_is_subset(b"a.b.>", b"a.>"));
+        assert!(subject_is_subset(b"a.>", b">"));
+        assert!(!subject_is_subset(b"a.>", b"a.*"));
+        assert!(!subject_is_subset(b"a.*", b"a.b"));
+        assert!(!subject_is_subset(b"a", b"a.>"));
+        assert!(!subject_is_subset(b"a.b.c", b"a.*"));
+        assert!(!subject_is_subset(b"b.c", b"a.>"));
+        assert!(!subject_is_subset(b"a..b", b">"));
     }
 }

@@ -10,6 +10,9 @@ use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
 
+mod account_items;
+mod account_links;
+mod accounts;
 mod perms;
 
 use perms::permissions;
@@ -17,7 +20,6 @@ use perms::permissions;
 /// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
 /// using one is refused rather than half-honoured.
 pub const NOT_SUPPORTED_YET: &[&str] = &[
-    "accounts",
     "cluster",
     "default_js_domain",
     "default_sentinel",
@@ -30,8 +32,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "maps",
     "mqtt",
     "no_fast_producer_stall",
-    "no_sys_acc",
-    "no_system_account",
     "ocsp",
     "ocsp_cache",
     "operator",
@@ -49,8 +49,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "server_tags",
     "store_dir",
     "storedir",
-    "system",
-    "system_account",
     "trace_headers",
     "trusted",
     "trusted_keys",
@@ -132,6 +130,8 @@ fn monitor_listen(o: &mut ServerOptions, v: &Value) -> Result<i64, String> {
     Ok(port)
 }
 
+// A flat match over Go's option names: splitting it would only scatter the table.
+#[allow(clippy::too_many_lines)]
 fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<(), String> {
     let v = &e.node.value;
     match e.key.to_ascii_lowercase().as_str() {
@@ -223,6 +223,11 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "allow_non_tls" => set(&mut o.allow_non_tls, convert::boolean(v))?,
         "no_auth_user" => o.no_auth_user = convert::string(v)?,
         "websocket" | "ws" => super::websocket::parse(o, e, report),
+        "accounts" => accounts::parse(o, e, report),
+        "system_account" | "system" => accounts::system_account(o, e, report),
+        "no_system_account" | "no_system" | "no_sys_acc" => {
+            set(&mut o.no_system_account, convert::boolean(v))?;
+        }
         key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
         // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
         _ if e.node.used_as_variable() => {}
@@ -292,6 +297,7 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
         }
     };
     let mut users_seen = false;
+    let mut block_users = Vec::new();
     for inner in block {
         let key = inner.key.to_ascii_lowercase();
         if matches!(inner.node.value, Value::Null) {
@@ -318,22 +324,61 @@ fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Resul
             o.default_permissions = permissions(inner, report);
         } else if key == "users" {
             users_seen = true;
-            o.users = users(inner, report);
+            block_users = users(inner, report);
         } else if AUTHORIZATION_NOT_SUPPORTED_YET.contains(&key.as_str()) {
             report.not_supported(inner, format!("{}.{}", e.key, inner.key));
         } else if !inner.node.used_as_variable() {
             report.unknown(inner);
         }
     }
-    if users_seen && !o.username.is_empty() {
-        report.invalid(
-            e,
-            "Can not have a single user/pass and a users array".to_owned(),
-        );
-    } else if users_seen && !o.authorization.is_empty() {
-        report.invalid(e, "Can not have a token and a users array".to_owned());
+    // Users of accounts read earlier count as a users array too.
+    if users_seen || !o.users.is_empty() {
+        if !o.username.is_empty() {
+            report.invalid(
+                e,
+                "Can not have a single user/pass and a users array".to_owned(),
+            );
+            return Ok(());
+        } else if !o.authorization.is_empty() {
+            report.invalid(e, "Can not have a token and a users array".to_owned());
+            return Ok(());
+        }
     }
+    add_block_users(o, e, block_users, report);
     Ok(())
+}
+
+/// Appends the `authorization` block's users to those of accounts read earlier; names and
+/// nkeys must be unique across both (named users are checked first, as in Go).
+fn add_block_users(
+    o: &mut ServerOptions,
+    e: &Entry,
+    mut block_users: Vec<UserOption>,
+    report: &mut Report,
+) {
+    let id = |u: &UserOption| {
+        if u.nkey.is_empty() {
+            u.username.clone()
+        } else {
+            u.nkey.clone()
+        }
+    };
+    let mut seen: std::collections::HashSet<String> = o.users.iter().map(id).collect();
+    block_users.sort_by_key(|u| !u.nkey.is_empty());
+    for user in &block_users {
+        if !seen.insert(id(user)) {
+            let what = if user.nkey.is_empty() { "user" } else { "nkey" };
+            report.invalid(
+                e,
+                format!(
+                    "Duplicate {what} {} detected",
+                    crate::error::go_quote(&id(user))
+                ),
+            );
+            return;
+        }
+    }
+    o.users.extend(block_users);
 }
 
 fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {

@@ -36,8 +36,12 @@ pub struct UserOption {
     pub password: String,
     /// Public user nkey (`U…`), for users that authenticate by signing the INFO nonce.
     pub nkey: String,
-    /// The user's own `permissions` block.
+    /// The user's own `permissions` block (for an account's user without one: the account's
+    /// `default_permissions`).
     pub permissions: Option<natrium_auth::Permissions>,
+    /// The account the user logs into (`accounts { A { users … } }`); empty for the global
+    /// account.
+    pub account: String,
 }
 
 /// Every option core NATS uses, under Go's names, with Go's defaults.
@@ -97,8 +101,16 @@ pub struct ServerOptions {
     pub password: String,
     /// Required token, plain or bcrypt (`authorization { token }`, `--auth`).
     pub authorization: String,
-    /// `authorization { users = [...] }`.
+    /// `authorization { users = [...] }`, then the users of `accounts { … }` (with their
+    /// account), in the order the file gives them.
     pub users: Vec<UserOption>,
+    /// `accounts { … }`: the accounts besides `$G` and the system account, in file order.
+    pub accounts: Vec<natrium_auth::account::AccountSpec>,
+    /// `system_account` (alias `system`): the account the server's own traffic lives in; empty
+    /// means `$SYS`, created when no account of that name is configured.
+    pub system_account: String,
+    /// `no_system_account` (aliases `no_system`, `no_sys_acc`).
+    pub no_system_account: bool,
     /// `authorization { default_permissions }`.
     pub default_permissions: Option<natrium_auth::Permissions>,
     /// User assumed for clients that send no credentials (`no_auth_user`).
@@ -176,6 +188,9 @@ impl Default for ServerOptions {
             password: String::new(),
             authorization: String::new(),
             users: Vec::new(),
+            accounts: Vec::new(),
+            system_account: String::new(),
+            no_system_account: false,
             default_permissions: None,
             no_auth_user: String::new(),
             no_header_support: false,
@@ -348,6 +363,14 @@ impl ServerOptions {
         if !self.no_auth_user.is_empty() {
             validate_no_auth_user_named(self, &self.no_auth_user)?;
         }
+        let system = self.system_account.as_str();
+        let known =
+            matches!(system, "" | "$SYS" | "$G") || self.accounts.iter().any(|a| a.name == system);
+        if !self.no_system_account && !known {
+            return Err(ConfError::Validation {
+                message: "error resolving system account: account missing".to_owned(),
+            });
+        }
         // Go checks the websocket block last.
         websocket::validate(self)
     }
@@ -374,3 +397,7 @@ fn validate_no_auth_user_named(o: &ServerOptions, name: &str) -> Result<(), Conf
 #[cfg(test)]
 #[path = "options_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "accounts_tests.rs"]
+mod accounts_tests;

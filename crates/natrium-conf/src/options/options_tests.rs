@@ -326,10 +326,8 @@ fn options_unknown_and_unsupported() {
         "gateway",
         "leafnodes",
         "mqtt",
-        "accounts",
         "operator",
         "resolver",
-        "system_account",
         "mappings",
     ] {
         let e = load(&format!("{option}: x")).unwrap_err();

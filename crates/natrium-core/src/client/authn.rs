@@ -18,6 +18,8 @@ pub(super) struct Admitted {
     pub perms: Option<Arc<ClientPermissions>>,
     /// What `/connz?auth=1` shows as `authorized_user`.
     pub auth_user: String,
+    /// The account to log into; `None` is the global account.
+    pub account: Option<String>,
 }
 
 /// A refused client.
@@ -67,6 +69,7 @@ pub(super) fn authenticate(
         return Ok(Admitted {
             perms: None,
             auth_user: raw,
+            account: None,
         });
     }
     let tls_map = config.tls.as_ref().is_some_and(|t| t.map);
@@ -91,6 +94,7 @@ pub(super) fn authenticate(
             Ok(Admitted {
                 perms: compile(auth.permissions_for(&who)),
                 auth_user,
+                account: auth.account_for(&who).map(str::to_owned),
             })
         }
         Err(_) => Err(Refused {
@@ -160,6 +164,7 @@ fn map_certificate(
     Ok(Admitted {
         perms: compile(auth.permissions_for(&who)),
         auth_user: user.name.clone(),
+        account: auth.account_for(&who).map(str::to_owned),
     })
 }
 

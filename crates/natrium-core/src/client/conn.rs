@@ -32,6 +32,9 @@ use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_
 use crate::server::Server;
 use crate::ws::WsSession;
 
+#[path = "login.rs"]
+mod login;
+
 const PING: &[u8] = b"PING\r\n";
 const PONG: &[u8] = b"PONG\r\n";
 const OK: &[u8] = b"+OK\r\n";
@@ -70,6 +73,10 @@ struct Conn {
     ping_interval: Duration,
     /// Set for a connection that arrived through the websocket listener.
     ws: Option<Box<WsSession>>,
+    /// Most subscriptions (0: unlimited): the server's, or the account's when lower.
+    max_subs: usize,
+    /// Whether the first PING after CONNECT has been answered (see `send_connect_info`).
+    pong_sent: bool,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -179,6 +186,8 @@ pub(crate) async fn serve<R: Inbound>(
         trace: config.trace,
         ping_interval,
         ws,
+        max_subs: config.max_subscriptions,
+        pong_sent: false,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -211,6 +220,9 @@ pub(crate) async fn serve<R: Inbound>(
     }
     server.record_closed(&handle);
     conn.remove_all_subscriptions();
+    if let Some(account) = handle.account() {
+        account.remove_client();
+    }
     finish(&server, &handle);
 }
 
@@ -483,6 +495,9 @@ impl Conn {
             ClientOp::Ping => {
                 self.active = true;
                 self.handle.out.enqueue_proto(PONG);
+                if self.connected && !std::mem::replace(&mut self.pong_sent, true) {
+                    self.send_connect_info();
+                }
             }
             ClientOp::Pong => {
                 if let Some(start) = self.ping.rtt_start {
@@ -555,12 +570,20 @@ impl Conn {
             let epoch = self.server.config_epoch();
             self.refresh_config();
             match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
-                Ok(Admitted { perms, auth_user }) => {
+                Ok(Admitted {
+                    perms,
+                    auth_user,
+                    account,
+                }) => {
                     *self.handle.meta.lock() = meta(auth_user);
                     let stored =
                         StoredAuth::admitted(&opts, &self.nonce, self.auth(), perms.clone());
                     *self.handle.auth.lock() = Some(stored);
                     self.handle.perms_changed.store(false, Ordering::Release);
+                    // Idempotent: a repeated pass keeps the account already joined.
+                    if let Next::Close(reason) = self.log_into(account.as_deref()) {
+                        return Next::Close(reason);
+                    }
                     self.perms.install(perms, &self.handle);
                 }
                 Err(refused) => {
@@ -573,9 +596,9 @@ impl Conn {
             }
         }
         self.publisher.set_flags(opts.echo, opts.no_responders);
+        self.handle.set_accepts_headers(opts.headers);
         self.opts = opts;
         if !self.connected {
-            self.handle.connected.store(true, Ordering::Relaxed);
             self.server.client_connected(&self.handle);
         }
         self.connected = true;
@@ -665,7 +688,7 @@ impl Conn {
             self.sub_violation(subject, queue, sid);
             return;
         }
-        let max_subs = self.config.max_subscriptions;
+        let max_subs = self.max_subs;
         let mut subs = self.handle.subs.lock();
         if subs.contains_key(sid) {
             drop(subs);

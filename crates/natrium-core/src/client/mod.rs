@@ -34,6 +34,7 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::account::Account;
 use crate::fxhash::FxHashMap;
 use crate::tls::{PeerCert, TlsConnInfo};
 
@@ -58,6 +59,7 @@ pub enum ClosedReason {
     MaxPayloadExceeded,
     MaxControlLineExceeded,
     MaxConnectionsExceeded,
+    MaxAccountConnectionsExceeded,
     StaleConnection,
     AuthenticationTimeout,
     AuthenticationViolation,
@@ -79,6 +81,7 @@ impl ClosedReason {
             Self::MaxPayloadExceeded => "Maximum Message Payload Exceeded",
             Self::MaxControlLineExceeded => "Maximum Control Line Exceeded",
             Self::MaxConnectionsExceeded => "Maximum Connections Exceeded",
+            Self::MaxAccountConnectionsExceeded => "Maximum Account Connections Exceeded",
             Self::StaleConnection => "Stale Connection",
             Self::AuthenticationTimeout => "Authentication Timeout",
             Self::AuthenticationViolation => "Authentication Failure",
@@ -143,8 +146,11 @@ pub struct ClientHandle {
     responses: OnceLock<Responses>,
     /// Set for a client that came through the websocket listener.
     websocket: Option<WsPeer>,
-    /// Set once CONNECT is accepted: only such clients are reported as disconnecting.
-    pub connected: std::sync::atomic::AtomicBool,
+    /// The account the client logged into, set once at CONNECT; unset means `$G`.
+    account: OnceLock<Arc<Account>>,
+    /// Whether the client takes messages with headers (CONNECT `headers`); others get the
+    /// payload alone, as Go delivers to them.
+    headers: AtomicBool,
 }
 
 /// What a websocket client's upgrade request said about where it comes from.
@@ -174,8 +180,35 @@ impl ClientHandle {
             perms_changed: AtomicBool::new(false),
             responses: OnceLock::new(),
             websocket: None,
-            connected: std::sync::atomic::AtomicBool::new(false),
+            account: OnceLock::new(),
+            headers: AtomicBool::new(false),
         }
+    }
+
+    /// The account the client logged into (`None` before CONNECT: the global account).
+    pub fn account(&self) -> Option<&Arc<Account>> {
+        self.account.get()
+    }
+
+    /// The name of the client's account.
+    pub fn account_name(&self) -> &str {
+        self.account
+            .get()
+            .map_or(crate::account::GLOBAL_ACCOUNT, |a| a.name.as_str())
+    }
+
+    pub(crate) fn set_account(&self, account: Arc<Account>) {
+        let _ = self.account.set(account);
+    }
+
+    /// Whether messages with headers may be delivered to this client as they are.
+    #[inline]
+    pub fn accepts_headers(&self) -> bool {
+        self.headers.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_accepts_headers(&self, on: bool) {
+        self.headers.store(on, Ordering::Relaxed);
     }
 
     /// A handle for a client that arrived through the websocket listener.

@@ -125,6 +125,7 @@ pub(crate) fn close_cause(reason: ClosedReason) -> CloseCause {
         ClosedReason::MaxPayloadExceeded => CloseCause::MaxPayloadExceeded,
         ClosedReason::MaxControlLineExceeded => CloseCause::MaxControlLineExceeded,
         ClosedReason::MaxConnectionsExceeded => CloseCause::MaxConnectionsExceeded,
+        ClosedReason::MaxAccountConnectionsExceeded => CloseCause::MaxAccountConnectionsExceeded,
         ClosedReason::StaleConnection => CloseCause::StaleConnection,
         ClosedReason::AuthenticationTimeout => CloseCause::AuthenticationTimeout,
         ClosedReason::AuthenticationViolation => CloseCause::AuthenticationViolation,

@@ -136,8 +136,8 @@ fn connz_state(value: &Value) -> Option<String> {
 }
 
 impl RequestOptions {
-    /// Decodes a request body; an empty body means defaults. The error text is Go's
-    /// `encoding/json` wording closely enough for a human; tools only test for an error.
+    /// Decodes a request body; an empty body means defaults. The error text is serde's, where
+    /// Go gives its `encoding/json` wording; tools test the code, not the text.
     pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<Self, QueryError> {
         let trimmed = body.trim_ascii();
         if trimmed.is_empty() {
@@ -146,8 +146,8 @@ impl RequestOptions {
                 filters: Filters::default(),
             });
         }
-        let object: Map<String, Value> = serde_json::from_slice(trimmed)
-            .map_err(|err| QueryError(format!("Error unmarshalling request: {err}")))?;
+        let object: Map<String, Value> =
+            serde_json::from_slice(trimmed).map_err(|err| QueryError(err.to_string()))?;
         let mut filters = Filters::default();
         let mut pairs = Vec::new();
         let mut detail = false;
@@ -224,12 +224,35 @@ pub fn reply<T: Serialize>(identity: &ServerIdentity, data: T) -> Vec<u8> {
     serde_json::to_vec(&doc).unwrap_or_default()
 }
 
-/// Serialises an error reply (`code` 400 for bad options, as Go).
-pub fn error_reply(identity: &ServerIdentity, code: u16, description: String) -> Vec<u8> {
+/// Serialises the reply to a body that is not JSON: code 400, no `data`, as Go.
+pub fn bad_body_reply(identity: &ServerIdentity, description: String) -> Vec<u8> {
     let doc: ApiResponse<()> = ApiResponse {
         server: identity.stamp(),
         data: None,
-        error: Some(ApiError { code, description }),
+        error: Some(ApiError {
+            code: 400,
+            description,
+        }),
+    };
+    serde_json::to_vec(&doc).unwrap_or_default()
+}
+
+/// Serialises the reply to options the endpoint refused: code 500 and `"data": null`, as Go
+/// answers when the endpoint itself fails.
+pub fn failed_reply(identity: &ServerIdentity, description: String) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Failed {
+        server: super::payload::ServerHeader,
+        data: Option<()>,
+        error: ApiError,
+    }
+    let doc = Failed {
+        server: identity.stamp(),
+        data: None,
+        error: ApiError {
+            code: 500,
+            description,
+        },
     };
     serde_json::to_vec(&doc).unwrap_or_default()
 }

@@ -34,6 +34,9 @@ struct Services {
 
 /// Starts the system account's services; they stop with the server.
 pub fn start_system_services(server: &Server, http: Option<MonitorSettings>) {
+    if !server.has_system_account() {
+        return;
+    }
     let Some(events) = server.client_events() else {
         return;
     };
@@ -99,7 +102,7 @@ impl Services {
         let body = match RequestOptions::parse(endpoint, &msg.payload) {
             Ok(opts) if !opts.selects(&self.identity) => return,
             Ok(opts) => self.answer(endpoint, &opts.query),
-            Err(err) => requests::error_reply(&self.identity, 400, err.0),
+            Err(err) => requests::bad_body_reply(&self.identity, err.0),
         };
         self.client.publish(reply, None, &body);
     }
@@ -132,15 +135,13 @@ impl Services {
             Endpoint::Accountz => {
                 crate::accounts::accountz(server, q).map(|doc| requests::reply(id, doc))
             }
-            Endpoint::Idz => Ok(requests::reply(
-                id,
-                serde_json::json!({
-                    "server_id": server.id(),
-                    "server_name": server.name(),
-                }),
-            )),
+            // Go answers IDZ with the bare identity, without the envelope.
+            Endpoint::Idz => {
+                let doc = serde_json::json!({ "name": id.name, "host": id.host, "id": id.id });
+                return serde_json::to_vec(&doc).unwrap_or_default();
+            }
         };
-        result.unwrap_or_else(|err| requests::error_reply(id, 400, err.0))
+        result.unwrap_or_else(|err| requests::failed_reply(id, err.0))
     }
 
     fn http_info(&self) -> HttpInfo {
@@ -182,7 +183,11 @@ impl Services {
             cpu: 0.0,
             connections: server.num_clients(),
             total_connections: load(&stats.total_connections),
-            active_accounts: usize::from(server.num_clients() > 0),
+            active_accounts: server
+                .accounts()
+                .iter()
+                .filter(|a| a.stats.conns() > 0)
+                .count(),
             subscriptions: server.num_subscriptions(),
             sent,
             sent_to_clients: sent,
@@ -196,8 +201,8 @@ impl Services {
 
     fn client_event(&mut self, event: ClientEvent) {
         let (account, subject_kind) = match &event {
-            ClientEvent::Connected(_) => (account_of_connected(), "CONNECT"),
-            ClientEvent::Disconnected(_) => (account_of_connected(), "DISCONNECT"),
+            ClientEvent::Connected(handle) => (handle.account_name().to_owned(), "CONNECT"),
+            ClientEvent::Disconnected(closed) => (closed.account.clone(), "DISCONNECT"),
         };
         let now = chrono::Utc::now();
         let subject = format!("$SYS.ACCOUNT.{account}.{subject_kind}");
@@ -274,17 +279,30 @@ impl Services {
 
     /// The account's connection count, on both subjects Go publishes it on.
     fn account_conns(&mut self, account: &str) {
-        let conns = self.server.num_clients();
+        let Some(acc) = self.server.account(account).cloned() else {
+            return;
+        };
+        let load = natrium_core::account::AccountStats::load;
+        let conns = acc.stats.conns();
         let stat = AccountStat {
             acc: account.to_owned(),
             name: account.to_owned(),
             conns,
             leafnodes: 0,
             total_conns: conns,
-            num_subscriptions: self.server.global_account().sublist.stats().num_subs,
-            sent: MsgBytes::default().into(),
-            received: MsgBytes::default().into(),
-            slow_consumers: 0,
+            num_subscriptions: acc.sublist.count() as u64,
+            // Go's direction: what the account's clients were sent, and what they published.
+            sent: MsgBytes {
+                msgs: load(&acc.stats.out_msgs),
+                bytes: load(&acc.stats.out_bytes),
+            }
+            .into(),
+            received: MsgBytes {
+                msgs: load(&acc.stats.in_msgs),
+                bytes: load(&acc.stats.in_bytes),
+            }
+            .into(),
+            slow_consumers: load(&acc.stats.slow_consumers),
         };
         let doc = AccountConnsEvent {
             kind: ACCOUNT_CONNS_TYPE,
@@ -296,9 +314,4 @@ impl Services {
         self.publish_json(&format!("$SYS.SERVER.ACCOUNT.{account}.CONNS"), &doc);
         self.publish_json(&format!("$SYS.ACCOUNT.{account}.SERVER.CONNS"), &doc);
     }
-}
-
-/// Every client is in the global account until accounts are configurable.
-fn account_of_connected() -> String {
-    natrium_core::account::GLOBAL_ACCOUNT.to_owned()
 }

@@ -1,0 +1,68 @@
+//! The account side of CONNECT: logging the client into its account within the account's
+//! limits, and the INFO Go sends after the first PONG naming that account.
+
+use std::sync::Arc;
+
+use nats_proto::WireError;
+
+use super::{send_err, Conn, Next};
+use crate::client::ClosedReason;
+
+impl Conn {
+    /// Go answers a client's first PING after CONNECT with an INFO naming the account it is
+    /// bound to, if the client takes asynchronous INFOs (CONNECT `protocol` 1).
+    pub(super) fn send_connect_info(&self) {
+        if self.opts.protocol < 1 {
+            return;
+        }
+        let mut info = self.server.client_info_for(&self.handle);
+        info.connect_info = true;
+        info.remote_account.clone_from(&self.account.name);
+        info.acc_is_sys = self.server.has_system_account()
+            && Arc::ptr_eq(&self.server.system_account(), &self.account);
+        self.handle.out.enqueue_proto(&info.to_frame());
+    }
+
+    /// Logs the client into its account (`None`: the global account) on its first CONNECT,
+    /// within the account's connection limit, and applies the account's per-client limits.
+    pub(super) fn log_into(&mut self, name: Option<&str>) -> Next {
+        if self.handle.account().is_some() {
+            // A repeated CONNECT keeps the account the client's subscriptions live in.
+            return Next::Continue;
+        }
+        let account = match name {
+            None => Arc::clone(&self.server.shared.global),
+            Some(name) => match self.server.account(name) {
+                Some(account) => Arc::clone(account),
+                None => return self.auth_violation(None),
+            },
+        };
+        if !account.try_add_client() {
+            tracing::error!(
+                "{} - {}",
+                self.handle.log_prefix(),
+                WireError::MaxAccountConnectionsExceeded
+                    .static_text()
+                    .unwrap_or_default()
+            );
+            send_err(&self.handle, &WireError::MaxAccountConnectionsExceeded);
+            return Next::Close(ClosedReason::MaxAccountConnectionsExceeded);
+        }
+        let limits = account.spec.limits;
+        if let Ok(max) = usize::try_from(limits.max_payload) {
+            if max > 0 {
+                self.limits.max_payload = self.limits.max_payload.min(max);
+            }
+        }
+        if let Ok(max) = usize::try_from(limits.max_subscriptions) {
+            if max > 0 && (self.max_subs == 0 || max < self.max_subs) {
+                self.max_subs = max;
+            }
+        }
+        self.handle.set_account(Arc::clone(&account));
+        self.publisher
+            .set_origin(Arc::clone(&account), Arc::clone(&self.handle));
+        self.account = account;
+        Next::Continue
+    }
+}

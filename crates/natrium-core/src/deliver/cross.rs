@@ -1,0 +1,243 @@
+//! The cross-account part of a publish (see `crate::account::links`): stream forwards to
+//! importers, requests into exporters with a response mapping, and responses routed back.
+//!
+//! Only accounts with links get here, so this path may allocate (a request's new header and
+//! reply subject) where the local path must not. Deliveries in another account are matched
+//! without the publisher's cache, which is for the publisher's own account.
+//!
+//! Counting follows Go's `/accstatz`: a delivery counts as sent by the account whose index
+//! matched it, except that stream forwards count for the exporting account (Go matches them
+//! there, through shadow subscriptions).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use nats_proto::headers::{write_adding_field, Headers, NATS_REQUEST_INFO};
+use serde::Serialize;
+
+use super::{Message, Publisher};
+use crate::account::links::{Links, ServiceForward, StreamForward};
+use crate::account::responses::Pending;
+use crate::account::Account;
+
+/// Accounts a message may cross, one request or response hop after another, before it is
+/// dropped. The configuration refuses import cycles as Go does; this stops any it missed.
+pub const IMPORT_HOPS_MAX: u8 = 8;
+
+impl Publisher {
+    /// Does what `account`'s links ask for `msg`; returns the deliveries made.
+    pub(super) fn cross_account(
+        &mut self,
+        account: &Arc<Account>,
+        links: &Links,
+        msg: &Message<'_>,
+        hops: u8,
+    ) -> usize {
+        if hops >= IMPORT_HOPS_MAX {
+            tracing::debug!(
+                "Dropping message on {:?} after {hops} account hops",
+                String::from_utf8_lossy(msg.subject)
+            );
+            return 0;
+        }
+        if links.responds && account.responses.owns(msg.subject) {
+            return self.route_response(account, msg, hops);
+        }
+        let mut delivered = 0;
+        for forward in links.streams.iter().filter(|f| f.matches(msg.subject)) {
+            delivered += self.forward_stream(forward, msg);
+        }
+        for forward in links.services.iter().filter(|f| f.matches(msg.subject)) {
+            delivered += self.forward_request(account, forward, msg, hops);
+        }
+        delivered
+    }
+
+    /// Delivers in `target` only (no further links), for subscribers matching `msg`. With
+    /// `credit`, the deliveries count for that account instead of the publisher's.
+    fn deliver_in(
+        &mut self,
+        target: &Account,
+        msg: &Message<'_>,
+        credit: Option<&Account>,
+    ) -> usize {
+        let result = target.sublist.matches(msg.subject);
+        if result.plain.is_empty() && result.queues.is_empty() {
+            return 0;
+        }
+        let payload_len = msg.headers.map_or(0, <[u8]>::len) + msg.payload.len();
+        self.set_template(msg, payload_len);
+        let before = self.batch;
+        let n = self.deliver_matches(&result, msg, payload_len);
+        if !self.finished_subs.is_empty() {
+            self.remove_finished(target);
+        }
+        if let Some(account) = credit {
+            let msgs = self.batch.out_msgs - before.out_msgs;
+            let bytes = self.batch.out_bytes - before.out_bytes;
+            account.stats.add_out(msgs, bytes);
+            self.foreign_out.out_msgs += msgs;
+            self.foreign_out.out_bytes += bytes;
+        }
+        n
+    }
+
+    /// Delivers in `target` and follows its own links.
+    fn route(&mut self, target: &Arc<Account>, msg: &Message<'_>, hops: u8) -> usize {
+        let mut n = self.deliver_in(target, msg, Some(target));
+        if let Some(links) = target.links() {
+            n += self.cross_account(target, links, msg, hops);
+        }
+        n
+    }
+
+    fn forward_stream(&mut self, forward: &StreamForward, msg: &Message<'_>) -> usize {
+        let Some(importer) = forward.to.upgrade() else {
+            return 0;
+        };
+        let mut subject = std::mem::take(&mut self.scratch);
+        let mapped = forward.mapping.apply(msg.subject, &mut subject);
+        let m = Message {
+            subject: if mapped { &subject } else { msg.subject },
+            ..*msg
+        };
+        let n = self.deliver_in(&importer, &m, None);
+        self.scratch = subject;
+        n
+    }
+
+    fn forward_request(
+        &mut self,
+        importer: &Arc<Account>,
+        forward: &ServiceForward,
+        msg: &Message<'_>,
+        hops: u8,
+    ) -> usize {
+        let Some(exporter) = forward.to.upgrade() else {
+            return 0;
+        };
+        let mut subject = Vec::new();
+        let mapped = forward.mapping.apply(msg.subject, &mut subject);
+        let reply = msg.reply.map(|reply| {
+            exporter.responses.register(Pending {
+                requester: Arc::downgrade(importer),
+                reply: reply.into(),
+                kind: forward.response,
+                threshold: forward.threshold,
+                last: Instant::now(),
+            })
+        });
+        let headers = self.request_headers(importer, forward.share, msg.headers);
+        let m = Message {
+            subject: if mapped { &subject } else { msg.subject },
+            reply: reply.as_deref(),
+            headers: Some(&headers),
+            payload: msg.payload,
+        };
+        let n = self.route(&exporter, &m, hops + 1);
+        if n == 0 {
+            if let Some(reply) = &reply {
+                exporter.responses.cancel(reply);
+            }
+        }
+        n
+    }
+
+    fn route_response(&mut self, exporter: &Account, msg: &Message<'_>, hops: u8) -> usize {
+        // Go ends a chunked response on a message with neither headers nor payload.
+        let last_chunk = msg.payload.is_empty() && msg.headers.is_none();
+        let Some(route) = exporter
+            .responses
+            .route(msg.subject, last_chunk, Instant::now())
+        else {
+            return 0;
+        };
+        let m = Message {
+            subject: &route.reply,
+            reply: None,
+            ..*msg
+        };
+        let n = self.route(&route.requester, &m, hops + 1);
+        if n == 0 {
+            exporter.responses.cancel(msg.subject);
+        }
+        n
+    }
+
+    /// The request's header block with `Nats-Request-Info` describing the requester, as Go
+    /// adds it when a request crosses into another account. A request that already carries
+    /// one (it crossed before) keeps it.
+    fn request_headers(&self, importer: &Account, share: bool, headers: Option<&[u8]>) -> Vec<u8> {
+        let has_info = headers
+            .and_then(|h| Headers::parse(h).ok())
+            .is_some_and(|h| h.get(NATS_REQUEST_INFO).is_some());
+        if has_info {
+            return headers.unwrap_or_default().to_vec();
+        }
+        let info = self.request_info(importer, share);
+        let json = serde_json::to_vec(&info).unwrap_or_default();
+        let mut out = Vec::with_capacity(headers.map_or(0, <[u8]>::len) + json.len() + 40);
+        write_adding_field(&mut out, headers, NATS_REQUEST_INFO, &json);
+        out
+    }
+
+    fn request_info(&self, importer: &Account, share: bool) -> RequestInfo {
+        let client = self
+            .origin
+            .as_ref()
+            .filter(|o| std::ptr::eq(Arc::as_ptr(&o.account), importer))
+            .map(|o| &o.client);
+        let mut info = RequestInfo {
+            acc: importer.name.clone(),
+            rtt: client.map_or(0, |c| c.activity.rtt_nanos()),
+            ..RequestInfo::default()
+        };
+        if let (true, Some(c)) = (share, client) {
+            let meta = c.meta.lock();
+            info.start = Some(
+                c.started
+                    .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
+            );
+            info.host = Some(c.addr.ip().to_string());
+            info.id = Some(c.cid);
+            info.user = Some(meta.auth_user.clone()).filter(|s| !s.is_empty());
+            info.name = Some(meta.name.clone()).filter(|s| !s.is_empty());
+            info.lang = Some(meta.lang.clone()).filter(|s| !s.is_empty());
+            info.ver = Some(meta.version.clone()).filter(|s| !s.is_empty());
+            info.kind = Some("Client");
+            info.client_type = Some(c.client_type());
+        }
+        info
+    }
+}
+
+/// Go's `ClientInfo` as a request crossing accounts carries it, fields in Go's order.
+#[derive(Debug, Default, Serialize)]
+struct RequestInfo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    acc: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lang: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ver: Option<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    rtt: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_type: Option<&'static str>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
