@@ -133,7 +133,7 @@ mod tests {
             (f.subject, f.sid, f.reply, f.payload),
             (&b"a.b"[..], &b"7"[..], Some(&b"_INBOX.x"[..]), &b"hi"[..])
         );
-        assert_eq!(n, 24);
+        assert_eq!(n, 26);
         let (f, _) = frame(b"HMSG s 1 12 14\r\nNATS/1.0\r\n\r\nok\r\n");
         assert_eq!(f.headers, Some(&b"NATS/1.0\r\n\r\n"[..]));
         assert_eq!(f.payload, b"ok");
@@ -161,6 +161,56 @@ mod tests {
             b"MSG a 1 99999999999999999999\r\n",
         ] {
             assert_eq!(parse_msg_frame(bad), Err(MsgFrameError), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the encoder writes, in one buffer of several frames, reads back as written,
+        /// and every strict prefix of a frame is `Incomplete`.
+        #[test]
+        fn server_msg_reads_back_what_the_encoder_writes(
+            frames in proptest::collection::vec((
+                "[a-z]{1,8}(\\.[a-z]{1,8}){0,3}",
+                1u32..100_000,
+                proptest::option::of("_INBOX\\.[a-z0-9]{1,12}"),
+                proptest::option::of(proptest::collection::vec(proptest::num::u8::ANY, 0..40)),
+                proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+            ), 1..6)
+        ) {
+            let mut buf = Vec::new();
+            for (subject, sid, reply, headers, payload) in &frames {
+                let sid = sid.to_string();
+                let reply = reply.as_deref().map(str::as_bytes);
+                match headers {
+                    Some(h) => crate::encode::write_hmsg_header(
+                        &mut buf, subject.as_bytes(), sid.as_bytes(), reply, h.len(),
+                        h.len() + payload.len(),
+                    ),
+                    None => crate::encode::write_msg_header(
+                        &mut buf, subject.as_bytes(), sid.as_bytes(), reply, payload.len(),
+                    ),
+                }
+                if let Some(h) = headers {
+                    buf.extend_from_slice(h);
+                }
+                buf.extend_from_slice(payload);
+                buf.extend_from_slice(b"\r\n");
+            }
+            let mut rest = &buf[..];
+            for (subject, sid, reply, headers, payload) in &frames {
+                let (frame, consumed) = frame(rest);
+                for cut in 0..consumed {
+                    proptest::prop_assert_eq!(parse_msg_frame(&rest[..cut]), Ok(MsgParsed::Incomplete));
+                }
+                proptest::prop_assert_eq!(frame.subject, subject.as_bytes());
+                let sid = sid.to_string();
+                proptest::prop_assert_eq!(frame.sid, sid.as_bytes());
+                proptest::prop_assert_eq!(frame.reply, reply.as_deref().map(str::as_bytes));
+                proptest::prop_assert_eq!(frame.headers, headers.as_deref());
+                proptest::prop_assert_eq!(frame.payload, &payload[..]);
+                rest = &rest[consumed..];
+            }
+            proptest::prop_assert!(rest.is_empty());
         }
     }
 }

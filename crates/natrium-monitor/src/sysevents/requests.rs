@@ -109,7 +109,7 @@ struct Filters {
 /// Renames from an endpoint's JSON option names to its HTTP parameter names.
 fn param_name(endpoint: Endpoint, key: &str) -> Option<&str> {
     Some(match (endpoint, key) {
-        (Endpoint::Connz, "subscriptions") | (Endpoint::Subsz, "subscriptions") => "subs",
+        (Endpoint::Connz | Endpoint::Subsz, "subscriptions") => "subs",
         (Endpoint::Subsz | Endpoint::Accountz, "account") => "acc",
         (_, "server_name" | "cluster" | "host" | "domain" | "tags" | "exact_match") => return None,
         _ => key,

@@ -256,7 +256,6 @@ impl Services {
             name_tag: account.to_owned(),
             kind: "Client".to_owned(),
             client_type: closed.client_type.to_owned(),
-            ..ClientInfo::default()
         };
         DisconnectEvent {
             kind: DISCONNECT_EVENT_TYPE,
