@@ -266,6 +266,7 @@ mod tests {
                     name: (*n).to_owned(),
                     password: (*p).to_owned(),
                     permissions: None,
+                    account: None,
                 })
                 .collect(),
             nkeys: Vec::new(),
