@@ -2,8 +2,8 @@
 //! and times RFC 3339, as Go's encoding/json writes them.
 //!
 //! Every key is Go's, in Go's order, with Go's JSON type. Go keys left out on purpose, because
-//! the feature behind them does not exist yet: `feature_flags` (JetStream), `system_account` (no
-//! system account), `disk_io_wait_stats` (JetStream file store). `cpu` is always 0 for now.
+//! the feature behind them does not exist yet: `feature_flags` (JetStream) and
+//! `disk_io_wait_stats` (JetStream file store). `cpu` is always 0 for now.
 
 use std::collections::BTreeMap;
 
