@@ -16,8 +16,32 @@ use crate::closed::ClosedConn;
 use crate::limits::CLIENT_EVENTS_QUEUED_MAX;
 
 pub enum ClientEvent {
-    Connected(Arc<ClientHandle>),
+    Connected(Box<ConnectedClient>),
     Disconnected(Arc<ClosedConn>),
+}
+
+/// What a connect event reports: a small copy, so that a queued event never keeps a
+/// connection's buffers alive.
+pub struct ConnectedClient {
+    pub cid: u64,
+    pub addr: std::net::SocketAddr,
+    pub started: chrono::DateTime<chrono::Utc>,
+    pub meta: crate::client::ClientMeta,
+    pub account: String,
+    pub client_type: &'static str,
+}
+
+impl ConnectedClient {
+    pub fn of(handle: &ClientHandle) -> Box<Self> {
+        Box::new(Self {
+            cid: handle.cid,
+            addr: handle.addr,
+            started: handle.started,
+            meta: handle.meta.lock().clone(),
+            account: handle.account_name().to_owned(),
+            client_type: handle.client_type(),
+        })
+    }
 }
 
 #[derive(Default)]

@@ -456,10 +456,12 @@ impl Server {
     }
 
     /// Reports a client that completed CONNECT to the client events listener.
-    pub(crate) fn client_connected(&self, client: &Arc<ClientHandle>) {
-        self.shared
-            .events
-            .emit(crate::events::ClientEvent::Connected(Arc::clone(client)));
+    pub(crate) fn client_connected(&self, client: &ClientHandle) {
+        let events = &self.shared.events;
+        if events.is_listened() {
+            let snapshot = crate::events::ConnectedClient::of(client);
+            events.emit(crate::events::ClientEvent::Connected(snapshot));
+        }
     }
 
     /// Connects and disconnects from now on, for the first caller only.

@@ -201,18 +201,18 @@ impl Services {
 
     fn client_event(&mut self, event: ClientEvent) {
         let (account, subject_kind) = match &event {
-            ClientEvent::Connected(handle) => (handle.account_name().to_owned(), "CONNECT"),
+            ClientEvent::Connected(client) => (client.account.clone(), "CONNECT"),
             ClientEvent::Disconnected(closed) => (closed.account.clone(), "DISCONNECT"),
         };
         let now = chrono::Utc::now();
         let subject = format!("$SYS.ACCOUNT.{account}.{subject_kind}");
         match event {
-            ClientEvent::Connected(handle) => {
-                let meta = handle.meta.lock().clone();
+            ClientEvent::Connected(client) => {
+                let meta = client.meta;
                 let info = ClientInfo {
-                    start: Some(rfc3339(handle.started)),
-                    host: handle.addr.ip().to_string(),
-                    id: handle.cid,
+                    start: Some(rfc3339(client.started)),
+                    host: client.addr.ip().to_string(),
+                    id: client.cid,
                     acc: account.clone(),
                     user: meta.auth_user,
                     name: meta.name,
@@ -220,7 +220,7 @@ impl Services {
                     ver: meta.version,
                     name_tag: account.clone(),
                     kind: "Client".to_owned(),
-                    client_type: handle.client_type().to_owned(),
+                    client_type: client.client_type.to_owned(),
                     ..ClientInfo::default()
                 };
                 let doc = ConnectEvent {
