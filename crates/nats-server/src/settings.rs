@@ -268,8 +268,42 @@ fn websocket_auth(ws: &WebsocketOptions, o: &ServerOptions) -> Option<AuthConfig
     })
 }
 
+/// Operator mode: the trusted operators and preloaded accounts, the accounts to create
+/// (named by public key) and the system account, which must be among them, as Go requires.
+struct OperatorMode {
+    auth: AuthConfig,
+    accounts: Vec<natrium_auth::account::AccountSpec>,
+    system_account: String,
+}
+
+fn operator_mode(o: &ServerOptions) -> Result<Option<OperatorMode>, ConfError> {
+    if o.operators.is_empty() {
+        return Ok(None);
+    }
+    let invalid = |message: String| ConfError::Validation { message };
+    let jwt = natrium_auth::jwt::JwtAuth::new(&o.operators, &o.resolver_preload)
+        .map_err(|e| invalid(e.to_string()))?;
+    let system = if o.system_account.is_empty() {
+        jwt.operator_system_account().unwrap_or_default().to_owned()
+    } else {
+        o.system_account.clone()
+    };
+    let accounts = jwt.account_specs();
+    if !system.is_empty() && !accounts.iter().any(|a| a.name == system) {
+        return Err(invalid(
+            "error resolving system account: account missing".to_owned(),
+        ));
+    }
+    Ok(Some(OperatorMode {
+        auth: AuthConfig::Jwt(Arc::new(jwt)),
+        accounts,
+        system_account: system,
+    }))
+}
+
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
     let (o, config_digest) = load_options(flags)?;
+    let operator = operator_mode(&o)?;
     let tls = client_tls(&o)?;
     let websocket = websocket(&o)?;
     let core = CoreConfig {
@@ -301,6 +335,17 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         accounts: o.accounts.clone(),
         system_account: o.system_account.clone(),
         no_system_account: o.no_system_account,
+        accounts_on_demand: false,
+    };
+    let core = match operator {
+        Some(op) => CoreConfig {
+            auth: op.auth,
+            accounts: op.accounts,
+            system_account: op.system_account,
+            accounts_on_demand: true,
+            ..core
+        },
+        None => core,
     };
     let http = (o.http_port != 0).then(|| MonitorSettings {
         host: o.http_host.clone(),

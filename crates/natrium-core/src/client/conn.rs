@@ -72,6 +72,8 @@ struct Conn {
     max_subs: usize,
     /// Whether the first PING after CONNECT has been answered (see `send_connect_info`).
     pong_sent: bool,
+    /// When the user's JWT expires: the connection is then closed, as Go closes it.
+    auth_expires: Option<Instant>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -181,6 +183,7 @@ pub(crate) async fn serve<R: Inbound>(
         ws,
         max_subs: config.max_subscriptions,
         pong_sent: false,
+        auth_expires: None,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -248,6 +251,8 @@ impl Conn {
         let mut rb = ReadBuf::new();
         let mut ping_timer = pin!(tokio::time::sleep(ping_interval));
         let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
+        // Armed once CONNECT admits a user whose JWT expires.
+        let mut expiry = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
@@ -262,6 +267,11 @@ impl Conn {
                     tracing::debug!("{} - Authentication Timeout", self.handle.log_prefix());
                     send_err(&self.handle, &WireError::AuthenticationTimeout);
                     return Some(ClosedReason::AuthenticationTimeout);
+                }
+                () = &mut expiry, if self.auth_expires.is_some() => {
+                    tracing::debug!("{} - User Authentication Expired", self.handle.log_prefix());
+                    send_err(&self.handle, &WireError::UserAuthenticationExpired);
+                    return Some(ClosedReason::AuthenticationExpired);
                 }
                 () = &mut ping_timer => {
                     let now = Instant::now();
@@ -287,6 +297,9 @@ impl Conn {
             }
             if std::mem::take(&mut self.touched) {
                 self.handle.activity.touch();
+            }
+            if let Some(at) = self.auth_expires.filter(|_| self.restart_pings) {
+                expiry.as_mut().reset(at);
             }
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
@@ -524,10 +537,14 @@ impl Conn {
                 perms,
                 auth_user,
                 account,
+                jwt,
             }) => {
                 *self.handle.meta.lock() = meta(auth_user);
                 if let Next::Close(reason) = self.log_into(account.as_deref()) {
                     return Next::Close(reason);
+                }
+                if let Some(grant) = jwt {
+                    self.apply_jwt(grant);
                 }
                 self.perms.install(perms, &self.handle);
             }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use nats_proto::WireError;
 
+use super::super::authn::JwtGrant;
 use super::{send_err, Conn, Next};
 use crate::client::ClosedReason;
 
@@ -59,10 +60,30 @@ impl Conn {
                 self.max_subs = max;
             }
         }
+        self.server.register_account(&account);
         self.handle.set_account(Arc::clone(&account));
         self.publisher
             .set_origin(Arc::clone(&account), Arc::clone(&self.handle));
         self.account = account;
         Next::Continue
+    }
+
+    /// A user JWT's own limits (lowering the account's and the server's) and expiry.
+    pub(super) fn apply_jwt(&mut self, grant: JwtGrant) {
+        if let Ok(max) = usize::try_from(grant.max_payload) {
+            if max > 0 {
+                self.limits.max_payload = self.limits.max_payload.min(max);
+            }
+        }
+        if let Ok(max) = usize::try_from(grant.max_subscriptions) {
+            if max > 0 && (self.max_subs == 0 || max < self.max_subs) {
+                self.max_subs = max;
+            }
+        }
+        if let Some(expires) = grant.expires {
+            let left = expires.saturating_sub(chrono::Utc::now().timestamp());
+            let left = std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0));
+            self.auth_expires = Some(tokio::time::Instant::now() + left);
+        }
     }
 }
