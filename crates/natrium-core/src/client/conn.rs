@@ -748,7 +748,7 @@ fn round_to_second(d: Duration) -> Duration {
 }
 
 /// Whether "maximum subscriptions exceeded" may be logged now. Go rate-limits it per account;
-/// every client is in the global account here, so one process-wide slot does the same.
+/// one process-wide slot is stricter (one line per interval in all) and bounds the log as well.
 fn should_log_max_subs() -> bool {
     static LAST: parking_lot::Mutex<Option<std::time::Instant>> = parking_lot::const_mutex(None);
     let now = std::time::Instant::now();
