@@ -82,11 +82,12 @@ pub(super) fn resolver(o: &mut ServerOptions, e: &Entry, report: &mut Report) {
             }
         }
         Value::Map(_) => report.not_supported(e, format!("{} (directory)", e.key)),
-        _ => report.invalid(
+        other => report.invalid(
             e,
-            "error parsing account resolver, should be MEM or  URL(\"url\") or a map containing \
-             dir and type state=[FULL|CACHE])"
-                .to_owned(),
+            format!(
+                "error parsing operator resolver, wrong type {}",
+                other.go_type_name()
+            ),
         ),
     }
 }
@@ -103,14 +104,11 @@ pub(super) fn preload(o: &mut ServerOptions, e: &Entry, report: &mut Report) {
     o.resolver_preload.clear();
     for entry in map {
         let Value::Str(jwt) = &entry.node.value else {
-            report.invalid_node_pos(
-                &entry.node,
-                "preload map value should be a string JWT".to_owned(),
-            );
+            report.invalid(entry, "preload map value should be a string JWT".to_owned());
             continue;
         };
         if decode::<AccountNats>(jwt).is_err() {
-            report.invalid_node_pos(&entry.node, "invalid account JWT".to_owned());
+            report.invalid(entry, "invalid account JWT".to_owned());
             continue;
         }
         o.resolver_preload.push((entry.key.clone(), jwt.clone()));
