@@ -9,6 +9,7 @@
 //! - [`info`]: the INFO document sent to clients.
 //! - [`stats`]: server-wide counters read by monitoring.
 //! - [`config`]: the runtime's own typed settings, filled in by the binary.
+//! - [`reload`]: swapping in new settings at run time and re-checking connected clients.
 //! - [`tls`]: client TLS: building the rustls configuration from files with Go's errors, peer
 //!   certificate decoding, handshake error reports.
 //! - [`ws`]: WebSocket clients: the `websocket { }` listener, the HTTP upgrade, and the framing
@@ -31,6 +32,7 @@ pub mod deliver;
 mod fxhash;
 pub mod info;
 pub mod limits;
+pub mod reload;
 pub mod server;
 pub mod stats;
 pub mod tls;

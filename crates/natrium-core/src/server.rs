@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -168,7 +168,13 @@ pub async fn bind_tcp(host: &str, port: u16) -> Result<TcpListener, ListenError>
 }
 
 pub(crate) struct Shared {
-    pub config: CoreConfig,
+    /// The settings in force; a reload swaps the whole `Arc`. Readers take a snapshot once per
+    /// connection event (accept, CONNECT, a read batch that sees a new epoch), never per message.
+    config: RwLock<Arc<CoreConfig>>,
+    /// Bumped after every swap of `config`, so connections notice with one relaxed load.
+    pub config_epoch: AtomicU64,
+    /// When the configuration was last (re)loaded and the file's digest, for `/varz`.
+    pub config_loaded: Mutex<ConfigLoaded>,
     pub server_id: String,
     pub server_name: String,
     pub stats: Arc<ServerStats>,
@@ -192,6 +198,15 @@ pub(crate) struct Shared {
     /// The websocket listener's bound address, once listening.
     pub ws_addr: Mutex<Option<SocketAddr>>,
     pub closed: crate::closed::ClosedRing,
+}
+
+/// When and from what the configuration in force was loaded (Go's `config_load_time` and
+/// `config_digest` in `/varz`).
+#[derive(Debug, Clone)]
+pub struct ConfigLoaded {
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// `sha256:<hex>` of the file, empty without one.
+    pub digest: String,
 }
 
 impl Shared {
@@ -246,9 +261,15 @@ impl Server {
             accounts.register_on_demand();
         }
         let global = Arc::clone(accounts.global());
+        let started = chrono::Utc::now();
         Ok(Self {
             shared: Arc::new(Shared {
-                config,
+                config: RwLock::new(Arc::new(config)),
+                config_epoch: AtomicU64::new(0),
+                config_loaded: Mutex::new(ConfigLoaded {
+                    at: started,
+                    digest: String::new(),
+                }),
                 server_id,
                 server_name,
                 stats: Arc::new(ServerStats::default()),
@@ -263,7 +284,7 @@ impl Server {
                 shutdown_request: CancellationToken::new(),
                 lame_duck: AtomicBool::new(false),
                 tracker: TaskTracker::new(),
-                started: chrono::Utc::now(),
+                started,
                 client_addr: Mutex::new(None),
                 ws_addr: Mutex::new(None),
                 closed: crate::closed::ClosedRing::new(closed_cap),
@@ -273,7 +294,7 @@ impl Server {
 
     /// Binds the client port and starts accepting. Returns the bound address.
     pub async fn listen(&self) -> Result<SocketAddr, StartError> {
-        let config = &self.shared.config;
+        let config = self.config();
         let port = u16::try_from(config.port.max(0)).unwrap_or(0);
         let shown = || host_port(&config.host, port);
         let listener = bind_tcp(&config.host, port)
@@ -360,7 +381,7 @@ impl Server {
     /// The INFO for one client.
     pub(crate) fn client_info(&self, cid: u64, client_ip: String) -> Info {
         let shared = &self.shared;
-        let config = &shared.config;
+        let config = self.config();
         Info {
             server_id: shared.server_id.clone(),
             server_name: shared.server_name.clone(),
@@ -392,7 +413,7 @@ impl Server {
     pub(crate) fn client_info_for(&self, client: &ClientHandle) -> Info {
         let mut info = self.client_info(client.cid, client.addr.ip().to_string());
         if client.websocket().is_some() {
-            if let Some(ws) = &self.shared.config.websocket {
+            if let Some(ws) = &self.config().websocket {
                 let tls = ws.tls.is_some();
                 info.tls_available = tls;
                 info.tls_required = tls;
@@ -407,7 +428,7 @@ impl Server {
     /// Adds a connection to the registry; refuses it when max_connections is reached.
     pub(crate) fn register(&self, client: &Arc<ClientHandle>) -> bool {
         let mut clients = self.shared.clients.lock();
-        if clients.len() >= self.shared.config.max_connections {
+        if clients.len() >= self.config().max_connections {
             return false;
         }
         clients.insert(client.cid, Arc::clone(client));
@@ -432,8 +453,39 @@ impl Server {
         *self.shared.client_addr.lock()
     }
 
-    pub fn config(&self) -> &CoreConfig {
-        &self.shared.config
+    /// A snapshot of the settings in force (a reload may replace them at any time).
+    pub fn config(&self) -> Arc<CoreConfig> {
+        Arc::clone(&self.shared.config.read())
+    }
+
+    /// Installs new settings; connections pick them up at their next event.
+    pub(crate) fn swap_config(&self, config: CoreConfig) -> Arc<CoreConfig> {
+        let old = std::mem::replace(&mut *self.shared.config.write(), Arc::new(config));
+        self.shared.config_epoch.fetch_add(1, Ordering::Release);
+        old
+    }
+
+    pub(crate) fn config_epoch(&self) -> u64 {
+        self.shared.config_epoch.load(Ordering::Acquire)
+    }
+
+    /// When the configuration in force was loaded, and its digest.
+    pub fn config_loaded(&self) -> ConfigLoaded {
+        self.shared.config_loaded.lock().clone()
+    }
+
+    /// Records the configuration file's digest at start (the load time stays the start time,
+    /// as in Go).
+    pub fn set_config_digest(&self, digest: &str) {
+        digest.clone_into(&mut self.shared.config_loaded.lock().digest);
+    }
+
+    /// Records a reload: the new file's digest, and now as the load time.
+    pub fn set_config_loaded(&self, digest: &str) {
+        *self.shared.config_loaded.lock() = ConfigLoaded {
+            at: chrono::Utc::now(),
+            digest: digest.to_owned(),
+        };
     }
 
     pub fn id(&self) -> &str {
@@ -581,7 +633,7 @@ impl Server {
             self.request_shutdown();
             return;
         }
-        let config = &shared.config;
+        let config = self.config();
         let interval = lame_duck_interval(
             config.lame_duck_duration,
             config.lame_duck_grace_period,

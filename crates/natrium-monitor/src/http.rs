@@ -27,6 +27,8 @@ pub struct MonitorSettings {
     /// 0 or -1 picks a free port.
     pub port: i32,
     pub base_path: String,
+    /// Serve HTTPS with the client TLS certificate (`https_port`) instead of HTTP.
+    pub tls: bool,
 }
 
 /// Go: `can't listen to the monitor port: listen tcp 127.0.0.1:8222: bind: address already in
@@ -40,8 +42,9 @@ pub enum MonitorError {
 struct State {
     server: Server,
     host: String,
-    /// As configured: Go's /varz reports `http_port` unresolved.
+    /// As configured: Go's /varz reports `http_port` (or `https_port`) unresolved.
     port: i64,
+    tls: bool,
     base_path: String,
     req_stats: Mutex<BTreeMap<String, u64>>,
 }
@@ -63,13 +66,16 @@ pub async fn start_monitor(
         ))
     })?;
     tracing::info!(
-        "Starting http monitor on {}",
+        "Starting {} monitor on {}",
+        if settings.tls { "https" } else { "http" },
         natrium_core::server::host_port(&settings.host, bound.port())
     );
+    let tls = settings.tls;
     let state = Arc::new(State {
         server: server.clone(),
         host: settings.host,
         port: i64::from(settings.port),
+        tls: settings.tls,
         base_path: settings.base_path.trim_end_matches('/').to_owned(),
         req_stats: Mutex::new(BTreeMap::new()),
     });
@@ -82,17 +88,32 @@ pub async fn start_monitor(
             let Ok((stream, _)) = accepted else { continue };
             let state = Arc::clone(&state);
             tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req| {
-                    let state = Arc::clone(&state);
-                    async move { Ok::<_, Infallible>(handle(&state, &req)) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                if tls {
+                    // The certificate in force now: a reload applies to the next handshake.
+                    if let Some(stream) = crate::https::accept(&state.server, stream).await {
+                        serve_http(state, stream).await;
+                    }
+                } else {
+                    serve_http(state, stream).await;
+                }
             });
         }
     });
     Ok(bound)
+}
+
+/// Serves HTTP/1.1 on one connection (plain or TLS) until the client is done.
+async fn serve_http<S>(state: Arc<State>, stream: S)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |req| {
+        let state = Arc::clone(&state);
+        async move { Ok::<_, Infallible>(handle(&state, &req)) }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
@@ -176,7 +197,8 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
         "/varz" => {
             let http = HttpInfo {
                 host: state.host.clone(),
-                port: state.port,
+                port: if state.tls { 0 } else { state.port },
+                https_port: if state.tls { state.port } else { 0 },
                 base_path: state.base_path.clone(),
                 req_stats: state.req_stats.lock().clone(),
             };

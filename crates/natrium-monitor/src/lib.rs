@@ -1,7 +1,7 @@
 //! HTTP monitoring: a small hyper server answering the Go server's monitoring endpoints with
 //! the same JSON field names, types and units, so dashboards and readiness probes work as-is.
 //!
-//! - [`http`]: the listener and request routing.
+//! - [`http`]: the listener and request routing; `https` puts TLS in front for `https_port`.
 //! - [`varz`], [`connz`], [`subsz`]: the documents; [`query`] decodes their parameters.
 //! - [`accounts`], [`cluster`]: `/accountz`, `/accstatz`; `/routez`, `/gatewayz`, `/leafz`, `/jsz`.
 //! - [`metrics`]: Prometheus text at `/metrics` (ours; Go has none).
@@ -17,6 +17,7 @@ pub mod accounts;
 pub mod cluster;
 pub mod connz;
 pub mod http;
+mod https;
 pub mod metrics;
 pub mod process;
 pub mod query;

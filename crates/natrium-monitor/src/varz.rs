@@ -133,7 +133,7 @@ pub struct Varz {
     /// As configured (`-1` for `-m -1`), like Go; the bound port is in the log and ports file.
     http_port: i64,
     http_base_path: String,
-    https_port: u16,
+    https_port: i64,
     #[serde(serialize_with = "go_float")]
     auth_timeout: f64,
     max_control_line: usize,
@@ -226,12 +226,15 @@ pub struct HttpInfo {
     pub host: String,
     /// The configured monitoring port.
     pub port: i64,
+    /// The configured HTTPS monitoring port.
+    pub https_port: i64,
     pub base_path: String,
     pub req_stats: BTreeMap<String, u64>,
 }
 
 pub fn varz(server: &Server, http: HttpInfo) -> Varz {
     let config = server.config();
+    let loaded = server.config_loaded();
     let stats = server.stats();
     let load = natrium_core::stats::ServerStats::load;
     let now = chrono::Utc::now();
@@ -255,7 +258,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         http_host: http.host,
         http_port: http.port,
         http_base_path: http.base_path,
-        https_port: 0,
+        https_port: http.https_port,
         auth_timeout: config.auth_timeout.as_secs_f64(),
         max_control_line: config.max_control_line,
         max_payload: config.max_payload,
@@ -293,8 +296,8 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         stalled_clients: 0,
         subscriptions: server.num_subscriptions(),
         http_req_stats: http.req_stats,
-        config_load_time: rfc3339(server.started()),
-        config_digest: String::new(),
+        config_load_time: rfc3339(loaded.at),
+        config_digest: loaded.digest,
         slow_consumer_stats: KindStats {
             clients: load(&stats.slow_consumers_clients),
             ..KindStats::default()

@@ -67,6 +67,17 @@ pub enum WireError<'a> {
         /// The queue group, if any.
         queue: Option<&'a [u8]>,
     },
+    /// `Permissions Violation for Subscription to "<subject>" (sid "<sid>")`, with
+    /// ` using queue "<queue>"` before the sid for a queue subscription: a configuration
+    /// reload removed the subscription (connection stays open).
+    SubscriptionRemoved {
+        /// The subject now denied.
+        subject: &'a [u8],
+        /// The queue group, if any.
+        queue: Option<&'a [u8]>,
+        /// The subscription's id.
+        sid: &'a [u8],
+    },
 }
 
 impl WireError<'_> {
@@ -91,7 +102,8 @@ impl WireError<'_> {
             Self::AccountAuthenticationExpired => "Account Authentication Expired",
             Self::PublishViolation { .. }
             | Self::PublishReplyViolation { .. }
-            | Self::SubscriptionViolation { .. } => return None,
+            | Self::SubscriptionViolation { .. }
+            | Self::SubscriptionRemoved { .. } => return None,
         })
     }
 
@@ -116,6 +128,7 @@ impl WireError<'_> {
                 | Self::PublishViolation { .. }
                 | Self::PublishReplyViolation { .. }
                 | Self::SubscriptionViolation { .. }
+                | Self::SubscriptionRemoved { .. }
         )
     }
 
@@ -141,6 +154,21 @@ impl WireError<'_> {
                     out.put_slice(b" using queue ");
                     write_go_quoted(out, queue);
                 }
+            }
+            Self::SubscriptionRemoved {
+                subject,
+                queue,
+                sid,
+            } => {
+                out.put_slice(b"Permissions Violation for Subscription to ");
+                write_go_quoted(out, subject);
+                if let Some(queue) = queue {
+                    out.put_slice(b" using queue ");
+                    write_go_quoted(out, queue);
+                }
+                out.put_slice(b" (sid ");
+                write_go_quoted(out, sid);
+                out.put_slice(b")");
             }
             _ => {}
         }

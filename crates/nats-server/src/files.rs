@@ -64,11 +64,19 @@ fn push_list(doc: &mut String, key: &str, urls: &[String]) {
     let _ = write!(doc, "\"{key}\":{list}");
 }
 
+/// The bound monitoring listener.
+#[derive(Debug, Clone, Copy)]
+pub struct Monitor {
+    pub addr: SocketAddr,
+    /// HTTPS (`https_port`): listed with the `https` scheme.
+    pub https: bool,
+}
+
 /// The listeners a ports file lists: the websocket one with its scheme (`ws` or `wss`).
 #[derive(Debug, Clone, Copy)]
 pub struct Listeners {
     pub client: SocketAddr,
-    pub monitor: Option<SocketAddr>,
+    pub monitor: Option<Monitor>,
     pub websocket: Option<(&'static str, SocketAddr)>,
 }
 
@@ -77,7 +85,8 @@ pub fn ports_document(listeners: &Listeners) -> String {
     let mut doc = String::from("{");
     push_list(&mut doc, "nats", &listener_urls("nats", listeners.client));
     if let Some(monitor) = listeners.monitor {
-        push_list(&mut doc, "monitoring", &listener_urls("http", monitor));
+        let scheme = if monitor.https { "https" } else { "http" };
+        push_list(&mut doc, "monitoring", &listener_urls(scheme, monitor.addr));
     }
     if let Some((scheme, ws)) = listeners.websocket {
         push_list(&mut doc, "websocket", &listener_urls(scheme, ws));
@@ -147,7 +156,10 @@ mod tests {
         let ws: SocketAddr = "127.0.0.1:8080".parse().unwrap_or(([0; 4], 0).into());
         let all = Listeners {
             client,
-            monitor: Some(monitor),
+            monitor: Some(Monitor {
+                addr: monitor,
+                https: false,
+            }),
             websocket: Some(("wss", ws)),
         };
         assert_eq!(

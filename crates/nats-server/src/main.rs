@@ -5,10 +5,13 @@
 mod fdlimit;
 mod files;
 mod heap;
+mod logfile;
 mod logging;
+mod reload;
 mod run;
 mod settings;
 mod signals;
+mod syslog;
 
 use std::io::Write as _;
 use std::process::ExitCode;

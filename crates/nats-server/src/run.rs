@@ -7,7 +7,6 @@
 //! 1; a ports file that cannot be written is only an `[ERR]`, as in Go. Unlike Go, which writes
 //! the ports file in the background, ours exists by the time `Server is ready` is logged.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,6 +16,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use crate::files;
 use crate::logging::{self, LogSink};
+use crate::reload::Running;
 use crate::settings::{self, Settings};
 
 pub fn run(flags: &Flags) -> ExitCode {
@@ -32,8 +32,7 @@ pub fn run(flags: &Flags) -> ExitCode {
     let sink = match logging::init(&settings.log) {
         Ok(sink) => sink,
         Err(err) => {
-            let path = settings.log.file.clone().unwrap_or_default();
-            logging::log_file_error(&path, &err);
+            err.report();
             return ExitCode::from(1);
         }
     };
@@ -49,7 +48,7 @@ pub fn run(flags: &Flags) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(serve(settings, sink.clone())) {
+    match runtime.block_on(serve(flags.clone(), settings, sink.clone())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             logging::fatal(&message, Some(&sink), timestamps, utc);
@@ -116,57 +115,78 @@ fn trusted_operators(settings: &Settings) {
     }
 }
 
-/// Starts everything in Go's order; returns the ports file path (if one was asked for).
-async fn start(server: &Server, settings: &Settings) -> Result<Option<PathBuf>, String> {
+/// What start-up opened: the listeners' addresses and the ports file.
+struct Started {
+    listeners: files::Listeners,
+    ports_file: Option<PathBuf>,
+}
+
+/// Starts everything in Go's order.
+async fn start(server: &Server, settings: &Settings) -> Result<Started, String> {
     if let Some(path) = &settings.pid_file {
         files::write_pid_file(path).map_err(|e| format!("Could not write pidfile: {e}"))?;
     }
-    let monitor: Option<SocketAddr> = match &settings.http {
-        Some(http) => Some(
-            natrium_monitor::start_monitor(server.clone(), http.clone())
+    if let Some(err) = &settings.monitor_error {
+        return Err(format!("Can't start monitoring: {err}"));
+    }
+    let monitor = match &settings.http {
+        Some(http) => Some(files::Monitor {
+            addr: natrium_monitor::start_monitor(server.clone(), http.clone())
                 .await
                 .map_err(|e| format!("Can't start monitoring: {e}"))?,
-        ),
+            https: http.tls,
+        }),
         None => None,
     };
     let websocket = server.listen_websocket().await.map_err(|e| e.to_string())?;
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;
-    let Some(dir) = &settings.ports_file_dir else {
-        tracing::info!("Server is ready");
-        return Ok(None);
-    };
-    let path = files::ports_file_path(dir);
     let ws_scheme = match server.config().websocket.as_ref() {
         Some(ws) if ws.tls.is_some() => "wss",
         _ => "ws",
     };
-    let listeners = files::Listeners {
-        client: client_addr,
-        monitor,
-        websocket: websocket.map(|addr| (ws_scheme, addr)),
+    let mut started = Started {
+        listeners: files::Listeners {
+            client: client_addr,
+            monitor,
+            websocket: websocket.map(|addr| (ws_scheme, addr)),
+        },
+        ports_file: None,
     };
-    let written = files::write_ports_file(&path, &listeners);
+    let Some(dir) = &settings.ports_file_dir else {
+        tracing::info!("Server is ready");
+        return Ok(started);
+    };
+    let path = files::ports_file_path(dir);
+    let written = files::write_ports_file(&path, &started.listeners);
     tracing::info!("Server is ready");
     if let Err(err) = written {
         tracing::error!("Error writing ports file ({}): {err}", path.display());
     }
-    Ok(Some(path))
+    started.ports_file = Some(path);
+    Ok(started)
 }
 
-async fn serve(settings: Settings, sink: LogSink) -> Result<(), String> {
+async fn serve(flags: Flags, settings: Settings, sink: LogSink) -> Result<(), String> {
     // Trap signals before anything is started: a harness may send SIGTERM the moment it reads
     // `Server is ready`, and an untrapped one would kill the process without a clean shutdown.
     let signals = Signals::install();
     let server = Server::new(settings.core.clone()).map_err(|e| e.to_string())?;
+    server.set_config_digest(settings.config_digest.as_deref().unwrap_or_default());
     banner(&server, &settings);
-    let ports_file = start(&server, &settings).await?;
+    let started = start(&server, &settings).await?;
     crate::heap::spawn_trimmer(server.clone());
-    signals
-        .handle(&server, &sink, settings.config_file.is_some())
-        .await;
+    let mut running = Running {
+        flags,
+        options: settings.options,
+        server: server.clone(),
+        sink,
+        listeners: started.listeners,
+        ports_file: started.ports_file,
+    };
+    signals.handle(&mut running).await;
     tracing::info!("Initiating Shutdown...");
     server.shutdown().await;
-    if let Some(path) = ports_file {
+    if let Some(path) = running.ports_file {
         if let Err(err) = std::fs::remove_file(&path) {
             tracing::error!(
                 "Error cleaning up ports file {}: {}",
@@ -223,7 +243,8 @@ impl Signals {
     /// Waits for a signal that ends the process, handling the others (reopen, reload, lame
     /// duck) in place, as Go's `handleSignal` does. SIGTERM is ignored during lame duck mode,
     /// like Go.
-    async fn handle(mut self, server: &Server, sink: &LogSink, has_config_file: bool) {
+    async fn handle(mut self, running: &mut Running) {
+        let server = running.server.clone();
         loop {
             tokio::select! {
                 () = recv(&mut self.int) => {
@@ -238,16 +259,13 @@ impl Signals {
                 }
                 () = recv(&mut self.hup) => {
                     tracing::info!("Trapped \"hangup\" signal");
-                    let reason = if has_config_file {
-                        "config reload not supported yet"
-                    } else {
-                        "can only reload config when a file is provided using -c or --config"
-                    };
-                    tracing::error!("Failed to reload server configuration: {reason}");
+                    // Reading files and checking every client's credentials (bcrypt is slow
+                    // by design) blocks: let the runtime move other tasks off this thread.
+                    tokio::task::block_in_place(|| running.reload());
                 }
                 () = recv(&mut self.usr1) => {
                     tracing::info!("Trapped \"user defined signal 1\" signal");
-                    reopen_log(sink);
+                    reopen_log(&running.sink);
                 }
                 () = recv(&mut self.usr2) => {
                     tracing::info!("Trapped \"user defined signal 2\" signal");

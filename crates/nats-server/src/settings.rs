@@ -18,8 +18,13 @@ use natrium_ws::handshake::{CookieNames, HandshakeConfig};
 use crate::logging::LogSettings;
 
 pub struct Settings {
+    /// The merged options everything below was built from; a reload diffs against them.
+    pub options: ServerOptions,
     pub core: CoreConfig,
     pub http: Option<MonitorSettings>,
+    /// Why monitoring cannot start (Go reports it when starting monitoring, after the PID
+    /// file): both ports given, or HTTPS without a certificate.
+    pub monitor_error: Option<String>,
     pub log: LogSettings,
     pub pid_file: Option<PathBuf>,
     pub ports_file_dir: Option<PathBuf>,
@@ -28,7 +33,7 @@ pub struct Settings {
     pub config_digest: Option<String>,
 }
 
-fn non_empty_path(path: &str) -> Option<PathBuf> {
+pub fn non_empty_path(path: &str) -> Option<PathBuf> {
     (!path.is_empty()).then(|| PathBuf::from(path))
 }
 
@@ -303,9 +308,11 @@ fn operator_mode(o: &ServerOptions) -> Result<Option<OperatorMode>, ConfError> {
 
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
     let (o, config_digest) = load_options(flags)?;
-    let operator = operator_mode(&o)?;
-    let tls = client_tls(&o)?;
-    let websocket = websocket(&o)?;
+    build(o, config_digest)
+}
+
+/// The runtime's settings for merged options; reads the TLS files.
+pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
     let core = CoreConfig {
         host: o.host.clone(),
         port: i32::try_from(o.port).unwrap_or(-1),
@@ -319,7 +326,7 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         ping_max: u32::try_from(o.ping_max.max(1)).unwrap_or(u32::MAX),
         write_deadline: o.write_deadline,
         auth_timeout: Duration::try_from_secs_f64(o.auth_timeout).unwrap_or(Duration::from_secs(2)),
-        auth: auth_config(&o),
+        auth: auth_config(o),
         no_header_support: o.no_header_support,
         disable_sublist_cache: o.disable_sublist_cache,
         lame_duck_duration: o.lame_duck_duration,
@@ -328,16 +335,16 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
         trace: o.trace,
         debug: o.debug,
         max_traced_msg_len: to_usize(o.max_traced_msg_len),
-        tls,
+        tls: client_tls(o)?,
         tls_timeout: seconds(o.tls_timeout),
         max_closed_clients: to_usize(o.max_closed_clients),
-        websocket,
+        websocket: websocket(o)?,
         accounts: o.accounts.clone(),
         system_account: o.system_account.clone(),
         no_system_account: o.no_system_account,
         accounts_on_demand: false,
     };
-    let core = match operator {
+    Ok(match operator_mode(o)? {
         Some(op) => CoreConfig {
             auth: op.auth,
             accounts: op.accounts,
@@ -346,25 +353,59 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
             ..core
         },
         None => core,
-    };
-    let http = (o.http_port != 0).then(|| MonitorSettings {
+    })
+}
+
+/// The logger's settings for merged options.
+pub fn log_settings(o: &ServerOptions) -> LogSettings {
+    LogSettings {
+        timestamps: o.logtime,
+        utc: o.logtime_utc,
+        debug: o.debug,
+        trace: o.trace,
+        file: non_empty_path(&o.logfile),
+        size_limit: u64::try_from(o.log_size_limit.max(0)).unwrap_or(0),
+        max_files: u64::try_from(o.log_max_num.max(0)).unwrap_or(0),
+        syslog: o.syslog,
+        remote_syslog: o.remote_syslog.clone(),
+    }
+}
+
+/// The monitoring listener the options ask for, or Go's reason to refuse it.
+fn monitor_settings(o: &ServerOptions, has_tls: bool) -> (Option<MonitorSettings>, Option<String>) {
+    let settings = |port: i64, tls: bool| MonitorSettings {
         host: o.http_host.clone(),
-        port: i32::try_from(o.http_port).unwrap_or(-1),
+        port: i32::try_from(port).unwrap_or(-1),
         base_path: o.http_base_path.clone(),
-    });
+        tls,
+    };
+    match (o.http_port, o.https_port) {
+        (0, 0) => (None, None),
+        (http, 0) => (Some(settings(http, false)), None),
+        (0, _) if !has_tls => (None, Some("TLS cert and key required for HTTPS".to_owned())),
+        (0, https) => (Some(settings(https, true)), None),
+        (http, https) => (
+            None,
+            Some(format!(
+                "can't specify both HTTP ({http}) and HTTPs ({https}) ports"
+            )),
+        ),
+    }
+}
+
+/// Everything the binary needs, from merged options and the file's digest.
+pub fn build(o: ServerOptions, config_digest: Option<String>) -> Result<Settings, ConfError> {
+    let core = core_config(&o)?;
+    let (http, monitor_error) = monitor_settings(&o, core.tls.is_some());
     Ok(Settings {
         core,
         http,
-        log: LogSettings {
-            timestamps: o.logtime,
-            utc: o.logtime_utc,
-            debug: o.debug,
-            trace: o.trace,
-            file: non_empty_path(&o.logfile),
-        },
+        monitor_error,
+        log: log_settings(&o),
         pid_file: non_empty_path(&o.pidfile),
         ports_file_dir: non_empty_path(&o.ports_file_dir),
         config_file: o.config_file.clone(),
         config_digest,
+        options: o,
     })
 }

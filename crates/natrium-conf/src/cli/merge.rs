@@ -43,6 +43,7 @@ pub fn merge(file: ServerOptions, flags: &Flags) -> ServerOptions {
     over(&mut o.server_name, flags.server_name.as_ref());
     over(&mut o.pidfile, flags.pidfile.as_ref());
     over(&mut o.http_port, flags.http_port.as_ref());
+    over(&mut o.https_port, flags.https_port.as_ref());
     over(&mut o.client_advertise, flags.client_advertise.as_ref());
     over(&mut o.ports_file_dir, flags.ports_file_dir.as_ref());
     over(&mut o.username, flags.username.as_ref());

@@ -109,6 +109,8 @@ pub struct Flags {
     pub pidfile: Option<String>,
     /// `-m`, `--http_port`.
     pub http_port: Option<i64>,
+    /// `--ms`, `--https_port`.
+    pub https_port: Option<i64>,
     /// `--client_advertise`.
     pub client_advertise: Option<String>,
     /// `--ports_file_dir`.
@@ -236,8 +238,6 @@ impl CliError {
 
 /// Flags that exist in Go but configure features Natrium does not implement yet.
 const NOT_SUPPORTED_YET: &[&str] = &[
-    "ms",
-    "https_port",
     "js",
     "jetstream",
     "sd",
@@ -321,6 +321,7 @@ fn apply_flag(flags: &mut Flags, modes: &mut Modes, name: &str, value: FlagValue
         "n" | "name" | "server_name" => flags.server_name = s,
         "P" | "pid" => flags.pidfile = s,
         "m" | "http_port" => flags.http_port = n,
+        "ms" | "https_port" => flags.https_port = n,
         "c" | "config" => flags.config_file = s,
         "t" => modes.test = b.unwrap_or(false),
         "sl" | "signal" => modes.signal = s.filter(|s| !s.is_empty()),

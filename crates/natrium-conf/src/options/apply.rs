@@ -26,8 +26,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "default_sentinel",
     "feature_flags",
     "gateway",
-    "https",
-    "https_port",
     "jetstream",
     "leaf",
     "leafnodes",
@@ -118,6 +116,15 @@ fn set<T>(slot: &mut T, value: Result<T, String>) -> Result<(), String> {
     Ok(())
 }
 
+/// `http: host:port` / `https: host:port`: sets the monitoring host, returns the port.
+fn monitor_listen(o: &mut ServerOptions, v: &Value) -> Result<i64, String> {
+    let (host, port) = convert::host_port(v)?;
+    if let Some(host) = host {
+        o.http_host = host;
+    }
+    Ok(port)
+}
+
 // A flat match over Go's option names: splitting it would only scatter the table.
 #[allow(clippy::too_many_lines)]
 fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<(), String> {
@@ -130,13 +137,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
             }
             o.port = port;
         }
-        "http" => {
-            let (host, port) = convert::host_port(v)?;
-            if let Some(host) = host {
-                o.http_host = host;
-            }
-            o.http_port = port;
-        }
+        "http" => o.http_port = monitor_listen(o, v)?,
         "port" => set(&mut o.port, convert::int(v))?,
         "host" | "net" => set(&mut o.host, convert::string(v))?,
         "server_name" => {
@@ -148,6 +149,8 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         }
         "client_advertise" => set(&mut o.client_advertise, convert::string(v))?,
         "http_port" | "monitor_port" => set(&mut o.http_port, convert::int(v))?,
+        "https" => o.https_port = monitor_listen(o, v)?,
+        "https_port" => set(&mut o.https_port, convert::int(v))?,
         "http_base_path" => set(&mut o.http_base_path, convert::string(v))?,
         "max_payload" => set(&mut o.max_payload, int32("max_payload", v))?,
         "max_control_line" => set(&mut o.max_control_line, int32("max_control_line", v))?,

@@ -63,6 +63,9 @@ pub struct ServerOptions {
     pub http_port: i64,
     /// Prefix for monitoring endpoints (`http_base_path`).
     pub http_base_path: String,
+    /// Monitoring over TLS with the `tls` block's certificate (`https_port`, `https`,
+    /// `--https_port`); 0 disables, -1 picks a free port.
+    pub https_port: i64,
     /// Largest payload a client may publish (`max_payload`), Go's `int32`.
     pub max_payload: i32,
     /// Longest protocol line (`max_control_line`), Go's `int32`.
@@ -174,6 +177,7 @@ impl Default for ServerOptions {
             http_host: String::new(),
             http_port: 0,
             http_base_path: String::new(),
+            https_port: 0,
             max_payload: limits::MAX_PAYLOAD_BYTES_DEFAULT,
             max_control_line: limits::MAX_CONTROL_LINE_BYTES_DEFAULT,
             max_connections: limits::MAX_CONNECTIONS_DEFAULT,

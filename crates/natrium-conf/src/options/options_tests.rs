@@ -78,10 +78,9 @@ fn options_monitoring() {
         err("http_host: x"),
         "f.conf:1:0: unknown field \"http_host\""
     );
-    assert_eq!(
-        err("https_port: 8222"),
-        "f.conf:1:0: option \"https_port\" is not supported yet"
-    );
+    assert_eq!(opts("https_port: 8443").https_port, 8443);
+    let o = opts("https: 127.0.0.1:-1");
+    assert_eq!((o.http_host.as_str(), o.https_port), ("127.0.0.1", -1));
 }
 
 #[test]

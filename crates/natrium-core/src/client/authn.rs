@@ -76,7 +76,7 @@ pub(super) fn authenticate(
     opts: &ConnectOptions,
     nonce: &str,
 ) -> Result<Admitted, Refused> {
-    let config = &server.shared.config;
+    let config = server.config();
     let raw = raw_auth_user(opts);
     if !auth.required() {
         return Ok(Admitted {
@@ -180,7 +180,8 @@ fn map_certificate(
     opts: &ConnectOptions,
     raw: String,
 ) -> Result<Admitted, Refused> {
-    let auth = &server.shared.config.auth;
+    let config = server.config();
+    let auth = &config.auth;
     let prefix = handle.log_prefix();
     let refused = |raw: String| Refused {
         who: go_auth_user(opts),

@@ -21,9 +21,11 @@ use super::logfmt::{go_duration, go_quote};
 use super::perms::ConnPerms;
 use super::protolog::{log_protocol_error, op_summary};
 use super::readbuf::ReadBuf;
+use super::reauth::StoredAuth;
 use super::writer::{run_writer, WriterFailure};
 use super::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
+use crate::config::CoreConfig;
 use crate::deliver::{Message, Publisher};
 use crate::info::Info;
 use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_INTERVAL};
@@ -48,6 +50,9 @@ struct Conn {
     handle: Arc<ClientHandle>,
     account: Arc<Account>,
     limits: ParserLimits,
+    /// The settings this connection runs with, refreshed when a reload bumps the epoch.
+    config: Arc<CoreConfig>,
+    config_epoch: u64,
     opts: ConnectOptions,
     connected: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
@@ -95,9 +100,8 @@ struct PingState {
 
 /// Runs one client connection to completion.
 pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid: u64) {
-    let shared = Arc::clone(&server.shared);
-    let config = &shared.config;
-    let closing = shared.shutdown.child_token();
+    let config = server.config();
+    let closing = server.shared.shutdown.child_token();
     let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
     if let Some(tls) = &config.tls {
         super::tls_accept::run(server.clone(), handle, stream, Arc::clone(tls)).await;
@@ -122,7 +126,7 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
 /// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
 pub(crate) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
     let mut info = server.client_info_for(handle);
-    if server.shared.config.auth.nonce_required() {
+    if server.config().auth.nonce_required() {
         info.nonce = new_nonce();
     }
     info
@@ -158,7 +162,8 @@ pub(crate) async fn serve<R: Inbound>(
     ws: Option<Box<WsSession>>,
 ) {
     let shared = Arc::clone(&server.shared);
-    let config = &shared.config;
+    let config_epoch = server.config_epoch();
+    let config = server.config();
     let ping_interval = ws
         .as_ref()
         .and_then(|w| w.config.ping_interval)
@@ -168,6 +173,8 @@ pub(crate) async fn serve<R: Inbound>(
             max_control_line: config.max_control_line,
             max_payload: config.max_payload,
         },
+        config: Arc::clone(&config),
+        config_epoch,
         account: Arc::clone(&shared.global),
         opts: ConnectOptions::default(),
         nonce,
@@ -233,7 +240,7 @@ pub(crate) fn finish(server: &Server, handle: &ClientHandle) {
     );
 }
 
-pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
+pub(crate) fn send_err(handle: &ClientHandle, err: &WireError) {
     let mut line = Vec::with_capacity(64);
     err.write_frame(&mut line);
     handle.out.enqueue_proto(&line);
@@ -242,14 +249,13 @@ pub(super) fn send_err(handle: &ClientHandle, err: &WireError) {
 
 impl Conn {
     async fn read_loop<R: Inbound>(&mut self, mut socket: R) -> Option<ClosedReason> {
-        let ping_interval = self.ping_interval;
         let auth_timeout = self
             .ws
             .as_ref()
             .and_then(|w| w.config.auth_timeout)
-            .unwrap_or(self.server.shared.config.auth_timeout);
+            .unwrap_or(self.config.auth_timeout);
         let mut rb = ReadBuf::new();
-        let mut ping_timer = pin!(tokio::time::sleep(ping_interval));
+        let mut ping_timer = pin!(tokio::time::sleep(self.ping_interval));
         let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
         // Armed once CONNECT admits a user whose JWT expires.
         let mut expiry = pin!(tokio::time::sleep(auth_timeout));
@@ -274,8 +280,10 @@ impl Conn {
                     return Some(ClosedReason::AuthenticationExpired);
                 }
                 () = &mut ping_timer => {
+                    self.refresh_config();
                     let now = Instant::now();
-                    ping_timer.as_mut().reset(now + ping_interval);
+                    // A reloaded ping_interval applies from the next tick, as in Go.
+                    ping_timer.as_mut().reset(now + self.ping_interval);
                     if !std::mem::take(&mut read_since_tick) {
                         rb.idle();
                     }
@@ -291,6 +299,7 @@ impl Conn {
                 Err(reason) => return Some(reason),
             }
             read_since_tick = true;
+            self.refresh_config();
             let next = self.process(&mut rb);
             if std::mem::take(&mut self.active) {
                 self.ping.last_in = Some(Instant::now());
@@ -304,7 +313,7 @@ impl Conn {
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
                     .as_mut()
-                    .reset(Instant::now() + first_ping_delay(ping_interval));
+                    .reset(Instant::now() + first_ping_delay(self.ping_interval));
             }
             self.publisher.flush();
             self.handle.out.flush();
@@ -375,8 +384,44 @@ impl Conn {
         reason
     }
 
+    /// Takes up what a reload changed: the settings (limits, trace, PING timing) when the
+    /// server's epoch moved, the permissions when the reload replaced them. One relaxed load
+    /// each per read batch; nothing per message.
+    fn refresh_config(&mut self) {
+        let epoch = self.server.config_epoch();
+        if epoch != self.config_epoch {
+            self.config_epoch = epoch;
+            self.config = self.server.config();
+            self.limits = ParserLimits {
+                max_control_line: self.config.max_control_line,
+                max_payload: self.config.max_payload,
+            };
+            self.trace = self.config.trace;
+            self.ping_interval = self
+                .ws
+                .as_ref()
+                .and_then(|w| w.config.ping_interval)
+                .unwrap_or(self.config.ping_interval);
+        }
+        self.refresh_permissions();
+    }
+
+    fn refresh_permissions(&mut self) {
+        // A plain load first: the common case writes nothing to the shared cache line.
+        let changed = &self.handle.perms_changed;
+        if changed.load(Ordering::Acquire) && changed.swap(false, Ordering::AcqRel) {
+            let perms = self
+                .handle
+                .auth
+                .lock()
+                .as_ref()
+                .and_then(|a| a.perms.clone());
+            self.perms.install(perms, &self.handle);
+        }
+    }
+
     fn ping_tick(&mut self, now: Instant) -> Next {
-        let config = &self.server.shared.config;
+        let config = Arc::clone(&self.config);
         let ping_interval = self.ping_interval;
         tracing::debug!("{} - Client Ping Timer", self.handle.log_prefix());
         let need_rtt = !self.ping.rtt_known
@@ -493,7 +538,7 @@ impl Conn {
         self.ws
             .as_ref()
             .and_then(|w| w.config.auth.as_ref())
-            .unwrap_or(&self.server.shared.config.auth)
+            .unwrap_or(&self.config.auth)
     }
 
     fn ok(&self) {
@@ -518,7 +563,7 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidClientProtocol);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
-        if self.server.shared.config.no_header_support {
+        if self.config.no_header_support {
             opts.headers = false;
         }
         if opts.no_responders && !opts.headers {
@@ -532,25 +577,39 @@ impl Conn {
             version: opts.version.clone(),
             auth_user,
         };
-        match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
-            Ok(Admitted {
-                perms,
-                auth_user,
-                account,
-                jwt,
-            }) => {
-                *self.handle.meta.lock() = meta(auth_user);
-                if let Next::Close(reason) = self.log_into(account.as_deref()) {
-                    return Next::Close(reason);
+        // Checked against the settings in force now; a reload that lands meanwhile could
+        // miss this client (not stored yet), so check again until the settings held still.
+        loop {
+            let epoch = self.server.config_epoch();
+            self.refresh_config();
+            match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
+                Ok(Admitted {
+                    perms,
+                    auth_user,
+                    account,
+                    jwt,
+                }) => {
+                    *self.handle.meta.lock() = meta(auth_user);
+                    let stored =
+                        StoredAuth::admitted(&opts, &self.nonce, self.auth(), perms.clone());
+                    *self.handle.auth.lock() = Some(stored);
+                    self.handle.perms_changed.store(false, Ordering::Release);
+                    // Idempotent: a repeated pass keeps the account already joined.
+                    if let Next::Close(reason) = self.log_into(account.as_deref()) {
+                        return Next::Close(reason);
+                    }
+                    if let Some(grant) = jwt {
+                        self.apply_jwt(grant);
+                    }
+                    self.perms.install(perms, &self.handle);
                 }
-                if let Some(grant) = jwt {
-                    self.apply_jwt(grant);
+                Err(refused) => {
+                    *self.handle.meta.lock() = meta(refused.auth_user);
+                    return self.auth_violation(refused.who.as_deref());
                 }
-                self.perms.install(perms, &self.handle);
             }
-            Err(refused) => {
-                *self.handle.meta.lock() = meta(refused.auth_user);
-                return self.auth_violation(refused.who.as_deref());
+            if self.server.config_epoch() == epoch {
+                break;
             }
         }
         self.publisher.set_flags(opts.echo, opts.no_responders);

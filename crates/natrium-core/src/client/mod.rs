@@ -23,6 +23,7 @@ mod outbound;
 mod perms;
 mod protolog;
 mod readbuf;
+pub(crate) mod reauth;
 mod tls_accept;
 mod writer;
 
@@ -39,6 +40,7 @@ use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use activity::Activity;
 pub use conn::run_client;
+pub(crate) use conn::send_err;
 pub(crate) use conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
@@ -136,6 +138,11 @@ pub struct ClientHandle {
     tls: OnceLock<TlsConnInfo>,
     /// Last activity and round-trip time, for monitoring.
     pub activity: Activity,
+    /// Set at CONNECT: the credentials (for re-checking after a reload) and the permissions
+    /// in force. Lock order: `subs` before `auth`.
+    pub(crate) auth: Mutex<Option<reauth::StoredAuth>>,
+    /// A reload replaced the permissions in `auth`: the read loop takes them at its next event.
+    pub(crate) perms_changed: AtomicBool,
     /// Set at CONNECT for a user with `allow_responses`: the reply subjects it may publish to,
     /// recorded by publishers as they deliver requests to it.
     responses: OnceLock<Responses>,
@@ -171,6 +178,8 @@ impl ClientHandle {
             started: chrono::Utc::now(),
             tls: OnceLock::new(),
             activity: Activity::default(),
+            auth: Mutex::new(None),
+            perms_changed: AtomicBool::new(false),
             responses: OnceLock::new(),
             websocket: None,
             account: OnceLock::new(),

@@ -56,7 +56,7 @@ pub(super) async fn run(
     mut stream: TcpStream,
     tls: Arc<ClientTls>,
 ) {
-    let config = &server.shared.config;
+    let config = server.config();
     let mut info = first_info(&server, &handle);
     if !tls.handshake_first && !write_plain(&mut stream, &info, config.write_deadline).await {
         handle.close(ClosedReason::WriteError);

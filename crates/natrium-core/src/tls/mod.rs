@@ -73,6 +73,9 @@ pub enum TlsConfigError {
 #[derive(Debug)]
 pub struct ClientTls {
     pub config: Arc<ServerConfig>,
+    /// The same certificate without client authentication, for HTTPS monitoring (Go serves
+    /// monitoring with the `tls` block but never asks for a client certificate there).
+    pub monitor_config: Arc<ServerConfig>,
     pub verify: bool,
     pub map: bool,
     /// How long a client has to complete the handshake.
@@ -122,6 +125,12 @@ impl ClientTls {
         let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
             .with_protocol_versions(versions)
             .map_err(|e| TlsConfigError::Unsupported(e.to_string()))?;
+        let resolver = Arc::new(OneCert(certified));
+        let mut monitor_config = builder
+            .clone()
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::clone(&resolver) as Arc<dyn ResolvesServerCert>);
+        monitor_config.ignore_client_order = true;
         let builder = if spec.verify {
             let roots = match roots {
                 Some(roots) => roots,
@@ -131,7 +140,7 @@ impl ClientTls {
         } else {
             builder.with_no_client_auth()
         };
-        let mut config = builder.with_cert_resolver(Arc::new(OneCert(certified)));
+        let mut config = builder.with_cert_resolver(resolver);
         // Go picks the suite from its own preference order, not the client's.
         config.ignore_client_order = true;
         let pinned_certs = match &spec.pinned_certs {
@@ -144,6 +153,7 @@ impl ClientTls {
         };
         Ok(ClientTls {
             config: Arc::new(config),
+            monitor_config: Arc::new(monitor_config),
             verify: spec.verify,
             map: spec.map,
             timeout: spec.timeout,

@@ -161,7 +161,7 @@ impl Server {
     /// Binds the websocket port and starts accepting, when the configuration has a websocket
     /// block. Logs Go's lines; returns the bound address.
     pub async fn listen_websocket(&self) -> Result<Option<SocketAddr>, StartError> {
-        let Some(ws) = self.shared.config.websocket.clone() else {
+        let Some(ws) = self.config().websocket.clone() else {
             return Ok(None);
         };
         let port = u16::try_from(ws.port.max(0)).unwrap_or(0);
@@ -297,7 +297,7 @@ impl Server {
             return;
         }
         let shared = &self.shared;
-        let config = &shared.config;
+        let config = self.config();
         let cid = shared.next_cid();
         shared
             .stats

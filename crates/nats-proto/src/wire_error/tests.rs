@@ -129,6 +129,33 @@ fn wire_error_permission_texts_match_go() {
 }
 
 #[test]
+fn wire_error_reload_removed_subscription_texts_match_go() {
+    // Observed from Go v2.15 after a reload took `foo` and `bar.x` away from a user.
+    assert_eq!(
+        frame(&WireError::SubscriptionRemoved {
+            subject: b"foo",
+            queue: None,
+            sid: b"1"
+        }),
+        b"-ERR 'Permissions Violation for Subscription to \"foo\" (sid \"1\")'\r\n"
+    );
+    assert_eq!(
+        frame(&WireError::SubscriptionRemoved {
+            subject: b"bar.x",
+            queue: Some(b"q"),
+            sid: b"2"
+        }),
+        b"-ERR 'Permissions Violation for Subscription to \"bar.x\" using queue \"q\" (sid \"2\")'\r\n"
+    );
+    assert!(!WireError::SubscriptionRemoved {
+        subject: b"x",
+        queue: None,
+        sid: b"1"
+    }
+    .closes_connection());
+}
+
+#[test]
 fn wire_error_go_quoting() {
     // Observed: PUB q"x -> "q\"x"; PUB f\x01é\xff -> "f\x01é\xff".
     let quoted = |s: &[u8]| {

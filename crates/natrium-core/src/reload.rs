@@ -1,0 +1,69 @@
+//! Live reconfiguration: the pieces of a configuration reload the runtime carries out. The
+//! binary decides what may change (Go's rules), builds the new [`CoreConfig`] from the parsed
+//! options and calls these in Go's order: [`Server::install_config`], then, when the limit
+//! changed, [`Server::enforce_max_connections`], then [`Server::reload_authorization`].
+//!
+//! Nothing here compares options: authorization is always rebuilt whole from the new settings
+//! and every connected client is checked against it, so any new authentication feature (accounts,
+//! for one) is reloaded by building it into [`CoreConfig`] and [`client::reauth`].
+//!
+//! [`client::reauth`]: crate::client::reauth
+
+use std::sync::Arc;
+
+use nats_proto::WireError;
+
+use crate::client::{reauth, ClosedReason};
+use crate::config::CoreConfig;
+use crate::server::{Server, StartError};
+
+impl Server {
+    /// Replaces the settings in force. New connections use them from now on; existing ones
+    /// take the limits, PING timing and trace flag at their next read or PING tick (Go also
+    /// applies max_payload, max_control_line, ping_interval and ping_max to existing clients).
+    /// Listener, identity and sizes fixed at start (server name, host, port, max_pending) are
+    /// the caller's to keep unchanged; Go refuses a reload that changes them.
+    pub fn install_config(&self, config: CoreConfig) -> Result<Arc<CoreConfig>, StartError> {
+        if config.max_payload > config.max_pending {
+            return Err(StartError::Config(format!(
+                "max_payload ({}) cannot be higher than max_pending ({})",
+                config.max_payload, config.max_pending
+            )));
+        }
+        Ok(self.swap_config(config))
+    }
+
+    /// Closes connections until at most `max_connections` remain, newest first (Go closes
+    /// random ones), each with Go's `-ERR 'maximum connections exceeded'`. Returns how many
+    /// were closed.
+    pub fn enforce_max_connections(&self) -> usize {
+        let max = self.config().max_connections;
+        let clients = self.clients();
+        let excess = clients.len().saturating_sub(max);
+        let mut closed = 0;
+        for client in clients.iter().rev().take(excess) {
+            if client.closed_reason().is_some() {
+                continue;
+            }
+            tracing::error!("{} - maximum connections exceeded", client.log_prefix());
+            crate::client::send_err(client, &WireError::MaxConnectionsExceeded);
+            client.close(ClosedReason::MaxConnectionsExceeded);
+            closed += 1;
+        }
+        closed
+    }
+
+    /// Checks every connected client against the authorization in force: clients whose user
+    /// is gone are closed, clients whose credentials no longer pass are told
+    /// `Authorization Violation` and closed, the others get their new permissions and lose
+    /// the subscriptions those forbid.
+    pub fn reload_authorization(&self) {
+        let config = self.config();
+        let account = self.global_account();
+        for client in self.clients() {
+            if client.closed_reason().is_none() {
+                reauth::apply(self, &client, &config, account);
+            }
+        }
+    }
+}
