@@ -75,7 +75,8 @@ struct Conn {
     ws: Option<Box<WsSession>>,
     /// Most subscriptions (0: unlimited): the server's, or the account's when lower.
     max_subs: usize,
-    /// Whether the first PING after CONNECT has been answered (see `send_connect_info`).
+    /// Whether the first PING after CONNECT has been answered (see
+    /// `send_pong_with_connect_info`).
     pong_sent: bool,
     /// When the user's JWT expires: the connection is then closed, as Go closes it.
     auth_expires: Option<Instant>,
@@ -507,9 +508,10 @@ impl Conn {
             }
             ClientOp::Ping => {
                 self.active = true;
-                self.handle.out.enqueue_proto(PONG);
                 if self.connected && !std::mem::replace(&mut self.pong_sent, true) {
-                    self.send_connect_info();
+                    self.send_pong_with_connect_info();
+                } else {
+                    self.handle.out.enqueue_proto(PONG);
                 }
             }
             ClientOp::Pong => {

@@ -10,18 +10,20 @@ use super::{send_err, Conn, Next};
 use crate::client::ClosedReason;
 
 impl Conn {
-    /// Go answers a client's first PING after CONNECT with an INFO naming the account it is
-    /// bound to, if the client takes asynchronous INFOs (CONNECT `protocol` 1).
-    pub(super) fn send_connect_info(&self) {
-        if self.opts.protocol < 1 {
-            return;
+    /// Go answers a client's first PING after CONNECT with PONG and then an INFO naming the
+    /// account it is bound to, if the client takes asynchronous INFOs (CONNECT `protocol` 1).
+    /// Both go out in one piece, so a reader sees them together.
+    pub(super) fn send_pong_with_connect_info(&self) {
+        let mut frame = b"PONG\r\n".to_vec();
+        if self.opts.protocol >= 1 {
+            let mut info = self.server.client_info_for(&self.handle);
+            info.connect_info = true;
+            info.remote_account.clone_from(&self.account.name);
+            info.acc_is_sys = self.server.has_system_account()
+                && Arc::ptr_eq(&self.server.system_account(), &self.account);
+            frame.extend_from_slice(&info.to_frame());
         }
-        let mut info = self.server.client_info_for(&self.handle);
-        info.connect_info = true;
-        info.remote_account.clone_from(&self.account.name);
-        info.acc_is_sys = self.server.has_system_account()
-            && Arc::ptr_eq(&self.server.system_account(), &self.account);
-        self.handle.out.enqueue_proto(&info.to_frame());
+        self.handle.out.enqueue_proto(&frame);
     }
 
     /// Logs the client into its account (`None`: the global account) on its first CONNECT,
