@@ -14,6 +14,7 @@ use thiserror::Error;
 pub mod account;
 mod client_perms;
 pub mod dn;
+pub mod jwt;
 pub mod limits;
 mod permissions;
 mod replies;
@@ -70,6 +71,8 @@ pub enum AuthConfig {
         /// `default_permissions`, for users without their own.
         default_permissions: Option<Permissions>,
     },
+    /// Operator mode: users present JWTs issued by accounts a trusted operator signed.
+    Jwt(std::sync::Arc<jwt::JwtAuth>),
 }
 
 /// What a client offers in CONNECT.
@@ -83,6 +86,8 @@ pub struct Credentials<'a> {
     pub sig: Option<&'a str>,
     /// The nonce this connection's INFO carried.
     pub nonce: &'a str,
+    /// A user JWT (operator mode).
+    pub jwt: Option<&'a str>,
 }
 
 /// Why a client was refused. The client is always told `Authorization Violation`.
@@ -99,6 +104,8 @@ pub enum Identity {
     Token,
     User(String),
     Nkey(String),
+    /// A user admitted by its JWT (operator mode).
+    Jwt(Box<jwt::JwtUser>),
 }
 
 impl AuthConfig {
@@ -111,7 +118,11 @@ impl AuthConfig {
     /// Whether INFO carries a nonce to sign (Go: when nkey users are configured).
     #[must_use]
     pub fn nonce_required(&self) -> bool {
-        matches!(self, Self::Users { nkeys, .. } if !nkeys.is_empty())
+        match self {
+            Self::Users { nkeys, .. } => !nkeys.is_empty(),
+            Self::Jwt(_) => true,
+            Self::None | Self::Token(_) => false,
+        }
     }
 
     /// The permissions of an authenticated client; `None` means unrestricted.
@@ -139,7 +150,7 @@ impl AuthConfig {
                 .map_or((None, None), |k| {
                     (k.permissions.as_ref(), k.account.as_ref())
                 }),
-            Identity::Anonymous | Identity::Token => (None, None),
+            Identity::Anonymous | Identity::Token | Identity::Jwt(_) => (None, None),
         };
         // The authorization block's defaults are for its own users; an account's users got
         // their account's defaults when the configuration was read.
@@ -164,7 +175,7 @@ impl AuthConfig {
                 .iter()
                 .find(|k| &k.nkey == key)
                 .and_then(|k| k.account.as_deref()),
-            Identity::Anonymous | Identity::Token => None,
+            Identity::Anonymous | Identity::Token | Identity::Jwt(_) => None,
         }
     }
 
@@ -175,6 +186,18 @@ impl AuthConfig {
     pub fn check(&self, creds: Credentials<'_>) -> Result<Identity, AuthError> {
         match self {
             Self::None => Ok(Identity::Anonymous),
+            Self::Jwt(auth) => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+                let token = creds
+                    .jwt
+                    .filter(|j| !j.is_empty())
+                    .ok_or(AuthError::Refused)?;
+                auth.authenticate(token, creds.sig, creds.nonce, now)
+                    .map(|user| Identity::Jwt(Box::new(user)))
+                    .map_err(|_| AuthError::Refused)
+            }
             Self::Token(token) => {
                 let offered = creds.token.ok_or(AuthError::Refused)?;
                 if secret_matches(token, offered) {

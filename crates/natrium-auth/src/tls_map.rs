@@ -46,7 +46,7 @@ impl AuthConfig {
                 let nkey_auth = !nkeys.is_empty() && offered_nkey.is_some_and(|k| !k.is_empty());
                 !users.is_empty() && !nkey_auth
             }
-            Self::None | Self::Token(_) => false,
+            Self::None | Self::Token(_) | Self::Jwt(_) => false,
         }
     }
 

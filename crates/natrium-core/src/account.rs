@@ -22,6 +22,7 @@ pub mod registry;
 pub mod responses;
 pub mod stats;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use natrium_auth::account::AccountSpec;
@@ -78,6 +79,10 @@ pub struct Account {
     pub responses: responses::Responses,
     /// When the account was created (Go's `update_time`).
     pub updated: chrono::DateTime<chrono::Utc>,
+    /// Whether the account is in use: monitoring lists only those. Operator mode's accounts
+    /// become so when a user logs into them (or into an account importing from them), as Go
+    /// registers resolver accounts on first use; others are from the start.
+    registered: AtomicBool,
 }
 
 impl Account {
@@ -100,7 +105,16 @@ impl Account {
             stats: AccountStats::default(),
             responses: responses::Responses::new(),
             updated: chrono::Utc::now(),
+            registered: AtomicBool::new(true),
         }
+    }
+
+    pub fn is_registered(&self) -> bool {
+        self.registered.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_registered(&self, on: bool) {
+        self.registered.store(on, Ordering::Relaxed);
     }
 
     /// The links to other accounts, if any is in use.

@@ -55,6 +55,8 @@ pub struct CoreConfig {
     pub system_account: String,
     /// `no_system_account`: run without a system account.
     pub no_system_account: bool,
+    /// Operator mode: accounts come from the resolver and are registered on first use.
+    pub accounts_on_demand: bool,
 }
 
 impl Default for CoreConfig {
@@ -88,6 +90,7 @@ impl Default for CoreConfig {
             accounts: Vec::new(),
             system_account: String::new(),
             no_system_account: false,
+            accounts_on_demand: false,
         }
     }
 }

@@ -258,6 +258,9 @@ impl Server {
             !config.disable_sublist_cache,
         )
         .map_err(|e| StartError::Config(e.to_string()))?;
+        if config.accounts_on_demand {
+            accounts.register_on_demand();
+        }
         let global = Arc::clone(accounts.global());
         let started = chrono::Utc::now();
         Ok(Self {
@@ -561,7 +564,8 @@ impl Server {
         self.shared.accounts.system().is_some()
     }
 
-    /// Every account, `$G` first, then in configuration order.
+    /// Every account, `$G` first, then in configuration order (including operator mode's
+    /// accounts not yet in use; see [`Account::is_registered`]).
     pub fn accounts(&self) -> &[Arc<Account>] {
         self.shared.accounts.all()
     }
@@ -569,6 +573,11 @@ impl Server {
     /// The account named `name`, if it exists.
     pub fn account(&self, name: &str) -> Option<&Arc<Account>> {
         self.shared.accounts.get(name)
+    }
+
+    /// Marks an account in use (operator mode registers accounts on first login).
+    pub(crate) fn register_account(&self, account: &Account) {
+        self.shared.accounts.register(account);
     }
 
     /// A snapshot of the live connections, ordered by cid.

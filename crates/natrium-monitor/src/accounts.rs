@@ -215,6 +215,7 @@ pub fn accountz(server: &Server, q: &Query) -> Result<Accountz, QueryError> {
     } else {
         let account = server
             .account(&acc)
+            .filter(|a| a.is_registered())
             .ok_or_else(|| QueryError(format!("Account {acc} does not exist")))?;
         Some(detail(server, account))
     };
@@ -227,9 +228,14 @@ pub fn accountz(server: &Server, q: &Query) -> Result<Accountz, QueryError> {
         server_id: server.id().to_owned(),
         now: rfc3339(now),
         system_account,
-        accounts: account_detail
-            .is_none()
-            .then(|| server.accounts().iter().map(|a| a.name.clone()).collect()),
+        accounts: account_detail.is_none().then(|| {
+            server
+                .accounts()
+                .iter()
+                .filter(|a| a.is_registered())
+                .map(|a| a.name.clone())
+                .collect()
+        }),
         account_detail,
     })
 }
@@ -311,7 +317,7 @@ pub fn accstatz(server: &Server, q: &Query) -> Result<Accstatz, QueryError> {
     let account_statz = server
         .accounts()
         .iter()
-        .filter(|a| unused || a.stats.conns() > 0)
+        .filter(|a| a.is_registered() && (unused || a.stats.conns() > 0))
         .map(|a| account_stat(a))
         .collect();
     Ok(Accstatz {

@@ -72,6 +72,47 @@ fn banner(server: &Server, settings: &Settings) {
             .unwrap_or_default();
         tracing::info!("Using configuration file: {file} {digest}");
     }
+    trusted_operators(settings);
+}
+
+/// Go's start-up summary of operator mode, and its warnings about preloaded accounts.
+fn trusted_operators(settings: &Settings) {
+    let natrium_auth::AuthConfig::Jwt(jwt) = &settings.core.auth else {
+        return;
+    };
+    let when = |secs: i64| {
+        chrono::DateTime::from_timestamp(secs, 0)
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S +0000 UTC").to_string())
+            .unwrap_or_default()
+    };
+    tracing::info!("Trusted Operators");
+    for op in jwt.operators() {
+        tracing::info!("  System  : {:?}", op.aud);
+        tracing::info!("  Operator: {:?}", op.name);
+        tracing::info!("  Issued  : {}", when(op.iat));
+        if op.exp == 0 {
+            tracing::info!("  Expires : Never");
+        } else {
+            tracing::info!("  Expires : {}", when(op.exp));
+        }
+    }
+    if settings.core.system_account.is_empty() {
+        tracing::warn!("Trusted Operators should utilize a System Account");
+    }
+    let now = chrono::Utc::now().timestamp();
+    for spec in &settings.core.accounts {
+        let Some(account) = jwt.account(&spec.name) else {
+            continue;
+        };
+        let mut issues = account.claims.validation_issues();
+        issues.extend(account.claims.time_problem(now));
+        if !issues.is_empty() {
+            tracing::warn!("Account [{}] has validation issues:", spec.name);
+            for issue in issues {
+                tracing::warn!("  - {issue}");
+            }
+        }
+    }
 }
 
 /// What start-up opened: the listeners' addresses and the ports file.

@@ -273,6 +273,39 @@ fn websocket_auth(ws: &WebsocketOptions, o: &ServerOptions) -> Option<AuthConfig
     })
 }
 
+/// Operator mode: the trusted operators and preloaded accounts, the accounts to create
+/// (named by public key) and the system account, which must be among them, as Go requires.
+struct OperatorMode {
+    auth: AuthConfig,
+    accounts: Vec<natrium_auth::account::AccountSpec>,
+    system_account: String,
+}
+
+fn operator_mode(o: &ServerOptions) -> Result<Option<OperatorMode>, ConfError> {
+    if o.operators.is_empty() {
+        return Ok(None);
+    }
+    let invalid = |message: String| ConfError::Validation { message };
+    let jwt = natrium_auth::jwt::JwtAuth::new(&o.operators, &o.resolver_preload)
+        .map_err(|e| invalid(e.to_string()))?;
+    let system = if o.system_account.is_empty() {
+        jwt.operator_system_account().unwrap_or_default().to_owned()
+    } else {
+        o.system_account.clone()
+    };
+    let accounts = jwt.account_specs();
+    if !system.is_empty() && !accounts.iter().any(|a| a.name == system) {
+        return Err(invalid(
+            "error resolving system account: account missing".to_owned(),
+        ));
+    }
+    Ok(Some(OperatorMode {
+        auth: AuthConfig::Jwt(Arc::new(jwt)),
+        accounts,
+        system_account: system,
+    }))
+}
+
 pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
     let (o, config_digest) = load_options(flags)?;
     build(o, config_digest)
@@ -280,7 +313,7 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
 
 /// The runtime's settings for merged options; reads the TLS files.
 pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
-    Ok(CoreConfig {
+    let core = CoreConfig {
         host: o.host.clone(),
         port: i32::try_from(o.port).unwrap_or(-1),
         server_name: o.server_name.clone(),
@@ -309,6 +342,17 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         accounts: o.accounts.clone(),
         system_account: o.system_account.clone(),
         no_system_account: o.no_system_account,
+        accounts_on_demand: false,
+    };
+    Ok(match operator_mode(o)? {
+        Some(op) => CoreConfig {
+            auth: op.auth,
+            accounts: op.accounts,
+            system_account: op.system_account,
+            accounts_on_demand: true,
+            ..core
+        },
+        None => core,
     })
 }
 

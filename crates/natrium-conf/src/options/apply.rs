@@ -13,6 +13,7 @@ use crate::limits::LAME_DUCK_DURATION_MIN;
 mod account_items;
 mod account_links;
 mod accounts;
+mod operator;
 mod perms;
 
 use perms::permissions;
@@ -34,17 +35,11 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "no_fast_producer_stall",
     "ocsp",
     "ocsp_cache",
-    "operator",
-    "operators",
     "prof_block_rate",
     "prof_port",
     "proxies",
-    "resolver",
     "resolver_pinned_accounts",
-    "resolver_preload",
     "resolver_tls",
-    "root",
-    "roots",
     "server_metadata",
     "server_tags",
     "store_dir",
@@ -225,6 +220,11 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "websocket" | "ws" => super::websocket::parse(o, e, report),
         "accounts" => accounts::parse(o, e, report),
         "system_account" | "system" => accounts::system_account(o, e, report),
+        "operator" | "operators" | "roots" | "root" | "root_operators" | "root_operator" => {
+            operator::operators(o, e, report);
+        }
+        "resolver" | "account_resolver" | "accounts_resolver" => operator::resolver(o, e, report),
+        "resolver_preload" => operator::preload(o, e, report),
         "no_system_account" | "no_system" | "no_sys_acc" => {
             set(&mut o.no_system_account, convert::boolean(v))?;
         }

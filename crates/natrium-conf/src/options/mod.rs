@@ -111,6 +111,13 @@ pub struct ServerOptions {
     pub system_account: String,
     /// `no_system_account` (aliases `no_system`, `no_sys_acc`).
     pub no_system_account: bool,
+    /// `operator` (aliases `operators`, `root`, …): trusted operator JWTs as read, inline or
+    /// from their files. Non-empty means operator (JWT) mode.
+    pub operators: Vec<String>,
+    /// `resolver: MEMORY` (the only account resolver implemented).
+    pub resolver_memory: bool,
+    /// `resolver_preload`: account public key and account JWT, in file order.
+    pub resolver_preload: Vec<(String, String)>,
     /// `authorization { default_permissions }`.
     pub default_permissions: Option<natrium_auth::Permissions>,
     /// User assumed for clients that send no credentials (`no_auth_user`).
@@ -191,6 +198,9 @@ impl Default for ServerOptions {
             accounts: Vec::new(),
             system_account: String::new(),
             no_system_account: false,
+            operators: Vec::new(),
+            resolver_memory: false,
+            resolver_preload: Vec::new(),
             default_permissions: None,
             no_auth_user: String::new(),
             no_header_support: false,
@@ -363,6 +373,9 @@ impl ServerOptions {
         if !self.no_auth_user.is_empty() {
             validate_no_auth_user_named(self, &self.no_auth_user)?;
         }
+        if !self.operators.is_empty() {
+            return validate_operator_mode(self);
+        }
         let system = self.system_account.as_str();
         let known =
             matches!(system, "" | "$SYS" | "$G") || self.accounts.iter().any(|a| a.name == system);
@@ -374,6 +387,39 @@ impl ServerOptions {
         // Go checks the websocket block last.
         websocket::validate(self)
     }
+}
+
+/// Go's checks of operator mode at start (`validateTrustedOperators`), then the websocket
+/// block's.
+fn validate_operator_mode(o: &ServerOptions) -> Result<(), ConfError> {
+    let fail = |message: &str| {
+        Err(ConfError::Validation {
+            message: message.to_owned(),
+        })
+    };
+    if !o.resolver_memory {
+        return fail("operators require an account resolver to be configured");
+    }
+    if !o.accounts.is_empty() {
+        return fail("operators do not allow Accounts to be configured directly");
+    }
+    if !o.users.is_empty() {
+        return fail("operators do not allow users to be configured directly");
+    }
+    if !o.system_account.is_empty() {
+        let named: Vec<String> = o
+            .operators
+            .iter()
+            .filter_map(|jwt| {
+                natrium_auth::jwt::decode::<natrium_auth::jwt::OperatorNats>(jwt).ok()
+            })
+            .map(|c| c.nats.system_account)
+            .collect();
+        if named.iter().any(|s| !s.is_empty()) && !named.contains(&o.system_account) {
+            return fail("system_account in config and operator JWT must be identical");
+        }
+    }
+    websocket::validate(o)
 }
 
 /// Go refuses a `no_auth_user` that names no configured user.

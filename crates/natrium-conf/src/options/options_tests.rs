@@ -321,15 +321,7 @@ fn options_unknown_and_unsupported() {
         err("jetstream {}"),
         "f.conf:1:0: option \"jetstream\" is not supported yet"
     );
-    for option in [
-        "cluster",
-        "gateway",
-        "leafnodes",
-        "mqtt",
-        "operator",
-        "resolver",
-        "mappings",
-    ] {
+    for option in ["cluster", "gateway", "leafnodes", "mqtt", "mappings"] {
         let e = load(&format!("{option}: x")).unwrap_err();
         assert!(
             matches!(e, ConfError::NotSupportedYet { ref option, .. } if !option.is_empty()),

@@ -79,6 +79,33 @@ impl Accounts {
         Ok(accounts)
     }
 
+    /// Operator mode: configured accounts other than the system account wait for first use
+    /// before monitoring lists them.
+    pub fn register_on_demand(&self) {
+        for account in &self.all {
+            let system = self
+                .system
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, account));
+            if !Arc::ptr_eq(account, &self.global) && !system {
+                account.set_registered(false);
+            }
+        }
+    }
+
+    /// Marks `account` in use, with the accounts it imports from.
+    pub fn register(&self, account: &Account) {
+        if account.is_registered() {
+            return;
+        }
+        account.set_registered(true);
+        for import in &account.spec.imports {
+            if let Some(exporter) = self.by_name.get(&import.account) {
+                exporter.set_registered(true);
+            }
+        }
+    }
+
     /// Compiles every account's imports into links on both sides.
     fn link(&self) {
         let mut links: HashMap<String, Links> = HashMap::new();

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use natrium_auth::jwt::{JwtAuth, Refusal};
 use natrium_auth::{AuthConfig, AuthError, CertIdentity, ClientPermissions, Credentials, Identity};
 
 use super::connect::ConnectOptions;
@@ -20,6 +21,18 @@ pub(super) struct Admitted {
     pub auth_user: String,
     /// The account to log into; `None` is the global account.
     pub account: Option<String>,
+    /// What a user JWT adds: its own limits and expiry.
+    pub jwt: Option<JwtGrant>,
+}
+
+/// The limits and expiry a user JWT carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct JwtGrant {
+    /// `-1` (or 0): unlimited.
+    pub max_subscriptions: i64,
+    pub max_payload: i64,
+    /// Unix seconds.
+    pub expires: Option<i64>,
 }
 
 /// A refused client.
@@ -70,7 +83,11 @@ pub(super) fn authenticate(
             perms: None,
             auth_user: raw,
             account: None,
+            jwt: None,
         });
+    }
+    if let AuthConfig::Jwt(jwt) = auth {
+        return authenticate_jwt(jwt, handle, opts, nonce, raw);
     }
     let tls_map = config.tls.as_ref().is_some_and(|t| t.map);
     if tls_map && auth.maps_certificates(opts.nkey.as_deref()) {
@@ -83,6 +100,7 @@ pub(super) fn authenticate(
         nkey: opts.nkey.as_deref(),
         sig: opts.sig.as_deref(),
         nonce,
+        jwt: opts.jwt.as_deref(),
     };
     match auth.check(creds) {
         Ok(who) => {
@@ -95,12 +113,58 @@ pub(super) fn authenticate(
                 perms: compile(auth.permissions_for(&who)),
                 auth_user,
                 account: auth.account_for(&who).map(str::to_owned),
+                jwt: None,
             })
         }
         Err(_) => Err(Refused {
             who: go_auth_user(opts),
             auth_user: raw,
         }),
+    }
+}
+
+/// Operator mode: the client must present a user JWT (and sign the nonce unless it is a
+/// bearer token). Refusals log Go's debug line; the client only sees `Authorization Violation`.
+fn authenticate_jwt(
+    jwt: &JwtAuth,
+    handle: &ClientHandle,
+    opts: &ConnectOptions,
+    nonce: &str,
+    raw: String,
+) -> Result<Admitted, Refused> {
+    let prefix = handle.log_prefix();
+    let refused = |raw: String| Refused {
+        who: go_auth_user(opts),
+        auth_user: raw,
+    };
+    let Some(token) = present(opts.jwt.as_ref()) else {
+        tracing::debug!("{prefix} - Authentication requires a user JWT");
+        return Err(refused(raw));
+    };
+    let now = chrono::Utc::now().timestamp();
+    match jwt.authenticate(token, opts.sig.as_deref(), nonce, now) {
+        Ok(user) => {
+            tracing::debug!(
+                "{prefix} - Authenticated JWT: Client {} (claim-name: {}) by Account {}",
+                go_quote(user.public_key.as_bytes()),
+                go_quote(user.name.as_bytes()),
+                go_quote(user.account.as_bytes())
+            );
+            Ok(Admitted {
+                perms: compile(user.permissions.as_ref()),
+                auth_user: user.public_key.clone(),
+                account: Some(user.account.clone()),
+                jwt: Some(JwtGrant {
+                    max_subscriptions: user.max_subscriptions,
+                    max_payload: user.max_payload,
+                    expires: user.expires,
+                }),
+            })
+        }
+        Err(Refusal(why)) => {
+            tracing::debug!("{prefix} - {why}");
+            Err(refused(raw))
+        }
     }
 }
 
@@ -165,6 +229,7 @@ fn map_certificate(
         perms: compile(auth.permissions_for(&who)),
         auth_user: user.name.clone(),
         account: auth.account_for(&who).map(str::to_owned),
+        jwt: None,
     })
 }
 

@@ -75,8 +75,11 @@ struct Conn {
     ws: Option<Box<WsSession>>,
     /// Most subscriptions (0: unlimited): the server's, or the account's when lower.
     max_subs: usize,
-    /// Whether the first PING after CONNECT has been answered (see `send_connect_info`).
+    /// Whether the first PING after CONNECT has been answered (see
+    /// `send_pong_with_connect_info`).
     pong_sent: bool,
+    /// When the user's JWT expires: the connection is then closed, as Go closes it.
+    auth_expires: Option<Instant>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -188,6 +191,7 @@ pub(crate) async fn serve<R: Inbound>(
         ws,
         max_subs: config.max_subscriptions,
         pong_sent: false,
+        auth_expires: None,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -254,6 +258,8 @@ impl Conn {
         let mut rb = ReadBuf::new();
         let mut ping_timer = pin!(tokio::time::sleep(self.ping_interval));
         let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
+        // Armed once CONNECT admits a user whose JWT expires.
+        let mut expiry = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
@@ -268,6 +274,11 @@ impl Conn {
                     tracing::debug!("{} - Authentication Timeout", self.handle.log_prefix());
                     send_err(&self.handle, &WireError::AuthenticationTimeout);
                     return Some(ClosedReason::AuthenticationTimeout);
+                }
+                () = &mut expiry, if self.auth_expires.is_some() => {
+                    tracing::debug!("{} - User Authentication Expired", self.handle.log_prefix());
+                    send_err(&self.handle, &WireError::UserAuthenticationExpired);
+                    return Some(ClosedReason::AuthenticationExpired);
                 }
                 () = &mut ping_timer => {
                     self.refresh_config();
@@ -296,6 +307,9 @@ impl Conn {
             }
             if std::mem::take(&mut self.touched) {
                 self.handle.activity.touch();
+            }
+            if let Some(at) = self.auth_expires.filter(|_| self.restart_pings) {
+                expiry.as_mut().reset(at);
             }
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
@@ -494,9 +508,10 @@ impl Conn {
             }
             ClientOp::Ping => {
                 self.active = true;
-                self.handle.out.enqueue_proto(PONG);
                 if self.connected && !std::mem::replace(&mut self.pong_sent, true) {
-                    self.send_connect_info();
+                    self.send_pong_with_connect_info();
+                } else {
+                    self.handle.out.enqueue_proto(PONG);
                 }
             }
             ClientOp::Pong => {
@@ -574,6 +589,7 @@ impl Conn {
                     perms,
                     auth_user,
                     account,
+                    jwt,
                 }) => {
                     *self.handle.meta.lock() = meta(auth_user);
                     let stored =
@@ -583,6 +599,9 @@ impl Conn {
                     // Idempotent: a repeated pass keeps the account already joined.
                     if let Next::Close(reason) = self.log_into(account.as_deref()) {
                         return Next::Close(reason);
+                    }
+                    if let Some(grant) = jwt {
+                        self.apply_jwt(grant);
                     }
                     self.perms.install(perms, &self.handle);
                 }
@@ -793,7 +812,7 @@ fn round_to_second(d: Duration) -> Duration {
 }
 
 /// Whether "maximum subscriptions exceeded" may be logged now. Go rate-limits it per account;
-/// every client is in the global account here, so one process-wide slot does the same.
+/// one process-wide slot is stricter (one line per interval in all) and bounds the log as well.
 fn should_log_max_subs() -> bool {
     static LAST: parking_lot::Mutex<Option<std::time::Instant>> = parking_lot::const_mutex(None);
     let now = std::time::Instant::now();

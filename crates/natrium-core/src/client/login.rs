@@ -5,22 +5,25 @@ use std::sync::Arc;
 
 use nats_proto::WireError;
 
+use super::super::authn::JwtGrant;
 use super::{send_err, Conn, Next};
 use crate::client::ClosedReason;
 
 impl Conn {
-    /// Go answers a client's first PING after CONNECT with an INFO naming the account it is
-    /// bound to, if the client takes asynchronous INFOs (CONNECT `protocol` 1).
-    pub(super) fn send_connect_info(&self) {
-        if self.opts.protocol < 1 {
-            return;
+    /// Go answers a client's first PING after CONNECT with PONG and then an INFO naming the
+    /// account it is bound to, if the client takes asynchronous INFOs (CONNECT `protocol` 1).
+    /// Both go out in one piece, so a reader sees them together.
+    pub(super) fn send_pong_with_connect_info(&self) {
+        let mut frame = b"PONG\r\n".to_vec();
+        if self.opts.protocol >= 1 {
+            let mut info = self.server.client_info_for(&self.handle);
+            info.connect_info = true;
+            info.remote_account.clone_from(&self.account.name);
+            info.acc_is_sys = self.server.has_system_account()
+                && Arc::ptr_eq(&self.server.system_account(), &self.account);
+            frame.extend_from_slice(&info.to_frame());
         }
-        let mut info = self.server.client_info_for(&self.handle);
-        info.connect_info = true;
-        info.remote_account.clone_from(&self.account.name);
-        info.acc_is_sys = self.server.has_system_account()
-            && Arc::ptr_eq(&self.server.system_account(), &self.account);
-        self.handle.out.enqueue_proto(&info.to_frame());
+        self.handle.out.enqueue_proto(&frame);
     }
 
     /// Logs the client into its account (`None`: the global account) on its first CONNECT,
@@ -59,10 +62,30 @@ impl Conn {
                 self.max_subs = max;
             }
         }
+        self.server.register_account(&account);
         self.handle.set_account(Arc::clone(&account));
         self.publisher
             .set_origin(Arc::clone(&account), Arc::clone(&self.handle));
         self.account = account;
         Next::Continue
+    }
+
+    /// A user JWT's own limits (lowering the account's and the server's) and expiry.
+    pub(super) fn apply_jwt(&mut self, grant: JwtGrant) {
+        if let Ok(max) = usize::try_from(grant.max_payload) {
+            if max > 0 {
+                self.limits.max_payload = self.limits.max_payload.min(max);
+            }
+        }
+        if let Ok(max) = usize::try_from(grant.max_subscriptions) {
+            if max > 0 && (self.max_subs == 0 || max < self.max_subs) {
+                self.max_subs = max;
+            }
+        }
+        if let Some(expires) = grant.expires {
+            let left = expires.saturating_sub(chrono::Utc::now().timestamp());
+            let left = std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0));
+            self.auth_expires = Some(tokio::time::Instant::now() + left);
+        }
     }
 }

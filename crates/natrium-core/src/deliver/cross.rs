@@ -241,3 +241,68 @@ struct RequestInfo {
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::account::Accounts;
+    use crate::stats::ServerStats;
+    use natrium_auth::account::{
+        AccountSpec, Export, ExportKind, Import, ImportKind, ResponseType,
+        RESPONSE_THRESHOLD_DEFAULT,
+    };
+
+    fn service(subject: &str) -> Export {
+        Export {
+            subject: subject.into(),
+            kind: ExportKind::Service {
+                response: ResponseType::Singleton,
+                threshold: RESPONSE_THRESHOLD_DEFAULT,
+            },
+            accounts: None,
+            token_position: 0,
+        }
+    }
+
+    fn import(account: &str, subject: &str, local: &str) -> Import {
+        Import {
+            account: account.into(),
+            subject: subject.into(),
+            local: local.into(),
+            kind: ImportKind::Service { share: false },
+        }
+    }
+
+    /// Two accounts importing each other's service under each other's subject: a request
+    /// would bounce forever; the hop limit ends it (the configuration check refuses this
+    /// setup, the runtime must survive it anyway).
+    #[test]
+    fn deliver_import_cycle_stops_at_the_hop_limit() {
+        let a = AccountSpec {
+            name: "A".into(),
+            exports: vec![service("y")],
+            imports: vec![import("B", "x", "y")],
+            ..AccountSpec::default()
+        };
+        let b = AccountSpec {
+            name: "B".into(),
+            exports: vec![service("x")],
+            imports: vec![import("A", "y", "x")],
+            ..AccountSpec::default()
+        };
+        let accounts = Accounts::build(&[a, b], "", true, true).expect("accounts");
+        let a = Arc::clone(accounts.get("A").expect("A"));
+        let b = Arc::clone(accounts.get("B").expect("B"));
+        let mut publisher = Publisher::new(1, Arc::new(ServerStats::default()));
+        let msg = Message {
+            subject: b"y",
+            reply: Some(b"_INBOX.1"),
+            headers: None,
+            payload: b"ping",
+        };
+        assert_eq!(publisher.publish(&a, &msg), 0);
+        // Nothing was delivered, so no response mapping survives.
+        assert!(a.responses.is_empty() && b.responses.is_empty());
+    }
+}

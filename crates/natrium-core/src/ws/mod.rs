@@ -129,6 +129,7 @@ pub(crate) fn close_cause(reason: ClosedReason) -> CloseCause {
         ClosedReason::StaleConnection => CloseCause::StaleConnection,
         ClosedReason::AuthenticationTimeout => CloseCause::AuthenticationTimeout,
         ClosedReason::AuthenticationViolation => CloseCause::AuthenticationViolation,
+        ClosedReason::AuthenticationExpired => CloseCause::AuthenticationExpired,
         // Go records lame-duck closes as server shutdown too.
         ClosedReason::ServerShutdown | ClosedReason::LameDuckMode => CloseCause::ServerShutdown,
         ClosedReason::TlsHandshakeError => CloseCause::TlsHandshakeError,

@@ -336,7 +336,10 @@ fn lame_duck_run(binary: &Path) -> LdmRun {
 
     // Every client is told, with its own id.
     for (client, id) in clients.iter_mut().zip(&ids) {
-        let line = client.read_line().expect("ldm INFO");
+        // The INFO answering the first PING after CONNECT (`connect_info`) may come first.
+        let line = std::iter::from_fn(|| client.read_line())
+            .find(|l| !l.contains("\"connect_info\":true"))
+            .expect("ldm INFO");
         let info: serde_json::Value =
             serde_json::from_str(line.trim_start_matches("INFO ").trim()).expect("json");
         assert_eq!(info["ldm"], true, "{line}");

@@ -1,0 +1,415 @@
+//! Operator mode (decentralized JWT authentication) over real sockets: keys and JWTs are made
+//! here (`natrium_tests::jwt`), clients log in with `.creds` files and with JWT + signing
+//! callbacks, accounts named by their keys import from each other, user permissions and limits
+//! apply, and expired, early, tampered, forged, revoked and unsigned logins are refused. Where
+//! the Go server is installed, the same refusals, expiry and start-up errors are checked on it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine as _;
+use futures::StreamExt;
+use natrium_tests::jwt::{self, Scenario};
+use natrium_tests::process::run_to_exit;
+use natrium_tests::raw::http_get_json;
+use natrium_tests::{go_server_path, natrium_path, RawClient, ServerProcess};
+use nkeys::KeyPair;
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(10);
+const VIOLATION: &str = "-ERR 'Authorization Violation'\r\n";
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+/// Our server and, when installed, Go's, on the scenario's configuration plus `extra`.
+fn servers(s: &Scenario, extra: &str) -> (tempfile::TempDir, Vec<(&'static str, ServerProcess)>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = write(&dir, "op.conf", &format!("{}{extra}", s.config()));
+    let conf = conf.to_str().expect("path").to_owned();
+    let args = ["-c", &conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
+    let mut list = vec![("ours", ServerProcess::start(&args))];
+    if let Some(go) = ServerProcess::start_go(&args) {
+        list.push(("go", go));
+    }
+    (dir, list)
+}
+
+async fn with_creds(server: &ServerProcess, creds: &str) -> async_nats::Client {
+    async_nats::ConnectOptions::with_credentials(creds)
+        .expect("creds")
+        .connect(server.url())
+        .await
+        .expect("connect with creds")
+}
+
+async fn next(sub: &mut async_nats::Subscriber) -> async_nats::Message {
+    tokio::time::timeout(WAIT, sub.next())
+        .await
+        .expect("message in time")
+        .expect("subscription open")
+}
+
+async fn round_trip(client: &async_nats::Client) {
+    let _ = client.request("_round_trip.nobody", "".into()).await;
+}
+
+#[tokio::test]
+async fn jwt_creds_login_and_imports_across_accounts() {
+    let s = Scenario::new();
+    let (_dir, servers) = servers(&s, "");
+    for (name, server) in &servers {
+        let a = with_creds(server, &s.creds_a()).await;
+        let b = with_creds(server, &s.creds_b()).await;
+        let mut service = a.subscribe("svc.>").await.expect("sub");
+        let mut stream = b.subscribe("p.s.>").await.expect("sub");
+        round_trip(&a).await;
+        round_trip(&b).await;
+        let responder = tokio::spawn(async move {
+            let req = next(&mut service).await;
+            a.publish(req.reply.expect("reply"), "from A".into())
+                .await
+                .expect("respond");
+            a.publish("s.tick", "tick".into()).await.expect("publish");
+            round_trip(&a).await;
+            req.subject.to_string()
+        });
+        let answer = tokio::time::timeout(WAIT, b.request("local.x", "hi".into()))
+            .await
+            .expect("in time")
+            .expect("answer");
+        assert_eq!(answer.payload, "from A", "{name}");
+        assert_eq!(responder.await.expect("responder"), "svc.x", "{name}");
+        assert_eq!(
+            next(&mut stream).await.subject.as_str(),
+            "p.s.tick",
+            "{name}"
+        );
+        let port = server.monitor_port.expect("monitor");
+        let connz = http_get_json(port, &format!("/connz?auth=1&acc={}", s.b.public_key()));
+        assert_eq!(connz["num_connections"], 1, "{name}");
+        let row = &connz["connections"][0];
+        assert_eq!(row["authorized_user"], s.user_b.public_key(), "{name}");
+        assert_eq!(row["account"], s.b.public_key(), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn jwt_callbacks_login_and_info_nonce() {
+    let s = Scenario::new();
+    let (_dir, servers) = servers(&s, "");
+    let (_, ours) = &servers[0];
+    let raw = RawClient::connect(&ours.addr());
+    let info: Value =
+        serde_json::from_str(raw.info.trim_start_matches("INFO ").trim()).expect("INFO json");
+    assert_eq!(info["auth_required"], true);
+    assert_eq!(info["nonce"].as_str().map(str::len), Some(15));
+    let seed = s.user_a.seed().expect("seed");
+    let signer = std::sync::Arc::new(KeyPair::from_seed(&seed).expect("key"));
+    let client = async_nats::ConnectOptions::with_jwt(s.user_a_jwt.clone(), move |nonce| {
+        let signer = std::sync::Arc::clone(&signer);
+        async move { signer.sign(&nonce).map_err(async_nats::AuthError::new) }
+    })
+    .connect(ours.url())
+    .await
+    .expect("connect with jwt callback");
+    let mut sub = client.subscribe("cb.test").await.expect("sub");
+    round_trip(&client).await;
+    client.publish("cb.test", "ok".into()).await.expect("pub");
+    assert_eq!(next(&mut sub).await.payload, "ok");
+}
+
+/// A raw CONNECT with `jwt` and the nonce signed by `signer` (or `sig` as given).
+fn connect_line(jwt: &str, sig: Option<&str>) -> String {
+    let mut body = json!({"verbose": false, "pedantic": false, "protocol": 1, "jwt": jwt});
+    if let Some(sig) = sig {
+        body["sig"] = json!(sig);
+    }
+    format!("CONNECT {body}\r\nPING\r\n")
+}
+
+fn nonce_of(c: &RawClient) -> String {
+    let info: Value =
+        serde_json::from_str(c.info.trim_start_matches("INFO ").trim()).expect("info");
+    info["nonce"].as_str().unwrap_or_default().to_owned()
+}
+
+fn sign_nonce(key: &KeyPair, nonce: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(key.sign(nonce.as_bytes()).expect("sign"))
+}
+
+/// Logs in raw with `jwt`, signing with `key` (or sending no signature): what the server sends.
+fn raw_login(server: &ServerProcess, jwt: &str, key: Option<&KeyPair>) -> (bool, String) {
+    let mut c = RawClient::connect(&server.addr());
+    let sig = key.map(|k| sign_nonce(k, &nonce_of(&c)));
+    let line = connect_line(jwt, sig.as_deref());
+    c.send(line.as_bytes());
+    let got = c.read_until(b"\r\n");
+    if got.starts_with("PONG") {
+        return (true, got);
+    }
+    (false, got + &c.until_closed(b""))
+}
+
+#[test]
+fn jwt_refusals_like_go() {
+    let s = Scenario::new();
+    let now = jwt::now();
+    let user = KeyPair::new_user();
+    let pk = user.public_key();
+    let a = s.a.public_key();
+    let stranger = KeyPair::new_account();
+    let good = jwt::user(&pk, &s.a_signer, Some(&a), json!({}));
+    let tampered = {
+        let other = jwt::user(&pk, &s.a_signer, Some(&a), json!({"pub": {"allow": [">"]}}));
+        let parts: Vec<&str> = good.split('.').collect();
+        let body = other.split('.').nth(1).expect("claims");
+        format!("{}.{body}.{}", parts[0], parts[2])
+    };
+    let cases: Vec<(&str, String, Option<&KeyPair>)> = vec![
+        ("good", good.clone(), Some(&user)),
+        (
+            "expired",
+            jwt::user_with(
+                &pk,
+                &s.a_signer,
+                Some(&a),
+                json!({}),
+                json!({"exp": now - 5}),
+            ),
+            Some(&user),
+        ),
+        (
+            "not yet valid",
+            jwt::user_with(
+                &pk,
+                &s.a_signer,
+                Some(&a),
+                json!({}),
+                json!({"nbf": now + 3600}),
+            ),
+            Some(&user),
+        ),
+        ("tampered", tampered, Some(&user)),
+        (
+            "forged issuer",
+            jwt::user(&pk, &stranger, Some(&a), json!({})),
+            Some(&user),
+        ),
+        (
+            "unknown account",
+            jwt::user(&pk, &stranger, None, json!({})),
+            Some(&user),
+        ),
+        ("no signature", good.clone(), None),
+        ("wrong key signs nonce", good, Some(&s.user_b)),
+        (
+            "bearer",
+            jwt::user(&pk, &s.a_signer, Some(&a), json!({"bearer_token": true})),
+            None,
+        ),
+    ];
+    let (_dir, servers) = servers(&s, "");
+    for (name, server) in &servers {
+        for (case, token, key) in &cases {
+            let (ok, got) = raw_login(server, token, *key);
+            let want_ok = matches!(*case, "good" | "bearer");
+            assert_eq!(ok, want_ok, "{name} {case}: {got}");
+            if !want_ok {
+                assert_eq!(got, VIOLATION, "{name} {case}");
+            }
+        }
+    }
+    let (_, ours) = &servers[0];
+    assert!(ours.wait_for_log("- authentication error", WAIT));
+}
+
+#[test]
+fn jwt_user_permissions_and_revocation() {
+    let mut s = Scenario::new();
+    let revoked = KeyPair::new_user();
+    let b = s.b.public_key();
+    s.b_jwt = jwt::account(
+        &b,
+        &s.operator,
+        "B",
+        json!({"revocations": {revoked.public_key(): jwt::now() + 60}}),
+    );
+    let limited = KeyPair::new_user();
+    let limited_jwt = jwt::user(
+        &limited.public_key(),
+        &s.b,
+        None,
+        json!({"pub": {"allow": ["ok.>"]}, "sub": {"deny": ["secret"]}}),
+    );
+    let revoked_jwt = jwt::user(&revoked.public_key(), &s.b, None, json!({}));
+    let (_dir, servers) = servers(&s, "");
+    for (name, server) in &servers {
+        let (ok, got) = raw_login(server, &revoked_jwt, Some(&revoked));
+        assert!(!ok, "{name}: revoked user admitted: {got}");
+        let mut c = RawClient::connect(&server.addr());
+        let sig = sign_nonce(&limited, &nonce_of(&c));
+        c.send(connect_line(&limited_jwt, Some(&sig)).as_bytes());
+        assert!(c.read_until(b"PONG\r\n").ends_with("PONG\r\n"), "{name}");
+        let got = c.exchange(b"PUB ok.x 1\r\nx\r\nPUB no 1\r\nx\r\nSUB secret 1\r\n");
+        assert_eq!(
+            got.replace("INFO", "\nINFO")
+                .lines()
+                .filter(|l| l.starts_with("-ERR"))
+                .collect::<Vec<_>>(),
+            [
+                "-ERR 'Permissions Violation for Publish to \"no\"'",
+                "-ERR 'Permissions Violation for Subscription to \"secret\"'"
+            ],
+            "{name}: {got}"
+        );
+    }
+}
+
+#[test]
+fn jwt_expiry_closes_the_connection_like_go() {
+    let s = Scenario::new();
+    let user = KeyPair::new_user();
+    let short = jwt::user_with(
+        &user.public_key(),
+        &s.b,
+        None,
+        json!({}),
+        json!({"exp": jwt::now() + 2}),
+    );
+    let (_dir, servers) = servers(&s, "");
+    for (name, server) in &servers {
+        let mut c = RawClient::connect(&server.addr());
+        let sig = sign_nonce(&user, &nonce_of(&c));
+        c.send(connect_line(&short, Some(&sig)).as_bytes());
+        let (text, closed) = c.wait_closed(WAIT);
+        assert!(closed, "{name}: still open: {text}");
+        assert!(
+            text.contains("-ERR 'User Authentication Expired'\r\n"),
+            "{name}: {text}"
+        );
+    }
+}
+
+#[test]
+fn jwt_account_limits_and_lazy_registration() {
+    let mut s = Scenario::new();
+    let b = s.b.public_key();
+    let imports = json!([{"subject": "s.>", "account": s.a.public_key(), "type": "stream"}]);
+    s.b_jwt = jwt::account(
+        &b,
+        &s.operator,
+        "B",
+        json!({"limits": {"conn": 1, "imports": -1, "exports": -1, "subs": -1, "payload": -1},
+               "imports": imports}),
+    );
+    let (_dir, servers) = servers(&s, "");
+    for (name, server) in &servers {
+        let port = server.monitor_port.expect("monitor");
+        let listed = |doc: &Value| -> Vec<String> {
+            doc["accounts"]
+                .as_array()
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let before = listed(&http_get_json(port, "/accountz"));
+        assert!(!before.contains(&b), "{name}: {before:?}");
+        let (ok, got) = raw_login(server, &s.user_b_jwt, Some(&s.user_b));
+        assert!(ok, "{name}: {got}");
+        let mut first = RawClient::connect(&server.addr());
+        let sig = sign_nonce(&s.user_b, &nonce_of(&first));
+        first.send(connect_line(&s.user_b_jwt, Some(&sig)).as_bytes());
+        first.read_until(b"PONG\r\n");
+        let mut second = RawClient::connect(&server.addr());
+        let sig = sign_nonce(&s.user_b, &nonce_of(&second));
+        let got = second.until_closed(connect_line(&s.user_b_jwt, Some(&sig)).as_bytes());
+        assert_eq!(
+            got, "-ERR 'maximum account active connections exceeded'\r\n",
+            "{name}"
+        );
+        let after = listed(&http_get_json(port, "/accountz"));
+        assert!(after.contains(&b), "{name}: {after:?}");
+        // B imports from A: A is in use too.
+        assert!(after.contains(&s.a.public_key()), "{name}: {after:?}");
+    }
+}
+
+/// Operator mode's start-up refusals, as Go words them (and `-t` errors on a bad preload).
+#[test]
+fn jwt_configuration_refusals_like_go() {
+    let s = Scenario::new();
+    let base = s.config();
+    let stranger = KeyPair::new_account().public_key();
+    let cases = [
+        (
+            format!("{base}accounts {{ X {{}} }}\n"),
+            "operators do not allow Accounts to be configured directly",
+        ),
+        (
+            format!("{base}authorization {{ users = [{{user: u, password: p}}] }}\n"),
+            "operators do not allow users to be configured directly",
+        ),
+        (
+            format!("{base}system_account: {stranger}\n"),
+            "system_account in config and operator JWT must be identical",
+        ),
+        (
+            format!("operator: {}\nresolver: MEMORY\n", s.operator_jwt),
+            "error resolving system account: account missing",
+        ),
+        (
+            format!("{base}resolver_preload {{ {stranger}: notajwt }}\n"),
+            "invalid account JWT",
+        ),
+        (
+            "operator: /nonexistent/op.jwt\n".to_owned(),
+            "error parsing operator JWT: open /nonexistent/op.jwt: no such file or directory",
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (conf, message) in &cases {
+        let path = write(&dir, "bad.conf", conf);
+        let p = path.to_str().expect("path");
+        let ours = run_to_exit(&natrium_path(), &["-c", p, "-p", "-1"], None, &[], WAIT);
+        assert_eq!(ours.code, Some(1), "{message}");
+        assert!(ours.stderr.contains(message), "{message}: {}", ours.stderr);
+        if let Some(go) = go_server_path() {
+            let go = run_to_exit(&go, &["-c", p, "-p", "-1"], None, &[], WAIT);
+            assert!(go.stderr.contains(message), "go {message}: {}", go.stderr);
+        }
+    }
+}
+
+/// An account JWT with more imports than its own limits allow is preloaded (with a warning)
+/// but its users are refused, as Go refuses them.
+#[test]
+fn jwt_invalid_account_refuses_its_users_like_go() {
+    let mut s = Scenario::new();
+    let b = s.b.public_key();
+    let imports = json!([{"subject": "s.>", "account": s.a.public_key(), "type": "stream"}]);
+    s.b_jwt = jwt::account(
+        &b,
+        &s.operator,
+        "B",
+        json!({"limits": {"imports": 0}, "imports": imports}),
+    );
+    let (_dir, servers) = servers(&s, "");
+    for (name, server) in &servers {
+        let (ok, got) = raw_login(server, &s.user_b_jwt, Some(&s.user_b));
+        assert!(!ok, "{name}: {got}");
+        assert_eq!(got, VIOLATION, "{name}");
+        assert!(
+            server.wait_for_log("has validation issues:", WAIT),
+            "{name}: {}",
+            server.log_text()
+        );
+    }
+}
