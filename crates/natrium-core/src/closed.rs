@@ -97,12 +97,38 @@ impl ClosedRing {
         }
     }
 
+    pub fn is_enabled(&self) -> bool {
+        self.cap != 0
+    }
+
     pub fn record(&self, handle: &ClientHandle) {
+        if self.cap != 0 {
+            self.push(ClosedConn::snapshot(handle));
+        }
+    }
+
+    pub fn push(&self, snapshot: Arc<ClosedConn>) {
         if self.cap == 0 {
             return;
         }
+        let mut ring = self.ring.lock();
+        if ring.len() >= self.cap {
+            ring.pop_front();
+        }
+        ring.push_back(snapshot);
+    }
+
+    /// Oldest first.
+    pub fn list(&self) -> Vec<Arc<ClosedConn>> {
+        self.ring.lock().iter().cloned().collect()
+    }
+}
+
+impl ClosedConn {
+    /// What a closing connection looked like; built before any lock is taken.
+    pub fn snapshot(handle: &ClientHandle) -> Arc<Self> {
         let (out_msgs, out_bytes) = handle.out.out_counts();
-        let snapshot = Arc::new(ClosedConn {
+        Arc::new(ClosedConn {
             cid: handle.cid,
             addr: handle.addr,
             meta: handle.meta.lock().clone(),
@@ -119,17 +145,7 @@ impl ClosedRing {
             tls: TlsSummary::of(handle),
             client_type: handle.client_type(),
             account: handle.account_name().to_owned(),
-        });
-        let mut ring = self.ring.lock();
-        if ring.len() >= self.cap {
-            ring.pop_front();
-        }
-        ring.push_back(snapshot);
-    }
-
-    /// Oldest first.
-    pub fn list(&self) -> Vec<Arc<ClosedConn>> {
-        self.ring.lock().iter().cloned().collect()
+        })
     }
 }
 

@@ -198,6 +198,7 @@ pub(crate) struct Shared {
     /// The websocket listener's bound address, once listening.
     pub ws_addr: Mutex<Option<SocketAddr>>,
     pub closed: crate::closed::ClosedRing,
+    pub events: crate::events::EventHook,
 }
 
 /// When and from what the configuration in force was loaded (Go's `config_load_time` and
@@ -288,6 +289,7 @@ impl Server {
                 client_addr: Mutex::new(None),
                 ws_addr: Mutex::new(None),
                 closed: crate::closed::ClosedRing::new(closed_cap),
+                events: crate::events::EventHook::default(),
             }),
         })
     }
@@ -440,8 +442,34 @@ impl Server {
     }
 
     /// Keeps a snapshot of a closing client (with its subscriptions) for `/connz`.
+    /// Also reports the close to the client events listener, if there is one.
     pub(crate) fn record_closed(&self, client: &ClientHandle) {
-        self.shared.closed.record(client);
+        let shared = &self.shared;
+        if !shared.closed.is_enabled() && !shared.events.is_listened() {
+            return;
+        }
+        let snapshot = crate::closed::ClosedConn::snapshot(client);
+        shared.closed.push(Arc::clone(&snapshot));
+        // Go reports only clients that got as far as joining an account.
+        if client.account().is_some() {
+            shared
+                .events
+                .emit(crate::events::ClientEvent::Disconnected(snapshot));
+        }
+    }
+
+    /// Reports a client that completed CONNECT to the client events listener.
+    pub(crate) fn client_connected(&self, client: &ClientHandle) {
+        let events = &self.shared.events;
+        if events.is_listened() {
+            let snapshot = crate::events::ConnectedClient::of(client);
+            events.emit(crate::events::ClientEvent::Connected(snapshot));
+        }
+    }
+
+    /// Connects and disconnects from now on, for the first caller only.
+    pub fn client_events(&self) -> Option<tokio::sync::mpsc::Receiver<crate::events::ClientEvent>> {
+        self.shared.events.listen()
     }
 
     /// Closed connections still remembered, oldest first.
@@ -581,6 +609,20 @@ impl Server {
     }
 
     /// Resolves once shutdown has been requested or has started.
+    /// Runs a server-side service task; shutdown waits for it, so it must end once
+    /// [`Server::shutting_down`] fires.
+    pub fn spawn_service<F>(&self, task: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.shared.tracker.spawn(task);
+    }
+
+    /// Fires when the server shuts down (not at lame duck mode's start).
+    pub async fn shutting_down(&self) {
+        self.shared.shutdown.cancelled().await;
+    }
+
     pub async fn shutdown_requested(&self) {
         tokio::select! {
             () = self.shared.shutdown_request.cancelled() => {}

@@ -249,88 +249,16 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
     }
 }
 
-/// Go's `/healthz` without JetStream: the boolean parameters (`js-enabled`,
-/// `js-enabled-only`, `js-server-only`, `js-meta-only`, `details`) are decoded with Go's 400
-/// texts; `stream` needs `account` and `consumer` needs `stream` (400); then `{"status":"ok"}`,
-/// or 500 with Go's error while the client listener is not open. With `details` errors are
-/// listed under `errors` instead of `error`.
 fn healthz(server: &Server, q: &Query) -> Response<Full<Bytes>> {
-    const NOT_READY: &str = "failed to be ready for connections after 1ms: server";
-    #[derive(Serialize)]
-    struct HealthError {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        error: String,
-    }
-    #[derive(Serialize)]
-    struct Health {
-        status: &'static str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<HealthError>,
-    }
-    let mut details = false;
-    for key in [
-        "js-enabled",
-        "js-enabled-only",
-        "js-server-only",
-        "js-meta-only",
-        "details",
-    ] {
-        match q.bool(key) {
-            Ok(v) => details |= key == "details" && v,
-            Err(err) => return bad_request(&err),
+    match crate::healthz::check(server, q) {
+        Ok(report) => {
+            let mut response = json_response(&report.doc, false);
+            *response.status_mut() =
+                StatusCode::from_u16(report.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            response
         }
+        Err(err) => bad_request(&err),
     }
-    let given = |key: &str| q.get(key).is_some_and(|v| !v.is_empty());
-    let failure = if !given("account") && given("stream") {
-        Some((
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            "\"account\" must not be empty when checking stream health",
-        ))
-    } else if !given("stream") && given("consumer") {
-        Some((
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            "\"stream\" must not be empty when checking consumer health",
-        ))
-    } else if server.is_accepting() {
-        None
-    } else {
-        Some((StatusCode::INTERNAL_SERVER_ERROR, "CONNECTION", NOT_READY))
-    };
-    let Some((code, kind, text)) = failure else {
-        return json_response(
-            &Health {
-                status: "ok",
-                error: None,
-                errors: Vec::new(),
-            },
-            false,
-        );
-    };
-    tracing::warn!("Healthcheck failed: {text:?}");
-    let health = if details {
-        Health {
-            status: "error",
-            error: None,
-            errors: vec![HealthError {
-                kind,
-                error: text.to_owned(),
-            }],
-        }
-    } else {
-        Health {
-            status: "error",
-            error: Some(text.to_owned()),
-            errors: Vec::new(),
-        }
-    };
-    let mut response = json_response(&health, false);
-    *response.status_mut() = code;
-    response
 }
 
 /// Go answers a bad parameter with 400 and the bare error text.

@@ -5,6 +5,8 @@
 //! - [`varz`], [`connz`], [`subsz`]: the documents; [`query`] decodes their parameters.
 //! - [`accounts`], [`cluster`]: `/accountz`, `/accstatz`; `/routez`, `/gatewayz`, `/leafz`, `/jsz`.
 //! - [`metrics`]: Prometheus text at `/metrics` (ours; Go has none).
+//! - [`sysevents`]: the system account's events and `$SYS.REQ.SERVER.…` requests.
+//! - [`healthz`]: the health check, shared by HTTP and the system request.
 //! - [`process`]: resident memory and CPU time of this process.
 #![deny(
     clippy::unwrap_used,
@@ -16,12 +18,15 @@
 pub mod accounts;
 pub mod cluster;
 pub mod connz;
+pub mod healthz;
 pub mod http;
 mod https;
 pub mod metrics;
 pub mod process;
 pub mod query;
 pub mod subsz;
+pub mod sysevents;
 pub mod varz;
 
 pub use http::{start_monitor, MonitorError, MonitorSettings};
+pub use sysevents::start_system_services;

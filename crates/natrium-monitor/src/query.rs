@@ -50,6 +50,11 @@ impl Query {
         Self { pairs }
     }
 
+    /// A query from already-decoded pairs (system requests carry their options as JSON).
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Self {
+        Self { pairs }
+    }
+
     pub fn get(&self, key: &str) -> Option<String> {
         self.pairs
             .iter()

@@ -2,8 +2,8 @@
 //! and times RFC 3339, as Go's encoding/json writes them.
 //!
 //! Every key is Go's, in Go's order, with Go's JSON type. Go keys left out on purpose, because
-//! the feature behind them does not exist yet: `feature_flags` (JetStream), `system_account` (no
-//! system account), `disk_io_wait_stats` (JetStream file store). `cpu` is always 0 for now.
+//! the feature behind them does not exist yet: `feature_flags` (JetStream) and
+//! `disk_io_wait_stats` (JetStream file store). `cpu` is always 0 for now.
 
 use std::collections::BTreeMap;
 
@@ -123,6 +123,8 @@ pub struct Varz {
     host: String,
     port: u16,
     #[serde(skip_serializing_if = "is_false")]
+    auth_required: bool,
+    #[serde(skip_serializing_if = "is_false")]
     tls_required: bool,
     #[serde(skip_serializing_if = "is_false")]
     tls_verify: bool,
@@ -176,6 +178,8 @@ pub struct Varz {
     http_req_stats: BTreeMap<String, u64>,
     config_load_time: String,
     config_digest: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    system_account: String,
     slow_consumer_stats: KindStats,
     stale_connection_stats: KindStats,
     /// The server certificate's expiry; omitted without TLS (Go's `omitzero`).
@@ -249,6 +253,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         go: concat!("natrium-", env!("CARGO_PKG_VERSION")).to_owned(),
         host: config.host.clone(),
         port: server.client_addr().map_or(0, |a| a.port()),
+        auth_required: config.auth.required(),
         // As the server's INFO says it: `allow_non_tls` makes TLS available, not required.
         tls_required: config.tls.as_ref().is_some_and(|t| !t.allow_non_tls),
         tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
@@ -298,6 +303,11 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         http_req_stats: http.req_stats,
         config_load_time: rfc3339(loaded.at),
         config_digest: loaded.digest,
+        system_account: if server.has_system_account() {
+            server.system_account().name.clone()
+        } else {
+            String::new()
+        },
         slow_consumer_stats: KindStats {
             clients: load(&stats.slow_consumers_clients),
             ..KindStats::default()

@@ -11,6 +11,7 @@
 //! - [`headers`]: parse a `NATS/1.0` header block into borrowed views; build one.
 //! - [`wire_error`]: every `-ERR '…'` text the Go server sends, whether it closes the
 //!   connection, and what each [`ProtoError`] turns into on the wire.
+//! - [`server_msg`]: reading `MSG`/`HMSG` frames back, for the server's internal clients.
 //! - [`limits`]: the parser limits, with Go's names and defaults.
 //!
 //! The crate is a pure leaf: no I/O, no async runtime, no locks, no allocation on the parse or
@@ -39,6 +40,7 @@ mod error;
 pub mod headers;
 pub mod limits;
 mod parser;
+pub mod server_msg;
 pub mod wire_error;
 
 pub use encode::MsgFrameTemplate;

@@ -15,11 +15,14 @@ use natrium_core::Server;
 const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 /// This many connections closed since the last trim trigger a trim.
 const TRIM_AFTER_CLOSED_CLIENTS: usize = 256;
+/// Quiet looks after a trim before the settling trim.
+const SETTLE_TICKS: u32 = 3;
 
 /// Runs until shutdown, trimming the heap when many clients have gone.
 pub fn spawn_trimmer(server: Server) {
     tokio::spawn(async move {
         let mut closed_at_last_trim = 0;
+        let mut settle_in: Option<u32> = None;
         let mut ticks = tokio::time::interval(CHECK_INTERVAL);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -34,7 +37,13 @@ pub fn spawn_trimmer(server: Server) {
                 .saturating_sub(server.num_clients());
             if closed.saturating_sub(closed_at_last_trim) >= TRIM_AFTER_CLOSED_CLIENTS {
                 closed_at_last_trim = closed;
+                settle_in = Some(SETTLE_TICKS);
                 let _ = tokio::task::spawn_blocking(trim).await;
+            } else if let Some(ticks) = settle_in {
+                settle_in = ticks.checked_sub(1).filter(|t| *t > 0);
+                if settle_in.is_none() {
+                    let _ = tokio::task::spawn_blocking(trim).await;
+                }
             }
         }
     });

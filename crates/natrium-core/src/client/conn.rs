@@ -617,6 +617,9 @@ impl Conn {
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.handle.set_accepts_headers(opts.headers);
         self.opts = opts;
+        if !self.connected {
+            self.server.client_connected(&self.handle);
+        }
         self.connected = true;
         // CONNECT gives a first estimate of the round trip and restarts the PING timer.
         self.ping.rtt_known = true;

@@ -25,7 +25,7 @@ mod protolog;
 mod readbuf;
 pub(crate) mod reauth;
 mod tls_accept;
-mod writer;
+pub(crate) mod writer;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

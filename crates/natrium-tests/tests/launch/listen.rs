@@ -83,7 +83,7 @@ fn launch_wildcard_listen_is_dual_stack() {
 }
 
 /// Go keys we leave out on purpose (see `natrium_monitor::varz`).
-const VARZ_OMITTED: [&str; 3] = ["feature_flags", "system_account", "disk_io_wait_stats"];
+const VARZ_OMITTED: [&str; 2] = ["feature_flags", "disk_io_wait_stats"];
 
 fn json_type(value: &serde_json::Value) -> &'static str {
     match value {

@@ -1,0 +1,263 @@
+//! The JSON documents of system events and system request replies, with the Go server's field
+//! names, nesting and omission rules, so that tools subscribed to `$SYS.>` decode them as-is.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+
+use crate::varz::rfc3339;
+
+/// The `server` object every event and reply carries: who sent it, and a per-server sequence
+/// number so that receivers can order and de-duplicate.
+#[derive(Serialize, Clone)]
+pub struct ServerHeader {
+    pub name: String,
+    pub host: String,
+    pub id: String,
+    pub ver: &'static str,
+    pub jetstream: bool,
+    pub flags: u64,
+    pub seq: u64,
+    pub time: String,
+}
+
+/// The identity part of [`ServerHeader`]; `stamp` adds the sequence number and time.
+pub struct ServerIdentity {
+    pub name: String,
+    pub host: String,
+    pub id: String,
+    seq: AtomicU64,
+}
+
+impl ServerIdentity {
+    pub fn new(name: String, host: String, id: String) -> Self {
+        Self {
+            name,
+            host,
+            id,
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    pub fn stamp(&self) -> ServerHeader {
+        ServerHeader {
+            name: self.name.clone(),
+            host: self.host.clone(),
+            id: self.id.clone(),
+            ver: natrium_core::info::COMPATIBLE_VERSION,
+            jetstream: false,
+            flags: 0,
+            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            time: rfc3339(chrono::Utc::now()),
+        }
+    }
+}
+
+/// Messages and bytes in one direction.
+#[derive(Serialize, Clone, Copy, Default)]
+pub struct MsgBytes {
+    pub msgs: u64,
+    pub bytes: u64,
+}
+
+/// Traffic in one direction, split by connection kind as Go reports it in account events.
+#[derive(Serialize, Clone, Copy, Default)]
+pub struct DataStatsByKind {
+    pub msgs: u64,
+    pub bytes: u64,
+    pub gateways: MsgBytes,
+    pub routes: MsgBytes,
+    pub leafs: MsgBytes,
+}
+
+impl From<MsgBytes> for DataStatsByKind {
+    fn from(client: MsgBytes) -> Self {
+        Self {
+            msgs: client.msgs,
+            bytes: client.bytes,
+            ..Self::default()
+        }
+    }
+}
+
+/// Go's `ClientInfo` as connect and disconnect events carry it.
+#[derive(Serialize, Default)]
+pub struct ClientInfo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub host: String,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub id: u64,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub acc: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub user: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub lang: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub ver: String,
+    /// Nanoseconds, as Go encodes a `time.Duration`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rtt: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name_tag: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub client_type: String,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+/// `$SYS.ACCOUNT.<acc>.CONNECT`.
+#[derive(Serialize)]
+pub struct ConnectEvent {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: String,
+    pub timestamp: String,
+    pub server: ServerHeader,
+    pub client: ClientInfo,
+}
+
+/// `$SYS.ACCOUNT.<acc>.DISCONNECT`.
+#[derive(Serialize)]
+pub struct DisconnectEvent {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: String,
+    pub timestamp: String,
+    pub server: ServerHeader,
+    pub client: ClientInfo,
+    pub sent: MsgBytes,
+    pub received: MsgBytes,
+    pub reason: &'static str,
+}
+
+pub const CONNECT_EVENT_TYPE: &str = "io.nats.server.advisory.v1.client_connect";
+pub const DISCONNECT_EVENT_TYPE: &str = "io.nats.server.advisory.v1.client_disconnect";
+pub const ACCOUNT_CONNS_TYPE: &str = "io.nats.server.advisory.v1.account_connections";
+
+/// `$SYS.ACCOUNT.<acc>.SERVER.CONNS` (and the older `$SYS.SERVER.ACCOUNT.<acc>.CONNS`): an
+/// account's connection count after it changed.
+#[derive(Serialize)]
+pub struct AccountConnsEvent {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: String,
+    pub timestamp: String,
+    pub server: ServerHeader,
+    #[serde(flatten)]
+    pub stat: AccountStat,
+}
+
+/// Go's `AccountStat`: one account's connections and traffic on this server.
+#[derive(Serialize, Clone)]
+pub struct AccountStat {
+    pub acc: String,
+    pub name: String,
+    pub conns: usize,
+    pub leafnodes: usize,
+    pub total_conns: usize,
+    pub num_subscriptions: u64,
+    pub sent: DataStatsByKind,
+    pub received: DataStatsByKind,
+    pub slow_consumers: u64,
+}
+
+/// The `statsz` object of `$SYS.SERVER.<id>.STATSZ` and of `STATSZ`/`PING` replies.
+#[derive(Serialize)]
+pub struct Statsz {
+    pub start: String,
+    pub mem: u64,
+    pub cores: usize,
+    #[serde(serialize_with = "crate::varz::go_float")]
+    pub cpu: f64,
+    pub connections: usize,
+    pub total_connections: u64,
+    pub active_accounts: usize,
+    pub subscriptions: usize,
+    pub sent: MsgBytes,
+    pub sent_to_clients: MsgBytes,
+    pub received: MsgBytes,
+    pub received_from_clients: MsgBytes,
+    pub slow_consumers: u64,
+    pub active_servers: usize,
+    pub gomaxprocs: usize,
+}
+
+/// `$SYS.SERVER.<id>.STATSZ` and the `PING`/`STATSZ` replies.
+#[derive(Serialize)]
+pub struct StatszMsg {
+    pub server: ServerHeader,
+    pub statsz: Statsz,
+}
+
+/// The error object of a failed request.
+#[derive(Serialize)]
+pub struct ApiError {
+    pub code: u16,
+    pub description: String,
+}
+
+/// The reply to `$SYS.REQ.SERVER.…` requests: the endpoint's document as `data`, or `error`.
+#[derive(Serialize)]
+pub struct ApiResponse<T: Serialize> {
+    pub server: ServerHeader,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ApiError>,
+}
+
+/// A 22-character event id, as Go's NUID gives (base-62 random).
+pub fn event_id() -> String {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    (0..22)
+        .filter_map(|_| {
+            DIGITS
+                .get(fastrand::usize(..DIGITS.len()))
+                .copied()
+                .map(char::from)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysevents_client_info_omits_empty_fields_like_go() {
+        let info = ClientInfo {
+            id: 7,
+            acc: "A".into(),
+            kind: "Client".into(),
+            ..ClientInfo::default()
+        };
+        let text = serde_json::to_string(&info).unwrap_or_default();
+        assert_eq!(text, r#"{"id":7,"acc":"A","kind":"Client"}"#);
+    }
+
+    #[test]
+    fn sysevents_sequence_numbers_increase() {
+        let id = ServerIdentity::new("n".into(), "0.0.0.0".into(), "NID".into());
+        assert_eq!(id.stamp().seq, 1);
+        assert_eq!(id.stamp().seq, 2);
+    }
+
+    #[test]
+    fn sysevents_event_ids_are_22_base62_characters() {
+        let id = event_id();
+        assert_eq!(id.len(), 22);
+        assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()));
+    }
+}
