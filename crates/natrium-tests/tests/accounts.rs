@@ -416,6 +416,19 @@ fn accounts_refused_at_start_like_go() {
             "Error adding service import \"x\": import forms a cycle",
         ),
         (
+            "accounts { A { exports = [ {service: \"s.*\"} ] }, \
+             B { imports = [ {service: {account: A, subject: \"s.*\"}, to: \"y.*.*\"} ] } }",
+            "Error adding service import \"s.*\": failed to create mapping transform for service \
+             import subject from \"y.*.*\" to \"s.*\": invalid mapping destination: wildcard \
+             index out of range in $2: [2]",
+        ),
+        (
+            "accounts { A { exports = [ {service: \"s.*.*\"} ] }, \
+             B { imports = [ {service: {account: A, subject: \"s.*.*\"}, to: \"y.*\"} ] } }",
+            "failed to create mapping transform for service import subject from \"y.*\" to \
+             \"s.*.*\": invalid mapping destination: not using all of the token wildcard(s) in y.$1",
+        ),
+        (
             "accounts { A { } }\nsystem_account: Z",
             "error resolving system account: account missing",
         ),
