@@ -370,6 +370,10 @@ fn jwt_configuration_refusals_like_go() {
             "invalid account JWT",
         ),
         (
+            format!("{base}no_auth_user: u\n"),
+            "no_auth_user not compatible with Trusted Operator",
+        ),
+        (
             "operator: /nonexistent/op.jwt\n".to_owned(),
             "error parsing operator JWT: open /nonexistent/op.jwt: no such file or directory",
         ),
