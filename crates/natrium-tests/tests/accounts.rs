@@ -326,6 +326,49 @@ fn accounts_raw_imports_match_go() {
     }
 }
 
+/// A streamed or chunked response ends at an empty message: it is delivered, and a response
+/// sent after it is dropped (as Go does: the response mapping is gone).
+#[test]
+fn accounts_streamed_response_ends_at_empty_message_like_go() {
+    let conf = CONF.replace(
+        "{service: \"only.b\", accounts: [B]}",
+        "{service: \"only.b\", accounts: [B]}\n      {service: \"ch.>\", response_type: chunked}",
+    )
+    .replace(
+        "{service: {account: A, subject: \"only.b\"}}",
+        "{service: {account: A, subject: \"only.b\"}}\n      {service: {account: A, subject: \"ch.x\"}}",
+    );
+    let (_dir, servers) = servers(&conf);
+    for (name, s) in &servers {
+        let connect = |u: &str| {
+            let mut c = RawClient::connect(&s.addr());
+            let line = format!(
+                "CONNECT {{\"verbose\":false,\"user\":\"{u}\",\"pass\":\"{u}\",\"headers\":true}}\r\n"
+            );
+            assert_eq!(c.exchange(line.as_bytes()), "", "{name}");
+            c
+        };
+        let mut a = connect("a");
+        let mut b = connect("b");
+        a.exchange(b"SUB st.> 1\r\nSUB ch.> 2\r\n");
+        b.exchange(b"SUB _INBOX.> 9\r\n");
+        for subject in ["st.x", "ch.x"] {
+            b.send(format!("PUB {subject} _INBOX.r 3\r\nreq\r\n").as_bytes());
+            let request = a.read_until(b"req\r\n");
+            let reply = request.split_whitespace().nth(3).expect("reply subject");
+            a.exchange(
+                format!("PUB {reply} 1\r\n1\r\nPUB {reply} 0\r\n\r\nPUB {reply} 1\r\n2\r\n")
+                    .as_bytes(),
+            );
+            assert_eq!(
+                b.exchange(b""),
+                "MSG _INBOX.r 9 1\r\n1\r\nMSG _INBOX.r 9 0\r\n\r\n",
+                "{name}: {subject}"
+            );
+        }
+    }
+}
+
 /// Masks what differs by nature: the random parts of `_R_.abcdef.ghijkl`, the round-trip
 /// time in `Nats-Request-Info`, and so the sizes on the `HMSG` line.
 fn mask(text: &str) -> String {
@@ -371,6 +414,19 @@ fn accounts_refused_at_start_like_go() {
              B { exports = [ {service: \"x\"} ], \
              imports = [ {service: {account: A, subject: \"x\"}} ] } }",
             "Error adding service import \"x\": import forms a cycle",
+        ),
+        (
+            "accounts { A { exports = [ {service: \"s.*\"} ] }, \
+             B { imports = [ {service: {account: A, subject: \"s.*\"}, to: \"y.*.*\"} ] } }",
+            "Error adding service import \"s.*\": failed to create mapping transform for service \
+             import subject from \"y.*.*\" to \"s.*\": invalid mapping destination: wildcard \
+             index out of range in $2: [2]",
+        ),
+        (
+            "accounts { A { exports = [ {service: \"s.*.*\"} ] }, \
+             B { imports = [ {service: {account: A, subject: \"s.*.*\"}, to: \"y.*\"} ] } }",
+            "failed to create mapping transform for service import subject from \"y.*\" to \
+             \"s.*.*\": invalid mapping destination: not using all of the token wildcard(s) in y.$1",
         ),
         (
             "accounts { A { } }\nsystem_account: Z",

@@ -370,6 +370,10 @@ fn jwt_configuration_refusals_like_go() {
             "invalid account JWT",
         ),
         (
+            format!("{base}no_auth_user: u\n"),
+            "no_auth_user not compatible with Trusted Operator",
+        ),
+        (
             "operator: /nonexistent/op.jwt\n".to_owned(),
             "error parsing operator JWT: open /nonexistent/op.jwt: no such file or directory",
         ),
@@ -412,4 +416,90 @@ fn jwt_invalid_account_refuses_its_users_like_go() {
             server.log_text()
         );
     }
+}
+
+/// A user JWT's limits as Go reads them: `-1` is unlimited, a missing or zero `subs` allows no
+/// subscription (the connection is closed with `maximum subscriptions exceeded` right after
+/// login), a missing or zero `payload` allows only empty messages; a SUB over a non-zero limit
+/// is refused and the connection stays open.
+#[test]
+fn jwt_user_missing_limits_are_zero_like_go() {
+    let s = Scenario::new();
+    let login = |server: &ServerProcess, extra: &Value| {
+        let user = KeyPair::new_user();
+        let mut nats = json!({"type": "user", "version": 2});
+        if let (Value::Object(into), Value::Object(extra)) = (&mut nats, extra.clone()) {
+            into.extend(extra);
+        }
+        let token = jwt::sign(&jwt::claims(&user.public_key(), &s.b, "user", nats), &s.b);
+        let mut c = RawClient::connect(&server.addr());
+        let sig = sign_nonce(&user, &nonce_of(&c));
+        c.send(connect_line(&token, Some(&sig)).as_bytes());
+        assert!(c.read_until(b"PONG\r\n").ends_with("PONG\r\n"), "{extra}");
+        c
+    };
+    let closing = [
+        (json!({}), ""),
+        (json!({"subs": 0, "payload": -1}), ""),
+        (json!({"subs": -1}), "PUB x 1\r\na\r\n"),
+    ];
+    let staying = [
+        (json!({"subs": 1, "payload": -1}), "SUB x 1\r\nSUB y 2\r\n"),
+        (
+            json!({"subs": -1, "payload": -1}),
+            "SUB x 1\r\nSUB y 2\r\nPUB x 1\r\na\r\n",
+        ),
+        (json!({"subs": -1}), "PUB x 0\r\n\r\n"),
+    ];
+    let (_dir, servers) = servers(&s, "");
+    let mut seen = Vec::new();
+    for (name, server) in &servers {
+        let mut out = Vec::new();
+        for (extra, ops) in &closing {
+            let mut c = login(server, extra);
+            c.send(ops.as_bytes());
+            let (text, closed) = c.wait_closed(WAIT);
+            assert!(closed, "{name}: {extra}: still open: {text}");
+            out.push(split_infos(&text));
+        }
+        for (extra, ops) in &staying {
+            let mut c = login(server, extra);
+            out.push(split_infos(&c.exchange(ops.as_bytes())));
+        }
+        seen.push((*name, out));
+    }
+    let (_, ours) = &seen[0];
+    let rest: Vec<&str> = ours.iter().map(|(_, r)| r.as_str()).collect();
+    assert_eq!(
+        rest,
+        [
+            "-ERR 'maximum subscriptions exceeded'\r\n",
+            "-ERR 'maximum subscriptions exceeded'\r\n",
+            "-ERR 'Maximum Payload Violation'\r\n",
+            "-ERR 'maximum subscriptions exceeded'\r\n",
+            "MSG x 1 1\r\na\r\n",
+            "",
+        ]
+    );
+    // The `connect_info` INFO after login carries the user's payload limit, as Go's does.
+    let payloads: Vec<&[i64]> = ours.iter().map(|(i, _)| i.as_slice()).collect();
+    assert_eq!(payloads[0], [0]);
+    if let Some((_, go)) = seen.get(1) {
+        assert_eq!(ours, go, "ours vs go");
+    }
+}
+
+/// Takes the INFO lines out of `text`, returning their `max_payload` values and the rest.
+fn split_infos(text: &str) -> (Vec<i64>, String) {
+    let mut infos = Vec::new();
+    let mut rest = String::new();
+    for line in text.split_inclusive("\r\n") {
+        if let Some(body) = line.strip_prefix("INFO ") {
+            let info: Value = serde_json::from_str(body.trim()).expect("info JSON");
+            infos.push(info["max_payload"].as_i64().unwrap_or(i64::MIN));
+        } else {
+            rest.push_str(line);
+        }
+    }
+    (infos, rest)
 }

@@ -259,12 +259,9 @@ impl Kind for AccountNats {
 }
 
 /// A JWT limit as the runtime reads it: negative and zero mean unlimited (`-1`).
+/// A JWT limit as Go reads it: negative is unlimited, zero (also a missing field) allows none.
 fn limit(n: i64) -> i64 {
-    if n > 0 {
-        n
-    } else {
-        -1
-    }
+    n.max(-1)
 }
 
 impl Claims<AccountNats> {

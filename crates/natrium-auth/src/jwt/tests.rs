@@ -228,5 +228,5 @@ fn jwt_account_spec_translation() {
     assert_eq!(spec.imports[1].kind, ImportKind::Service { share: false });
     assert_eq!(spec.imports[1].local, "lq");
     assert_eq!(spec.limits.max_connections, 5);
-    assert_eq!(spec.limits.max_payload, -1);
+    assert_eq!(spec.limits.max_payload, 0);
 }

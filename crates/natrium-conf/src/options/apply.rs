@@ -13,6 +13,7 @@ use crate::limits::LAME_DUCK_DURATION_MIN;
 mod account_items;
 mod account_links;
 mod accounts;
+mod import_mapping;
 mod operator;
 mod perms;
 

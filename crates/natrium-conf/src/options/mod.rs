@@ -370,11 +370,18 @@ impl ServerOptions {
                 ),
             });
         }
+        if !self.operators.is_empty() {
+            // Go checks operator mode before the authorization settings.
+            validate_operator_mode(self)?;
+            if !self.no_auth_user.is_empty() {
+                return Err(ConfError::Validation {
+                    message: "no_auth_user not compatible with Trusted Operator".to_owned(),
+                });
+            }
+            return websocket::validate(self);
+        }
         if !self.no_auth_user.is_empty() {
             validate_no_auth_user_named(self, &self.no_auth_user)?;
-        }
-        if !self.operators.is_empty() {
-            return validate_operator_mode(self);
         }
         let system = self.system_account.as_str();
         let known =
@@ -389,8 +396,7 @@ impl ServerOptions {
     }
 }
 
-/// Go's checks of operator mode at start (`validateTrustedOperators`), then the websocket
-/// block's.
+/// Go's checks of operator mode at start (`validateTrustedOperators`).
 fn validate_operator_mode(o: &ServerOptions) -> Result<(), ConfError> {
     let fail = |message: &str| {
         Err(ConfError::Validation {
@@ -419,7 +425,7 @@ fn validate_operator_mode(o: &ServerOptions) -> Result<(), ConfError> {
             return fail("system_account in config and operator JWT must be identical");
         }
     }
-    websocket::validate(o)
+    Ok(())
 }
 
 /// Go refuses a `no_auth_user` that names no configured user.

@@ -47,6 +47,16 @@ impl Mapping {
         }
     }
 
+    /// A service import's mapping from the importer's `local` subject to the `exported` one:
+    /// as Go does, a literal exported subject is the target of every request, whatever
+    /// wildcards the local subject has.
+    pub fn service(local: &str, exported: &str) -> Self {
+        if is_literal(exported.as_bytes()) && local != exported {
+            return Self::Fixed(exported.as_bytes().into());
+        }
+        Self::new(local, exported)
+    }
+
     /// Writes the rewrite of `subject` into `out`, or returns false when unchanged.
     pub fn apply(&self, subject: &[u8], out: &mut Vec<u8>) -> bool {
         match self {

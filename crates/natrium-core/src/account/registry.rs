@@ -134,7 +134,7 @@ impl Accounts {
                             .services
                             .push(ServiceForward {
                                 local: import.local.as_bytes().into(),
-                                mapping: Mapping::new(&import.local, &import.subject),
+                                mapping: Mapping::service(&import.local, &import.subject),
                                 to: Arc::downgrade(exporter),
                                 share,
                                 response,

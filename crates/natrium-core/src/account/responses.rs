@@ -2,8 +2,8 @@
 //! the reply subject its responders see (`_R_.<account prefix>.<random>`, the shape Go uses)
 //! and where a response to it goes (the requesting account and its original reply subject).
 //!
-//! Entries end as Go's do: a singleton after its first response, a chunked one after an empty
-//! response, any after its export's response threshold without a response, and any whose
+//! Entries end as Go's do: a singleton after its first response, a streamed or chunked one
+//! after an empty response (the end-of-stream marker; later responses are dropped), any after its export's response threshold without a response, and any whose
 //! response (or request) could not be delivered. Expired entries are swept a few at a time on
 //! every new request, oldest first; the table is also bounded by [`RESPONSES_MAX`], and when
 //! full the oldest entry is dropped (its late response is then discarded, as an expired one
@@ -119,14 +119,13 @@ impl Responses {
     }
 
     /// Where a response on `subject` goes, if anywhere. A singleton's entry ends here, and a
-    /// chunked one's on an empty response (`last_chunk`); others are kept alive.
+    /// streamed or chunked one's on an empty response (`last_chunk`), which is still delivered.
     pub fn route(&self, subject: &[u8], last_chunk: bool, now: Instant) -> Option<Route> {
         let mut inner = self.inner.lock();
         let entry = inner.map.get_mut(subject)?;
         let ends = match entry.kind {
             ResponseType::Singleton => true,
-            ResponseType::Chunked => last_chunk,
-            ResponseType::Streamed => false,
+            ResponseType::Streamed | ResponseType::Chunked => last_chunk,
         };
         if entry.expired(now) || ends {
             let pending = inner.map.remove(subject)?;
@@ -243,8 +242,10 @@ mod tests {
         let stream = table.register(pending(&b, ResponseType::Streamed, now));
         assert!(table.route(&stream, false, now).is_some());
         assert!(table.route(&stream, true, now).is_some());
+        assert!(table.route(&stream, false, now).is_none());
+        let expiring = table.register(pending(&b, ResponseType::Streamed, now));
         let later = now + Duration::from_secs(3);
-        assert!(table.route(&stream, false, later).is_none());
+        assert!(table.route(&expiring, false, later).is_none());
         let chunked = table.register(pending(&b, ResponseType::Chunked, now));
         assert!(table.route(&chunked, false, now).is_some());
         assert!(table.route(&chunked, true, now).is_some());

@@ -73,13 +73,17 @@ struct Conn {
     ping_interval: Duration,
     /// Set for a connection that arrived through the websocket listener.
     ws: Option<Box<WsSession>>,
-    /// Most subscriptions (0: unlimited): the server's, or the account's when lower.
-    max_subs: usize,
+    /// Most subscriptions (`None`: unlimited): the server's, or the account's or user's when
+    /// lower. Zero is a real limit, as in Go.
+    max_subs: Option<usize>,
     /// Whether the first PING after CONNECT has been answered (see
     /// `send_pong_with_connect_info`).
     pong_sent: bool,
     /// When the user's JWT expires: the connection is then closed, as Go closes it.
     auth_expires: Option<Instant>,
+    /// When a client admitted at its subscription limit (zero) is closed; see
+    /// `subs_at_limit_on_login`.
+    close_at_sub_limit: Option<Instant>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -189,9 +193,10 @@ pub(crate) async fn serve<R: Inbound>(
         trace: config.trace,
         ping_interval,
         ws,
-        max_subs: config.max_subscriptions,
+        max_subs: (config.max_subscriptions > 0).then_some(config.max_subscriptions),
         pong_sent: false,
         auth_expires: None,
+        close_at_sub_limit: None,
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -260,6 +265,8 @@ impl Conn {
         let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
         // Armed once CONNECT admits a user whose JWT expires.
         let mut expiry = pin!(tokio::time::sleep(auth_timeout));
+        // Armed once CONNECT admits a user allowed no subscriptions.
+        let mut sub_limit_close = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
@@ -279,6 +286,10 @@ impl Conn {
                     tracing::debug!("{} - User Authentication Expired", self.handle.log_prefix());
                     send_err(&self.handle, &WireError::UserAuthenticationExpired);
                     return Some(ClosedReason::AuthenticationExpired);
+                }
+                () = &mut sub_limit_close, if self.close_at_sub_limit.is_some() => {
+                    self.max_subs_exceeded();
+                    return Some(ClosedReason::MaxSubscriptionsExceeded);
                 }
                 () = &mut ping_timer => {
                     self.refresh_config();
@@ -310,6 +321,9 @@ impl Conn {
             }
             if let Some(at) = self.auth_expires.filter(|_| self.restart_pings) {
                 expiry.as_mut().reset(at);
+            }
+            if let Some(at) = self.close_at_sub_limit.filter(|_| self.restart_pings) {
+                sub_limit_close.as_mut().reset(at);
             }
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
@@ -620,6 +634,10 @@ impl Conn {
         if !self.connected {
             self.server.client_connected(&self.handle);
         }
+        if !self.connected && self.subs_at_limit_on_login() {
+            // After this batch's replies (PONG) have gone out: the error, then the close.
+            self.close_at_sub_limit = Some(Instant::now());
+        }
         self.connected = true;
         // CONNECT gives a first estimate of the round trip and restarts the PING timer.
         self.ping.rtt_known = true;
@@ -632,6 +650,17 @@ impl Conn {
         log_refusal(&self.handle, who);
         send_err(&self.handle, &WireError::AuthorizationViolation);
         Next::Close(ClosedReason::AuthenticationViolation)
+    }
+
+    /// Tells the client (and, rate-limited, the log) that it may not subscribe any more.
+    pub(super) fn max_subs_exceeded(&self) {
+        if should_log_max_subs() {
+            tracing::error!(
+                "{} - maximum subscriptions exceeded",
+                self.handle.log_prefix()
+            );
+        }
+        send_err(&self.handle, &WireError::MaxSubscriptionsExceeded);
     }
 
     fn sub_violation(&self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
@@ -714,15 +743,9 @@ impl Conn {
             self.ok();
             return;
         }
-        if max_subs > 0 && subs.len() >= max_subs {
+        if max_subs.is_some_and(|max| subs.len() >= max) {
             drop(subs);
-            if should_log_max_subs() {
-                tracing::error!(
-                    "{} - maximum subscriptions exceeded",
-                    self.handle.log_prefix()
-                );
-            }
-            send_err(&self.handle, &WireError::MaxSubscriptionsExceeded);
+            self.max_subs_exceeded();
             return;
         }
         let sub = Arc::new(Subscription {

@@ -19,6 +19,8 @@ impl Conn {
             let mut info = self.server.client_info_for(&self.handle);
             info.connect_info = true;
             info.remote_account.clone_from(&self.account.name);
+            // The payload limit in force for this client, lowered by its account or JWT.
+            info.max_payload = self.limits.max_payload;
             info.acc_is_sys = self.server.has_system_account()
                 && Arc::ptr_eq(&self.server.system_account(), &self.account);
             frame.extend_from_slice(&info.to_frame());
@@ -52,16 +54,7 @@ impl Conn {
             return Next::Close(ClosedReason::MaxAccountConnectionsExceeded);
         }
         let limits = account.spec.limits;
-        if let Ok(max) = usize::try_from(limits.max_payload) {
-            if max > 0 {
-                self.limits.max_payload = self.limits.max_payload.min(max);
-            }
-        }
-        if let Ok(max) = usize::try_from(limits.max_subscriptions) {
-            if max > 0 && (self.max_subs == 0 || max < self.max_subs) {
-                self.max_subs = max;
-            }
-        }
+        self.lower_limits(limits.max_payload, limits.max_subscriptions);
         self.server.register_account(&account);
         self.handle.set_account(Arc::clone(&account));
         self.publisher
@@ -70,18 +63,26 @@ impl Conn {
         Next::Continue
     }
 
+    /// Lowers the payload and subscription limits to an account's or user's. As in Go, a
+    /// negative limit is none and zero is a real limit: no payload bytes, no subscriptions.
+    fn lower_limits(&mut self, max_payload: i64, max_subscriptions: i64) {
+        if let Ok(max) = usize::try_from(max_payload) {
+            self.limits.max_payload = self.limits.max_payload.min(max);
+        }
+        if let Ok(max) = usize::try_from(max_subscriptions) {
+            self.max_subs = Some(self.max_subs.map_or(max, |m| m.min(max)));
+        }
+    }
+
+    /// Go closes a client whose subscription limit is already reached when it logs in (a
+    /// limit of zero), sending `maximum subscriptions exceeded` first.
+    pub(super) fn subs_at_limit_on_login(&self) -> bool {
+        self.max_subs == Some(0)
+    }
+
     /// A user JWT's own limits (lowering the account's and the server's) and expiry.
     pub(super) fn apply_jwt(&mut self, grant: JwtGrant) {
-        if let Ok(max) = usize::try_from(grant.max_payload) {
-            if max > 0 {
-                self.limits.max_payload = self.limits.max_payload.min(max);
-            }
-        }
-        if let Ok(max) = usize::try_from(grant.max_subscriptions) {
-            if max > 0 && (self.max_subs == 0 || max < self.max_subs) {
-                self.max_subs = max;
-            }
-        }
+        self.lower_limits(grant.max_payload, grant.max_subscriptions);
         if let Some(expires) = grant.expires {
             let left = expires.saturating_sub(chrono::Utc::now().timestamp());
             let left = std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0));

@@ -126,6 +126,7 @@ pub(crate) fn close_cause(reason: ClosedReason) -> CloseCause {
         ClosedReason::MaxControlLineExceeded => CloseCause::MaxControlLineExceeded,
         ClosedReason::MaxConnectionsExceeded => CloseCause::MaxConnectionsExceeded,
         ClosedReason::MaxAccountConnectionsExceeded => CloseCause::MaxAccountConnectionsExceeded,
+        ClosedReason::MaxSubscriptionsExceeded => CloseCause::MaxSubscriptionsExceeded,
         ClosedReason::StaleConnection => CloseCause::StaleConnection,
         ClosedReason::AuthenticationTimeout => CloseCause::AuthenticationTimeout,
         ClosedReason::AuthenticationViolation => CloseCause::AuthenticationViolation,

@@ -9,6 +9,7 @@ use nats_subject::{is_literal, is_valid_subject, SubjectTransform};
 
 use super::account_items::ImportDraft;
 use super::accounts::Pending;
+use super::import_mapping::check_service_mapping;
 use super::Report;
 use crate::error::go_quote;
 use crate::lang::Entry;
@@ -182,16 +183,16 @@ fn service_import(
         kind: ImportKind::Service { share: d.share },
     };
     graph.add(importer, &import).map_err(|e| e.to_string())?;
-    if !is_literal(import.local.as_bytes())
-        && import.local != import.subject
-        && SubjectTransform::new(import.local.as_bytes(), import.subject.as_bytes()).is_err()
-    {
-        return Err(format!(
-            "failed to create mapping transform for service import subject from {} to {}: \
-             invalid subject",
-            go_quote(&import.local),
-            go_quote(&import.subject)
-        ));
+    // Go checks only when the exported subject has wildcards: a literal one is a fixed target.
+    if !is_literal(import.subject.as_bytes()) && import.local != import.subject {
+        if let Err(e) = check_service_mapping(&import.local, &import.subject) {
+            return Err(format!(
+                "failed to create mapping transform for service import subject from {} to {}: \
+                 {e}",
+                go_quote(&import.local),
+                go_quote(&import.subject)
+            ));
+        }
     }
     Ok(import)
 }
