@@ -503,3 +503,42 @@ fn split_infos(text: &str) -> (Vec<i64>, String) {
     }
     (infos, rest)
 }
+
+/// `websocket { jwt_cookie }` in operator mode: a bearer user JWT in the cookie logs in without
+/// a nonce signature; a JWT that is not a bearer token is refused, on both servers.
+#[test]
+fn jwt_websocket_cookie_bearer_login_like_go() {
+    use natrium_tests::ws::WsClient;
+    let s = Scenario::new();
+    let a = s.a.public_key();
+    let bearer_user = KeyPair::new_user();
+    let bearer = jwt::user(
+        &bearer_user.public_key(),
+        &s.a_signer,
+        Some(&a),
+        json!({"bearer_token": true, "subs": -1, "payload": -1, "data": -1}),
+    );
+    let signed_user = KeyPair::new_user();
+    let not_bearer = jwt::user(
+        &signed_user.public_key(),
+        &s.a_signer,
+        Some(&a),
+        json!({"subs": -1, "payload": -1, "data": -1}),
+    );
+    let extra = "websocket { listen: \"127.0.0.1:-1\", no_tls: true, jwt_cookie: \"jwt\" }\n";
+    let (_dir, servers) = servers(&s, extra);
+    for (name, server) in &servers {
+        let port = server.ws_port.expect("websocket port");
+        let cookie = format!("Cookie: jwt={bearer}\r\n");
+        // `handshake` asserts the PONG that follows an accepted CONNECT.
+        let _ok = WsClient::handshake(port, &cookie, "CONNECT {\"verbose\":false}");
+        let cookie = format!("Cookie: jwt={not_bearer}\r\n");
+        let mut refused = WsClient::connect(port, &cookie);
+        let _info = refused.read_data_until("\r\n");
+        refused.send(&natrium_tests::ws::binary(
+            b"CONNECT {\"verbose\":false}\r\nPING\r\n",
+        ));
+        let answer = refused.read_data_until("\r\n");
+        assert_eq!(answer, VIOLATION, "{name}");
+    }
+}

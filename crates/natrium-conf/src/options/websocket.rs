@@ -302,8 +302,7 @@ pub(super) fn validate(o: &ServerOptions) -> Result<(), ConfError> {
             );
         }
     }
-    if !ws.jwt_cookie.is_empty() {
-        // Natrium has no operator mode yet, so there are never trusted keys.
+    if !ws.jwt_cookie.is_empty() && o.operators.is_empty() {
         return fail(format!(
             "trusted operators or trusted keys configuration is required for JWT \
              authentication via cookie {}",

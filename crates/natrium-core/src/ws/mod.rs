@@ -97,7 +97,8 @@ pub(crate) struct WsSession {
 
 impl WsSession {
     /// Go's cookie rule: each configured cookie fills its CONNECT field when the client left
-    /// that field empty. (The JWT is dropped outside operator mode, which Natrium lacks.)
+    /// that field empty. A JWT from a cookie comes without a nonce signature, so only a
+    /// bearer user JWT passes authentication (the JWT check decides, as for CONNECT's `jwt`).
     pub fn fill_credentials(&self, opts: &mut ConnectOptions) {
         let fill = |slot: &mut Option<String>, cookie: &Option<String>| {
             if slot.as_deref().unwrap_or("").is_empty() {
@@ -109,6 +110,7 @@ impl WsSession {
         fill(&mut opts.user, &self.cookies.user);
         fill(&mut opts.pass, &self.cookies.pass);
         fill(&mut opts.auth_token, &self.cookies.token);
+        fill(&mut opts.jwt, &self.cookies.jwt);
     }
 }
 
