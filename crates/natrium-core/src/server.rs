@@ -336,6 +336,26 @@ impl Server {
     }
 
     async fn accept_loop(self, listener: TcpListener) {
+        self.clone()
+            .accept_until_stopped(&listener, "client", |stream, addr| {
+                self.accept_client(stream, addr);
+            })
+            .await;
+        drop(listener);
+        self.shared.accept_stopped.cancel();
+    }
+
+    /// Accepts on `listener` until the server stops accepting or shuts down, handing each
+    /// socket (with the peer address as Go reports it) to `on_accept`. Shared by the client
+    /// and websocket listeners.
+    pub(crate) async fn accept_until_stopped<F>(
+        self,
+        listener: &TcpListener,
+        kind: &str,
+        mut on_accept: F,
+    ) where
+        F: FnMut(TcpStream, SocketAddr),
+    {
         let shared = &self.shared;
         let mut backoff = Duration::from_millis(10);
         loop {
@@ -351,7 +371,7 @@ impl Server {
                     // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d; Go reports them
                     // as plain IPv4 (logs, INFO client_ip, /connz).
                     let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
-                    self.accept_client(stream, addr);
+                    on_accept(stream, addr);
                 }
                 Err(err) => {
                     // Out of file descriptors and the like: back off rather than spin.
@@ -361,9 +381,7 @@ impl Server {
                 }
             }
         }
-        drop(listener);
-        shared.accept_stopped.cancel();
-        tracing::debug!("client accept loop exiting");
+        tracing::debug!("{kind} accept loop exiting");
     }
 
     fn accept_client(&self, stream: TcpStream, addr: SocketAddr) {

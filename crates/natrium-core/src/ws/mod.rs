@@ -200,34 +200,16 @@ impl Server {
     }
 
     async fn ws_accept_loop(self, listener: TcpListener, ws: Arc<WsConfig>) {
-        let shared = &self.shared;
-        let mut backoff = Duration::from_millis(10);
-        loop {
-            let accepted = tokio::select! {
-                biased;
-                () = shared.stop_accepting.cancelled() => break,
-                () = shared.shutdown.cancelled() => break,
-                accepted = listener.accept() => accepted,
-            };
-            match accepted {
-                Ok((stream, addr)) => {
-                    backoff = Duration::from_millis(10);
-                    let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
-                    let _ = stream.set_nodelay(true);
-                    let server = self.clone();
-                    let ws = Arc::clone(&ws);
-                    shared
-                        .tracker
-                        .spawn(async move { server.run_ws(stream, addr, ws).await });
-                }
-                Err(err) => {
-                    tracing::error!("Temporary accept error: {err}, sleeping {backoff:?}");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(1));
-                }
-            }
-        }
-        tracing::debug!("websocket accept loop exiting");
+        self.clone()
+            .accept_until_stopped(&listener, "websocket", |stream, addr| {
+                let _ = stream.set_nodelay(true);
+                let server = self.clone();
+                let ws = Arc::clone(&ws);
+                self.shared
+                    .tracker
+                    .spawn(async move { server.run_ws(stream, addr, ws).await });
+            })
+            .await;
     }
 
     /// One accepted websocket socket: TLS and the upgrade within the handshake timeout, then a
