@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use natrium_auth::account::{is_public_account_key, AccountLimits, AccountSpec};
 
 use super::account_items::{exports, imports, ImportDraft};
-use super::perms::permissions;
+use super::perms::{go_plus_v, permissions};
 use super::{convert, users, Report};
 use crate::error::{go_quote, ConfError};
 use crate::lang::{Entry, Value};
@@ -251,18 +251,6 @@ fn go_q_any(v: &Value) -> String {
             _ => format!("%!q({})", v.go_type_name()),
         },
         other => format!("%!q({}={})", other.go_type_name(), go_plus_v(other)),
-    }
-}
-
-/// Go's `%+v` of a scalar value.
-fn go_plus_v(v: &Value) -> String {
-    match v {
-        Value::Null => "<nil>".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(n) => n.to_string(),
-        Value::Float(f) => crate::lang::format_float(*f),
-        Value::Str(s) => s.clone(),
-        other => other.go_type_name().to_owned(),
     }
 }
 

@@ -228,7 +228,7 @@ fn allow_responses(e: &Entry, report: &mut Report) -> Option<ResponsePermission>
 }
 
 /// Go's `%+v` of a scalar configuration value (what its "got …" messages print).
-fn go_plus_v(v: &Value) -> String {
+pub(super) fn go_plus_v(v: &Value) -> String {
     match v {
         Value::Null => "<nil>".to_owned(),
         Value::Bool(b) => b.to_string(),
