@@ -16,6 +16,10 @@
 //!
 //! An account with no imports or exports in use has no links: publishing in it costs one
 //! atomic load more than before accounts existed.
+//!
+//! A configuration reload keeps every account whose name is still configured (its index,
+//! counters and response table with it) and replaces its definition and links whole, see
+//! [`AccountState`]; publishes in flight finish with the state they loaded.
 
 pub mod links;
 pub mod registry;
@@ -23,7 +27,9 @@ pub mod responses;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+use arc_swap::{ArcSwap, Guard};
 
 use natrium_auth::account::AccountSpec;
 use nats_subject::Sublist;
@@ -66,14 +72,38 @@ impl std::ops::Deref for SubRef {
     }
 }
 
+/// An account's definition and what the registry compiled from it, replaced together.
+#[derive(Debug, Default)]
+pub struct AccountState {
+    /// Exports, imports and limits as configured (empty for `$G` and a default `$SYS`).
+    pub spec: AccountSpec,
+    /// `None` while nothing links this account to another.
+    pub links: Option<Links>,
+}
+
+/// An account's links, held for the length of one publish.
+pub struct LinksRef(Guard<Arc<AccountState>>);
+
+impl std::ops::Deref for LinksRef {
+    type Target = Links;
+    fn deref(&self) -> &Links {
+        static NONE: Links = Links {
+            streams: Vec::new(),
+            services: Vec::new(),
+            responds: false,
+        };
+        self.0.links.as_ref().unwrap_or(&NONE)
+    }
+}
+
 pub struct Account {
     pub name: String,
     pub sublist: Sublist<SubRef>,
-    /// Exports, imports and limits as configured (empty for `$G` and a default `$SYS`).
-    pub spec: AccountSpec,
-    /// Set once, when the registry links the accounts; unset while nothing links this account
-    /// to another, so the publish path skips cross-account work with one atomic load.
-    links: OnceLock<Links>,
+    /// Replaced whole by the registry (at start and on reload).
+    state: ArcSwap<AccountState>,
+    /// Whether `state` has links, so that the publish path of an unlinked account stops at
+    /// one relaxed load.
+    linked: AtomicBool,
     pub stats: AccountStats,
     /// Reply subjects handed to this account's responders for requests imported from others.
     pub responses: responses::Responses,
@@ -100,8 +130,8 @@ impl Account {
         Self {
             name: spec.name.clone(),
             sublist: Sublist::new(cache_enabled),
-            spec,
-            links: OnceLock::new(),
+            state: ArcSwap::from_pointee(AccountState { spec, links: None }),
+            linked: AtomicBool::new(false),
             stats: AccountStats::default(),
             responses: responses::Responses::new(),
             updated: chrono::Utc::now(),
@@ -117,20 +147,32 @@ impl Account {
         self.registered.store(on, Ordering::Relaxed);
     }
 
-    /// The links to other accounts, if any is in use.
-    #[inline]
-    pub fn links(&self) -> Option<&Links> {
-        self.links.get()
+    /// The definition in force (exports, imports, limits) with its links.
+    pub fn state(&self) -> Arc<AccountState> {
+        self.state.load_full()
     }
 
-    /// Installs the links; only the registry does, once, before any client connects.
-    pub(crate) fn set_links(&self, links: Links) {
-        let _ = self.links.set(links);
+    /// The links to other accounts, if any is in use.
+    #[inline]
+    pub fn links(&self) -> Option<LinksRef> {
+        if !self.linked.load(Ordering::Acquire) {
+            return None;
+        }
+        let state = self.state.load();
+        state.links.is_some().then(|| LinksRef(state))
+    }
+
+    /// Installs a definition and its links; only the registry does, at start and on reload.
+    pub(crate) fn set_state(&self, spec: AccountSpec, links: Option<Links>) {
+        let linked = links.is_some();
+        self.state.store(Arc::new(AccountState { spec, links }));
+        self.linked.store(linked, Ordering::Release);
     }
 
     /// Counts a client in, unless the account's `max_connections` is reached.
     pub fn try_add_client(&self) -> bool {
-        self.stats.try_add_conn(self.spec.limits.max_connections)
+        let max = self.state.load().spec.limits.max_connections;
+        self.stats.try_add_conn(max)
     }
 
     pub fn remove_client(&self) {

@@ -134,7 +134,7 @@ impl Publisher {
             n
         };
         if let Some(links) = account.links() {
-            delivered += self.cross_account(account, links, msg, 0);
+            delivered += self.cross_account(account, &links, msg, 0);
         }
         if delivered == 0 && self.no_responders {
             if let Some(reply) = msg.reply {

@@ -4,8 +4,13 @@
 //! changed, [`Server::enforce_max_connections`], then [`Server::reload_authorization`].
 //!
 //! Nothing here compares options: authorization is always rebuilt whole from the new settings
-//! and every connected client is checked against it, so any new authentication feature (accounts,
-//! for one) is reloaded by building it into [`CoreConfig`] and [`client::reauth`].
+//! and every connected client is checked against it, so any new authentication feature is
+//! reloaded by building it into [`CoreConfig`] and [`client::reauth`].
+//!
+//! Accounts, when their settings changed, are rebuilt as Go rebuilds them: an account still
+//! configured is the same account (its clients and subscriptions stay) with its new exports,
+//! imports and limits; new accounts can be logged into at once; clients whose user now belongs
+//! to another account, or to none, are closed by the client check.
 //!
 //! [`client::reauth`]: crate::client::reauth
 
@@ -30,7 +35,30 @@ impl Server {
                 config.max_payload, config.max_pending
             )));
         }
+        let old = self.config();
+        let accounts_changed = old.accounts != config.accounts
+            || old.system_account != config.system_account
+            || old.no_system_account != config.no_system_account;
+        if accounts_changed {
+            self.rebuild_accounts(&config)?;
+        }
         Ok(self.swap_config(config))
+    }
+
+    /// Swaps in the accounts `config` describes (before the settings naming them, so that a
+    /// client logging in meanwhile finds its account).
+    fn rebuild_accounts(&self, config: &CoreConfig) -> Result<(), StartError> {
+        let (accounts, removed) = self
+            .registry()
+            .rebuild(config)
+            .map_err(|e| StartError::Config(e.to_string()))?;
+        self.set_registry(accounts);
+        if config.accounts_on_demand {
+            for account in removed {
+                tracing::info!("Reloaded: deleting account [removed]: {:?}", account.name);
+            }
+        }
+        Ok(())
     }
 
     /// Closes connections until at most `max_connections` remain, newest first (Go closes
@@ -54,15 +82,15 @@ impl Server {
     }
 
     /// Checks every connected client against the authorization in force: clients whose user
-    /// is gone are closed, clients whose credentials no longer pass are told
+    /// is gone or now belongs to another account are closed, clients whose credentials no
+    /// longer pass are told
     /// `Authorization Violation` and closed, the others get their new permissions and lose
     /// the subscriptions those forbid.
     pub fn reload_authorization(&self) {
         let config = self.config();
-        let account = self.global_account();
         for client in self.clients() {
             if client.closed_reason().is_none() {
-                reauth::apply(self, &client, &config, account);
+                reauth::apply(self, &client, &config);
             }
         }
     }

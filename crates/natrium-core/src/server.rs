@@ -178,7 +178,9 @@ pub(crate) struct Shared {
     pub server_id: String,
     pub server_name: String,
     pub stats: Arc<ServerStats>,
-    pub accounts: Accounts,
+    /// Swapped whole by a reload that changes the accounts; `$G` and the system account are
+    /// the same objects in every registry.
+    accounts: RwLock<Arc<Accounts>>,
     /// `$G`, also reachable through `accounts`; kept apart for the common path.
     pub global: Arc<Account>,
     /// What [`Server::system_account`] returns under `no_system_account`.
@@ -251,16 +253,7 @@ impl Server {
             config.server_name.clone()
         };
         let closed_cap = config.max_closed_clients;
-        let accounts = Accounts::build(
-            &config.accounts,
-            &config.system_account,
-            config.no_system_account,
-            !config.disable_sublist_cache,
-        )
-        .map_err(|e| StartError::Config(e.to_string()))?;
-        if config.accounts_on_demand {
-            accounts.register_on_demand();
-        }
+        let accounts = Accounts::build(&config).map_err(|e| StartError::Config(e.to_string()))?;
         let global = Arc::clone(accounts.global());
         let started = chrono::Utc::now();
         Ok(Self {
@@ -274,7 +267,7 @@ impl Server {
                 server_id,
                 server_name,
                 stats: Arc::new(ServerStats::default()),
-                accounts,
+                accounts: RwLock::new(Arc::new(accounts)),
                 global,
                 detached_system: Arc::new(Account::new(crate::account::SYSTEM_ACCOUNT, false)),
                 clients: Mutex::new(FxHashMap::default()),
@@ -556,8 +549,7 @@ impl Server {
 
     /// Subscriptions in every account.
     pub fn num_subscriptions(&self) -> usize {
-        self.shared
-            .accounts
+        self.registry()
             .all()
             .iter()
             .map(|a| a.sublist.count())
@@ -568,10 +560,20 @@ impl Server {
         &self.shared.global
     }
 
+    /// The accounts in force (a reload may swap them for a new registry).
+    pub(crate) fn registry(&self) -> Arc<Accounts> {
+        Arc::clone(&self.shared.accounts.read())
+    }
+
+    /// Installs the registry a reload built.
+    pub(crate) fn set_registry(&self, accounts: Accounts) {
+        *self.shared.accounts.write() = Arc::new(accounts);
+    }
+
     /// The system account. Without one (`no_system_account`) this is an empty, unlisted
     /// `$SYS` that no client can log into, so that callers need not handle its absence.
     pub fn system_account(&self) -> Arc<Account> {
-        match self.shared.accounts.system() {
+        match self.registry().system() {
             Some(account) => Arc::clone(account),
             None => Arc::clone(&self.shared.detached_system),
         }
@@ -579,23 +581,23 @@ impl Server {
 
     /// Whether the server has a system account (no `no_system_account`).
     pub fn has_system_account(&self) -> bool {
-        self.shared.accounts.system().is_some()
+        self.registry().system().is_some()
     }
 
     /// Every account, `$G` first, then in configuration order (including operator mode's
     /// accounts not yet in use; see [`Account::is_registered`]).
-    pub fn accounts(&self) -> &[Arc<Account>] {
-        self.shared.accounts.all()
+    pub fn accounts(&self) -> Vec<Arc<Account>> {
+        self.registry().all().to_vec()
     }
 
     /// The account named `name`, if it exists.
-    pub fn account(&self, name: &str) -> Option<&Arc<Account>> {
-        self.shared.accounts.get(name)
+    pub fn account(&self, name: &str) -> Option<Arc<Account>> {
+        self.registry().get(name).cloned()
     }
 
     /// Marks an account in use (operator mode registers accounts on first login).
     pub(crate) fn register_account(&self, account: &Account) {
-        self.shared.accounts.register(account);
+        self.registry().register(account);
     }
 
     /// A snapshot of the live connections, ordered by cid.

@@ -114,12 +114,13 @@ pub struct Accountz {
 
 fn exports(account: &Account) -> Vec<ExportDoc> {
     // Go lists service exports before stream exports.
-    let services = account
+    let state = account.state();
+    let services = state
         .spec
         .exports
         .iter()
         .filter(|e| matches!(e.kind, ExportKind::Service { .. }));
-    let streams = account
+    let streams = state
         .spec
         .exports
         .iter()
@@ -144,8 +145,9 @@ fn exports(account: &Account) -> Vec<ExportDoc> {
 
 fn imports(account: &Account) -> Vec<ImportDoc> {
     // Go lists stream imports before service imports.
-    let streams = account.spec.imports.iter().filter(|i| !i.is_service());
-    let services = account.spec.imports.iter().filter(|i| i.is_service());
+    let state = account.state();
+    let streams = state.spec.imports.iter().filter(|i| !i.is_service());
+    let services = state.spec.imports.iter().filter(|i| i.is_service());
     streams
         .chain(services)
         .map(|i| {
@@ -217,7 +219,7 @@ pub fn accountz(server: &Server, q: &Query) -> Result<Accountz, QueryError> {
             .account(&acc)
             .filter(|a| a.is_registered())
             .ok_or_else(|| QueryError(format!("Account {acc} does not exist")))?;
-        Some(detail(server, account))
+        Some(detail(server, &account))
     };
     let system_account = if server.has_system_account() {
         server.system_account().name.clone()

@@ -234,3 +234,52 @@ impl Default for Scenario {
         Self::new()
     }
 }
+
+/// A raw CONNECT presenting `jwt` (and the nonce signature `sig`), with a PING.
+pub fn connect_line(jwt: &str, sig: Option<&str>) -> String {
+    let mut body = json!({"verbose": false, "pedantic": false, "protocol": 1, "jwt": jwt});
+    if let Some(sig) = sig {
+        body["sig"] = json!(sig);
+    }
+    format!("CONNECT {body}\r\nPING\r\n")
+}
+
+/// The nonce of the server's INFO.
+pub fn nonce_of(c: &crate::RawClient) -> String {
+    let info: Value =
+        serde_json::from_str(c.info.trim_start_matches("INFO ").trim()).expect("info");
+    info["nonce"].as_str().unwrap_or_default().to_owned()
+}
+
+/// `nonce` signed by `key`, as a client sends it in CONNECT `sig`.
+pub fn sign_nonce(key: &KeyPair, nonce: &str) -> String {
+    B64.encode(key.sign(nonce.as_bytes()).expect("sign"))
+}
+
+/// Logs in raw with `jwt`, signing with `key` (or sending no signature): the connection and
+/// the first line the server answered (`PONG` when admitted).
+pub fn raw_login_client(
+    server: &crate::ServerProcess,
+    jwt: &str,
+    key: Option<&KeyPair>,
+) -> (crate::RawClient, String) {
+    let mut c = crate::RawClient::connect(&server.addr());
+    let sig = key.map(|k| sign_nonce(k, &nonce_of(&c)));
+    c.send(connect_line(jwt, sig.as_deref()).as_bytes());
+    let got = c.read_until(b"\r\n");
+    (c, got)
+}
+
+/// As [`raw_login_client`], to the end: whether it was admitted, and what the server sent
+/// (everything until the close when refused).
+pub fn raw_login(
+    server: &crate::ServerProcess,
+    jwt: &str,
+    key: Option<&KeyPair>,
+) -> (bool, String) {
+    let (mut c, got) = raw_login_client(server, jwt, key);
+    if got.starts_with("PONG") {
+        return (true, got);
+    }
+    (false, got + &c.until_closed(b""))
+}

@@ -9,6 +9,7 @@ pub mod certs;
 pub mod jwt;
 pub mod process;
 pub mod raw;
+pub mod reload;
 pub mod ws;
 
 pub use certs::TestCerts;

@@ -7,9 +7,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use base64::Engine as _;
 use futures::StreamExt;
-use natrium_tests::jwt::{self, Scenario};
+use natrium_tests::jwt::{self, connect_line, nonce_of, raw_login, sign_nonce, Scenario};
 use natrium_tests::process::run_to_exit;
 use natrium_tests::raw::http_get_json;
 use natrium_tests::{go_server_path, natrium_path, RawClient, ServerProcess};
@@ -123,38 +122,6 @@ async fn jwt_callbacks_login_and_info_nonce() {
 }
 
 /// A raw CONNECT with `jwt` and the nonce signed by `signer` (or `sig` as given).
-fn connect_line(jwt: &str, sig: Option<&str>) -> String {
-    let mut body = json!({"verbose": false, "pedantic": false, "protocol": 1, "jwt": jwt});
-    if let Some(sig) = sig {
-        body["sig"] = json!(sig);
-    }
-    format!("CONNECT {body}\r\nPING\r\n")
-}
-
-fn nonce_of(c: &RawClient) -> String {
-    let info: Value =
-        serde_json::from_str(c.info.trim_start_matches("INFO ").trim()).expect("info");
-    info["nonce"].as_str().unwrap_or_default().to_owned()
-}
-
-fn sign_nonce(key: &KeyPair, nonce: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(key.sign(nonce.as_bytes()).expect("sign"))
-}
-
-/// Logs in raw with `jwt`, signing with `key` (or sending no signature): what the server sends.
-fn raw_login(server: &ServerProcess, jwt: &str, key: Option<&KeyPair>) -> (bool, String) {
-    let mut c = RawClient::connect(&server.addr());
-    let sig = key.map(|k| sign_nonce(k, &nonce_of(&c)));
-    let line = connect_line(jwt, sig.as_deref());
-    c.send(line.as_bytes());
-    let got = c.read_until(b"\r\n");
-    if got.starts_with("PONG") {
-        return (true, got);
-    }
-    (false, got + &c.until_closed(b""))
-}
-
 #[test]
 fn jwt_refusals_like_go() {
     let s = Scenario::new();

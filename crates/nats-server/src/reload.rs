@@ -353,6 +353,7 @@ fn tail(w: &mut Walk<'_>) -> Result<(), String> {
     w.reload(&old.max_traced_msg_len, &new.max_traced_msg_len, || {
         format!("Reloaded: max_traced_msg_len = {}", new.max_traced_msg_len)
     });
+    operator_fields(w)?;
     w.reload(
         &old.connect_error_reports,
         &new.connect_error_reports,
@@ -376,7 +377,27 @@ fn tail(w: &mut Walk<'_>) -> Result<(), String> {
     Ok(())
 }
 
-/// Go's `Nkeys`, `Users`, `Accounts`, `NoAuthUser`, `Username`, `Password`, `Authorization`.
+/// Go's `TrustedOperators` and `AccountResolver`: the operators stay for the server's life
+/// and a resolver can be neither added nor removed; a changed `resolver_preload` is applied
+/// (accounts updated, added, or removed with Go's `Reloaded: deleting account` line).
+fn operator_fields(w: &mut Walk<'_>) -> Result<(), String> {
+    let (old, new) = (w.old, w.new);
+    if old.operators != new.operators {
+        // Go prints its pointers here; the count says as much.
+        let count = |o: &ServerOptions| format!("[{} operator(s)]", o.operators.len());
+        return Err(Walk::refuse("TrustedOperators", count(old), count(new)));
+    }
+    if old.resolver_memory != new.resolver_memory {
+        return Err(
+            "config reload does not support moving to or from an account resolver".to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// Go's `Nkeys`, `Users`, `Accounts`, `NoAuthUser`, `SystemAccount`, `NoSystemAccount`,
+/// `Username`, `Password`, `Authorization`. A changed accounts block is applied: accounts are
+/// rebuilt live, as Go rebuilds them (see `natrium_core::reload`).
 fn auth_fields(w: &mut Walk<'_>) -> Result<(), String> {
     let (old, new) = (w.old, w.new);
     let nkeys = |o: &ServerOptions| {
@@ -392,18 +413,6 @@ fn auth_fields(w: &mut Walk<'_>) -> Result<(), String> {
     // Go never finds these two equal (they hold internal state), so it always says so.
     w.push("Reloaded: authorization users".to_owned(), Action::None);
     w.push("Reloaded: accounts".to_owned(), Action::None);
-    // Go rebuilds accounts live; Natrium's account registry is fixed at start for now, so a
-    // changed accounts block is refused (and the old configuration kept) rather than half
-    // applied.
-    if old.accounts != new.accounts
-        || old.system_account != new.system_account
-        || old.no_system_account != new.no_system_account
-    {
-        return Err(
-            "config reload not supported for accounts: a changed accounts block needs a restart"
-                .to_owned(),
-        );
-    }
     if old.no_auth_user != new.no_auth_user {
         // Go allows only dropping no_auth_user together with the user it named.
         let dropped_with_user = !old.no_auth_user.is_empty()
@@ -420,6 +429,22 @@ fn auth_fields(w: &mut Walk<'_>) -> Result<(), String> {
             ));
         }
     }
+    // Go keeps the system account for the server's life; only naming the `$SYS` it already
+    // uses is not a change.
+    if old.system_account != new.system_account
+        && !(old.system_account == "$SYS" && new.system_account.is_empty())
+    {
+        return Err(Walk::refuse(
+            "SystemAccount",
+            &old.system_account,
+            &new.system_account,
+        ));
+    }
+    w.fixed(
+        "NoSystemAccount",
+        old.no_system_account,
+        new.no_system_account,
+    )?;
     w.reload(&old.username, &new.username, || {
         "Reloaded: authorization username".to_owned()
     });

@@ -76,6 +76,8 @@ struct Conn {
     /// Most subscriptions (`None`: unlimited): the server's, or the account's or user's when
     /// lower. Zero is a real limit, as in Go.
     max_subs: Option<usize>,
+    /// The user JWT's payload and subscription limits (-1: none), kept for [`Conn::apply_limits`].
+    user_limits: (i64, i64),
     /// Whether the first PING after CONNECT has been answered (see
     /// `send_pong_with_connect_info`).
     pong_sent: bool,
@@ -194,6 +196,7 @@ pub(crate) async fn serve<R: Inbound>(
         ping_interval,
         ws,
         max_subs: (config.max_subscriptions > 0).then_some(config.max_subscriptions),
+        user_limits: (-1, -1),
         pong_sent: false,
         auth_expires: None,
         close_at_sub_limit: None,
@@ -407,10 +410,8 @@ impl Conn {
         if epoch != self.config_epoch {
             self.config_epoch = epoch;
             self.config = self.server.config();
-            self.limits = ParserLimits {
-                max_control_line: self.config.max_control_line,
-                max_payload: self.config.max_payload,
-            };
+            self.limits.max_control_line = self.config.max_control_line;
+            self.apply_limits();
             self.trace = self.config.trace;
             self.ping_interval = self
                 .ws

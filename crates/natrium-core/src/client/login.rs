@@ -38,7 +38,7 @@ impl Conn {
         let account = match name {
             None => Arc::clone(&self.server.shared.global),
             Some(name) => match self.server.account(name) {
-                Some(account) => Arc::clone(account),
+                Some(account) => account,
                 None => return self.auth_violation(None),
             },
         };
@@ -53,14 +53,26 @@ impl Conn {
             send_err(&self.handle, &WireError::MaxAccountConnectionsExceeded);
             return Next::Close(ClosedReason::MaxAccountConnectionsExceeded);
         }
-        let limits = account.spec.limits;
-        self.lower_limits(limits.max_payload, limits.max_subscriptions);
         self.server.register_account(&account);
         self.handle.set_account(Arc::clone(&account));
         self.publisher
             .set_origin(Arc::clone(&account), Arc::clone(&self.handle));
         self.account = account;
+        self.apply_limits();
         Next::Continue
+    }
+
+    /// Sets the payload and subscription limits: the server's, lowered by the account's and
+    /// then the user JWT's. Done at login and again after a reload, which may change any of
+    /// the three.
+    pub(super) fn apply_limits(&mut self) {
+        self.limits.max_payload = self.config.max_payload;
+        self.max_subs =
+            (self.config.max_subscriptions > 0).then_some(self.config.max_subscriptions);
+        let account = self.account.state().spec.limits;
+        self.lower_limits(account.max_payload, account.max_subscriptions);
+        let (max_payload, max_subscriptions) = self.user_limits;
+        self.lower_limits(max_payload, max_subscriptions);
     }
 
     /// Lowers the payload and subscription limits to an account's or user's. As in Go, a
@@ -82,7 +94,8 @@ impl Conn {
 
     /// A user JWT's own limits (lowering the account's and the server's) and expiry.
     pub(super) fn apply_jwt(&mut self, grant: JwtGrant) {
-        self.lower_limits(grant.max_payload, grant.max_subscriptions);
+        self.user_limits = (grant.max_payload, grant.max_subscriptions);
+        self.apply_limits();
         if let Some(expires) = grant.expires {
             let left = expires.saturating_sub(chrono::Utc::now().timestamp());
             let left = std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0));

@@ -3,8 +3,9 @@
 //! `reloadAuthorization` does.
 //!
 //! What Go does, observed with the v2.15 binary:
-//! - a client that named a user (or nkey) the new configuration no longer has is closed
-//!   without a word (Go sees it as having moved account; the close reason is `Client Closed`);
+//! - a client that named a user (or nkey) the new configuration no longer has, or whose user
+//!   now belongs to another account (or to none, when accounts are gone), is closed without a
+//!   word (the close reason is `Client Closed`); it reconnects into its new account;
 //! - a client whose credentials no longer pass is told `-ERR 'Authorization Violation'`, the
 //!   server logs `authentication error - User "bob"`, and the connection closes;
 //! - a client that still passes gets the new permissions; each of its subscriptions the new
@@ -28,7 +29,7 @@ use super::conn::send_err;
 use super::connect::ConnectOptions;
 use super::logfmt::go_quote;
 use super::{ClientHandle, ClosedReason, Subscription};
-use crate::account::{Account, SubRef};
+use crate::account::{Account, SubRef, GLOBAL_ACCOUNT};
 use crate::config::CoreConfig;
 use crate::server::Server;
 
@@ -129,7 +130,11 @@ impl StoredAuth {
 
 /// The outcome of checking a client again.
 enum Verdict {
-    Keep(Option<Arc<ClientPermissions>>),
+    /// Still admitted, into the account named (`None`: the global account).
+    Keep {
+        perms: Option<Arc<ClientPermissions>>,
+        account: Option<String>,
+    },
     /// Its user is gone: closed quietly.
     Gone,
     /// Its credentials no longer pass.
@@ -154,7 +159,10 @@ fn recheck(
     stored: &StoredAuth,
 ) -> Verdict {
     if !auth.required() {
-        return Verdict::Keep(None);
+        return Verdict::Keep {
+            perms: None,
+            account: None,
+        };
     }
     if stored.named_user_exists(auth) == Some(false) {
         return Verdict::Gone;
@@ -163,25 +171,32 @@ fn recheck(
         return Verdict::Refused;
     }
     match authenticate(server, auth, handle, &stored.opts, &stored.nonce) {
-        Ok(admitted) => Verdict::Keep(admitted.perms),
+        Ok(admitted) => Verdict::Keep {
+            perms: admitted.perms,
+            account: admitted.account,
+        },
         Err(_) => Verdict::Refused,
     }
 }
 
 /// Applies the reloaded authentication settings to one client (a no-op before its CONNECT,
 /// which will be checked against the new settings anyway).
-pub(crate) fn apply(
-    server: &Server,
-    handle: &ClientHandle,
-    config: &CoreConfig,
-    account: &Account,
-) {
+pub(crate) fn apply(server: &Server, handle: &ClientHandle, config: &CoreConfig) {
     let Some(stored) = handle.auth.lock().clone() else {
+        return;
+    };
+    let Some(current) = handle.account().cloned() else {
         return;
     };
     let auth = auth_for(config, handle);
     let perms = match recheck(server, handle, auth, &stored) {
-        Verdict::Keep(perms) => perms,
+        Verdict::Keep { perms, account } => {
+            if account.as_deref().unwrap_or(GLOBAL_ACCOUNT) != current.name {
+                handle.close(ClosedReason::ClientClosed);
+                return;
+            }
+            perms
+        }
         Verdict::Gone => {
             handle.close(ClosedReason::ClientClosed);
             return;
@@ -193,7 +208,7 @@ pub(crate) fn apply(
             return;
         }
     };
-    let removed = replace_permissions(handle, perms, account);
+    let removed = replace_permissions(handle, perms, &current);
     let who = stored.auth_user();
     for sub in removed {
         let subject = go_quote(&sub.subject);

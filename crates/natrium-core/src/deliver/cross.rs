@@ -86,7 +86,7 @@ impl Publisher {
     fn route(&mut self, target: &Arc<Account>, msg: &Message<'_>, hops: u8) -> usize {
         let mut n = self.deliver_in(target, msg, Some(target));
         if let Some(links) = target.links() {
-            n += self.cross_account(target, links, msg, hops);
+            n += self.cross_account(target, &links, msg, hops);
         }
         n
     }
@@ -291,7 +291,12 @@ mod tests {
             imports: vec![import("A", "y", "x")],
             ..AccountSpec::default()
         };
-        let accounts = Accounts::build(&[a, b], "", true, true).expect("accounts");
+        let config = crate::config::CoreConfig {
+            accounts: vec![a, b],
+            no_system_account: true,
+            ..crate::config::CoreConfig::default()
+        };
+        let accounts = Accounts::build(&config).expect("accounts");
         let a = Arc::clone(accounts.get("A").expect("A"));
         let b = Arc::clone(accounts.get("B").expect("B"));
         let mut publisher = Publisher::new(1, Arc::new(ServerStats::default()));

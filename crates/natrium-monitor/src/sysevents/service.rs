@@ -278,7 +278,7 @@ impl Services {
 
     /// The account's connection count, on both subjects Go publishes it on.
     fn account_conns(&mut self, account: &str) {
-        let Some(acc) = self.server.account(account).cloned() else {
+        let Some(acc) = self.server.account(account) else {
             return;
         };
         let load = natrium_core::account::AccountStats::load;
