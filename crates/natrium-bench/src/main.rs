@@ -57,23 +57,31 @@ impl TlsSetup {
     }
 }
 
-/// A configuration file with a plain websocket listener on a free loopback port.
-struct WsConfigFile {
+/// A plain websocket listener on a free loopback port.
+const WS_CONFIG: &str = "websocket {\n  listen: \"127.0.0.1:-1\"\n  no_tls: true\n}\n";
+
+/// Account A exports `bench.>`, B imports it; clients without credentials land in A.
+const IMPORT_CONFIG: &str = "accounts {
+  A { users [{user: a, password: a}], exports [{stream: \"bench.>\"}] }
+  B { users [{user: b, password: b}], imports [{stream: {account: A, subject: \"bench.>\"}}] }
+}
+no_auth_user: a
+";
+
+/// A configuration file both servers read, removed with its directory.
+struct ConfigFile {
     dir: tempfile::TempDir,
 }
 
-impl WsConfigFile {
-    fn new() -> Result<Self> {
+impl ConfigFile {
+    fn new(text: &str) -> Result<Self> {
         let dir = tempfile::tempdir()?;
-        std::fs::write(
-            dir.path().join("ws.conf"),
-            "websocket {\n  listen: \"127.0.0.1:-1\"\n  no_tls: true\n}\n",
-        )?;
+        std::fs::write(dir.path().join("bench.conf"), text)?;
         Ok(Self { dir })
     }
 
     fn path(&self) -> String {
-        self.dir.path().join("ws.conf").display().to_string()
+        self.dir.path().join("bench.conf").display().to_string()
     }
 }
 
@@ -153,23 +161,27 @@ fn measure(
 ) -> Result<Measurement> {
     let tls = tls.filter(|_| matches!(kind, Kind::Tls(_)));
     let mut args = tls.map(TlsSetup::server_args).unwrap_or_default();
-    // The same websocket block for both servers, from a file both read.
-    let ws_conf = if matches!(kind, Kind::Ws(_)) {
-        let file = WsConfigFile::new()?;
-        args.extend(["-c".to_owned(), file.path()]);
-        Some(file)
-    } else {
-        None
+    // The same websocket or accounts block for both servers, from a file both read.
+    let config = match kind {
+        Kind::Ws(_) => Some(ConfigFile::new(WS_CONFIG)?),
+        Kind::Import { .. } => Some(ConfigFile::new(IMPORT_CONFIG)?),
+        _ => None,
     };
+    if let Some(file) = &config {
+        args.extend(["-c".to_owned(), file.path()]);
+    }
+    let ws = matches!(kind, Kind::Ws(_));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = Running::start(target, &args)?;
     let addr = Endpoint {
-        addr: match &ws_conf {
-            Some(_) => server.ws_addr().context("no websocket listener")?,
-            None => server.addr(),
+        addr: if ws {
+            server.ws_addr().context("no websocket listener")?
+        } else {
+            server.addr()
         },
         tls: tls.map(|t| std::sync::Arc::clone(&t.client)),
-        ws: ws_conf.is_some(),
+        ws,
+        user: None,
     };
     let cpu0 = server.cpu_seconds();
     let gen_cpu0 = generator_cpu_seconds();

@@ -53,6 +53,11 @@ pub enum Kind {
     Tls(TlsKind),
     /// The inner scenario with every connection over WebSocket (`ws://`, plain frames).
     Ws(TlsKind),
+    /// Pub/sub 1:1 across accounts: the publisher in account A (the server's
+    /// `no_auth_user`), the subscriber logged into B, which imports A's stream.
+    Import {
+        payload: usize,
+    },
     Unsupported,
 }
 
@@ -87,7 +92,9 @@ pub struct Scenario {
 // A flat table, one entry per row of the report.
 #[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
-    use Kind::{Churn, IdleMemory, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported, Ws};
+    use Kind::{
+        Churn, IdleMemory, Import, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported, Ws,
+    };
     let s = |name, payload_label, kind| Scenario {
         name,
         payload_label,
@@ -201,6 +208,11 @@ pub fn all() -> Vec<Scenario> {
             "128 B",
             Ws(TlsKind::PubOnly { payload: 128 }),
         ),
+        s(
+            "stream import 1:1 (across accounts)",
+            "128 B",
+            Import { payload: 128 },
+        ),
     ]
 }
 
@@ -259,7 +271,14 @@ pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
             publishers,
             subscribers,
             payload,
-        } => pub_sub(ep, publishers, subscribers, payload, budget),
+        } => pub_sub(ep, ep, publishers, subscribers, payload, budget),
+        Kind::Import { payload } => {
+            let importer = Endpoint {
+                user: Some(IMPORTER_USER),
+                ..ep.clone()
+            };
+            pub_sub(ep, &importer, 1, 1, payload, budget)
+        }
         Kind::ReqReply {
             clients,
             services,
@@ -273,8 +292,13 @@ pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
     }
 }
 
+/// The importing account's user in the `Import` scenario's configuration.
+pub const IMPORTER_USER: &str = "b";
+
+/// Publishers on `pub_ep`, subscribers on `sub_ep`.
 fn pub_sub(
-    ep: &Endpoint,
+    pub_ep: &Endpoint,
+    sub_ep: &Endpoint,
     pubs: usize,
     subs: usize,
     payload: usize,
@@ -285,7 +309,7 @@ fn pub_sub(
     let ready = Arc::new(Barrier::new(subs + 1));
     let mut sub_threads = Vec::new();
     for _ in 0..subs {
-        let mut conn = Conn::open(ep)?;
+        let mut conn = Conn::open(sub_ep)?;
         conn.send(b"SUB bench.ps 1\r\nPING\r\n")?;
         conn.expect_pong()?;
         let ready = Arc::clone(&ready);
@@ -299,7 +323,7 @@ fn pub_sub(
     let start = Instant::now();
     let pub_threads: Vec<_> = (0..pubs)
         .map(|_| {
-            let ep = ep.clone();
+            let ep = pub_ep.clone();
             std::thread::spawn(move || publish(&ep, "bench.ps", payload, per_pub, per_write))
         })
         .collect();

@@ -23,6 +23,8 @@ pub struct Endpoint {
     pub addr: String,
     pub tls: Option<Arc<ClientConfig>>,
     pub ws: bool,
+    /// User name, sent with the same string as password; `None`: no credentials.
+    pub user: Option<&'static str>,
 }
 
 /// A plain, TLS or websocket socket.
@@ -115,7 +117,14 @@ impl Conn {
                 end,
             };
         }
-        conn.send(b"CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1}\r\nPING\r\n")?;
+        let credentials = ep
+            .user
+            .map(|u| format!(",\"user\":\"{u}\",\"pass\":\"{u}\""))
+            .unwrap_or_default();
+        let connect = format!(
+            "CONNECT {{\"verbose\":false,\"pedantic\":false,\"headers\":true,\"no_responders\":true,\"protocol\":1{credentials}}}\r\nPING\r\n"
+        );
+        conn.send(connect.as_bytes())?;
         conn.expect_pong()?;
         Ok(conn)
     }
