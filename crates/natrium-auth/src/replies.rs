@@ -63,6 +63,12 @@ impl ReplyTable {
             .is_some_and(|ttl| now.saturating_duration_since(p.at) > ttl)
     }
 
+    /// Applies new limits (a reload) to the replies held and to come, as Go checks each
+    /// response against the limits in force.
+    pub fn set_permission(&mut self, perm: ResponsePermission) {
+        self.perm = perm;
+    }
+
     /// Allows responses on `reply`, for a message delivered `now`. A reply subject already
     /// held starts over (Go resets it the same way).
     pub fn record(&mut self, reply: &[u8], now: Instant) {

@@ -376,3 +376,84 @@ fn reload_without_config_file_like_go() {
         format!("{FAILED}can only reload config when a file is provided using -c or --config")
     );
 }
+
+/// A wildcard subscription kept across a reload is filtered by the new deny list: messages on
+/// newly denied subjects stop reaching it, and a lifted deny lets them through again.
+#[test]
+fn reload_deny_filter_follows_permissions_like_go() {
+    let text = |deny: &str| {
+        format!(
+            "listen: 127.0.0.1:-1\nauthorization {{ users = [ \
+             {{user: alice, password: a, permissions: {{subscribe: {{deny: [{deny}]}}}}}}, \
+             {{user: bob, password: b}} ] }}\n"
+        )
+    };
+    for (name, conf, server) in both(&text("\"other\"")) {
+        let addr = server.addr();
+        let mut alice = connect(&addr, &user("alice", "a"));
+        let mut bob = connect(&addr, &user("bob", "b"));
+        assert_eq!(alice.exchange(b"SUB > 1\r\nUNSUB 1 100\r\n"), "", "{name}");
+        let publish = b"PUB secret.x 1\r\n1\r\nPUB open.x 1\r\n2\r\n";
+        assert_eq!(bob.exchange(publish), "", "{name}");
+        assert_eq!(
+            alice.exchange(b""),
+            "MSG secret.x 1 1\r\n1\r\nMSG open.x 1 1\r\n2\r\n",
+            "{name}"
+        );
+        conf.write(&text("\"secret.>\""));
+        sighup(&server, 1);
+        assert_eq!(bob.exchange(publish), "", "{name}");
+        assert_eq!(alice.exchange(b""), "MSG open.x 1 1\r\n2\r\n", "{name}");
+        conf.write(&text("\"other\""));
+        sighup(&server, 2);
+        assert_eq!(bob.exchange(publish), "", "{name}");
+        assert_eq!(
+            alice.exchange(b""),
+            "MSG secret.x 1 1\r\n1\r\nMSG open.x 1 1\r\n2\r\n",
+            "{name}"
+        );
+        assert_eq!(count(&server, FAILED), 0, "{name}");
+    }
+}
+
+/// `allow_responses` granted, taken away and granted again by reloads applies to a connected
+/// responder at once.
+#[test]
+fn reload_allow_responses_follows_permissions_like_go() {
+    let text = |responses: &str| {
+        format!(
+            "listen: 127.0.0.1:-1\nauthorization {{ users = [ \
+             {{user: svc, password: s, permissions: {{publish: {{allow: [\"svc.out\"]}}{responses}}}}}, \
+             {{user: req, password: r}} ] }}\n"
+        )
+    };
+    let granted = text(", allow_responses: true");
+    for (name, conf, server) in both(&granted) {
+        let addr = server.addr();
+        let mut svc = connect(&addr, &user("svc", "s"));
+        let mut req = connect(&addr, &user("req", "r"));
+        assert_eq!(svc.exchange(b"SUB q 1\r\n"), "", "{name}");
+        assert_eq!(req.exchange(b"SUB _INBOX.r 1\r\n"), "", "{name}");
+        let round = |svc: &mut RawClient, req: &mut RawClient| {
+            assert_eq!(req.exchange(b"PUB q _INBOX.r 2\r\nhi\r\n"), "", "{name}");
+            assert_eq!(svc.exchange(b""), "MSG q 1 _INBOX.r 2\r\nhi\r\n", "{name}");
+            let answer = svc.exchange(b"PUB _INBOX.r 2\r\nok\r\n");
+            (answer, req.exchange(b""))
+        };
+        let delivered = (String::new(), "MSG _INBOX.r 1 2\r\nok\r\n".to_owned());
+        assert_eq!(round(&mut svc, &mut req), delivered, "{name}");
+
+        conf.write(&text(""));
+        sighup(&server, 1);
+        let refused = (
+            "-ERR 'Permissions Violation for Publish to \"_INBOX.r\"'\r\n".to_owned(),
+            String::new(),
+        );
+        assert_eq!(round(&mut svc, &mut req), refused, "{name}");
+
+        conf.write(&granted);
+        sighup(&server, 2);
+        assert_eq!(round(&mut svc, &mut req), delivered, "{name}");
+        assert_eq!(count(&server, FAILED), 0, "{name}");
+    }
+}

@@ -633,3 +633,53 @@ fn websocket_differential_upgrade_and_frames_against_go() {
         );
     }
 }
+
+/// A reload changing the websocket block's TLS settings applies to new handshakes (Go reloads
+/// them too); a client connected before stays.
+#[tokio::test]
+async fn websocket_tls_settings_reload_like_go() {
+    let certs = TestCerts::generate();
+    let block = |extra: &str| {
+        format!(
+            "websocket {{\n  listen: \"127.0.0.1:-1\"\n  {}\n}}",
+            certs.tls_block(extra)
+        )
+    };
+    let conf = certs.config("wss-reload.conf", &block(""));
+    let mut servers = vec![("ours", ours(&conf))];
+    if let Some(go) = ServerProcess::start_go(&["-c", &conf]) {
+        servers.push(("go", go));
+    }
+    let options = |client: bool| {
+        let opts = async_nats::ConnectOptions::new()
+            .add_root_certificates(certs.path("ca.pem"))
+            .connection_timeout(Duration::from_secs(3));
+        if client {
+            opts.add_client_certificate(certs.path("client.pem"), certs.path("client-key.pem"))
+        } else {
+            opts
+        }
+    };
+    let url = |server: &ServerProcess| format!("wss://localhost:{}", ws_port(server));
+    let mut olds = Vec::new();
+    for (_, server) in &servers {
+        olds.push(options(false).connect(url(server)).await.expect("wss"));
+    }
+    let verify = format!("verify: true\nca_file: \"{}\"", certs.file("ca.pem"));
+    certs.config("wss-reload.conf", &block(&verify));
+    for ((name, server), old) in servers.iter().zip(&olds) {
+        server.signal("HUP");
+        assert!(
+            server.wait_for_log("Reloaded server configuration", WAIT),
+            "{name}: {}",
+            server.log_text()
+        );
+        assert!(
+            options(false).connect(url(server)).await.is_err(),
+            "{name}: a client certificate is required now"
+        );
+        let with_cert = options(true).connect(url(server)).await;
+        assert!(with_cert.is_ok(), "{name}: {with_cert:?}");
+        old.flush().await.expect("old wss client still served");
+    }
+}

@@ -115,6 +115,22 @@ impl<T: Clone + Eq + std::hash::Hash + Send + Sync> Sublist<T> {
         Ok(())
     }
 
+    /// Puts `new` in the place of `old` on `subject` and `queue` in one step: a match sees one
+    /// or the other, never both or neither. Fails, changing nothing, when `old` is not there.
+    pub fn replace(
+        &self,
+        subject: &[u8],
+        queue: Option<&[u8]>,
+        old: &T,
+        new: T,
+    ) -> Result<(), SublistError> {
+        let mut inner = self.inner.write();
+        inner.trie.remove(subject, queue, old)?;
+        inner.trie.insert(subject, queue, new)?;
+        self.changed(&mut inner, subject);
+        Ok(())
+    }
+
     /// Removes many subscriptions under one lock, as on connection close; entries that are not
     /// present are skipped. Returns how many were removed. Accepts any byte containers, e.g.
     /// `(Vec<u8>, Option<Vec<u8>>, T)` or `(&[u8], Option<&[u8]>, T)`.

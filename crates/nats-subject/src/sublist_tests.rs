@@ -333,3 +333,22 @@ fn sublist_result_shape() {
         }
     );
 }
+
+#[test]
+fn sublist_replace_swaps_in_one_step() {
+    for sl in both() {
+        sl.insert(b"a.>", None, 1).unwrap();
+        sl.insert(b"a.b", Some(b"q"), 2).unwrap();
+        assert_eq!(plain(&sl, "a.b"), [1]);
+        let generation = sl.generation();
+        sl.replace(b"a.>", None, &1, 10).unwrap();
+        sl.replace(b"a.b", Some(b"q"), &2, 20).unwrap();
+        assert!(sl.generation() > generation);
+        assert_eq!(plain(&sl, "a.b"), [10]);
+        assert_eq!(groups(&sl, "a.b"), [("q".to_owned(), vec![20])]);
+        assert_eq!(sl.count(), 2);
+        // Not there: nothing changes.
+        assert!(sl.replace(b"a.>", None, &1, 11).is_err());
+        assert_eq!(plain(&sl, "a.b"), [10]);
+    }
+}

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use arc_swap::ArcSwapOption;
 use natrium_auth::limits::REPLY_PERMS_ENTRIES_MAX;
 use natrium_auth::{ClientPermissions, ReplyTable};
 use parking_lot::Mutex;
@@ -23,9 +24,11 @@ use super::ClientHandle;
 /// decisions of the static lists are cached: a reply permission is spent by its use.
 const PUB_PERM_CACHE_MAX: usize = 128;
 
-/// `allow_responses` state shared with publishers.
+/// `allow_responses` state shared with publishers. Created with the first permissions that
+/// grant it; a reload that takes the grant away leaves it empty of permissions (nothing is
+/// recorded or allowed), one that changes the limits applies them to the replies held.
 pub struct Responses {
-    perms: Arc<ClientPermissions>,
+    perms: ArcSwapOption<ClientPermissions>,
     table: Mutex<ReplyTable>,
 }
 
@@ -34,14 +37,15 @@ impl Responses {
     /// its static permissions already let it publish there (Go records only those it could
     /// not otherwise publish to).
     pub fn record(&self, reply: &[u8]) {
-        if !self.perms.can_publish(reply) {
+        let perms = self.perms.load();
+        if perms.as_ref().is_some_and(|p| !p.can_publish(reply)) {
             self.table.lock().record(reply, Instant::now());
         }
     }
 
     /// Spends one response on `subject` if one is held.
     fn allow(&self, subject: &[u8]) -> bool {
-        self.table.lock().allow(subject, Instant::now())
+        self.perms.load().is_some() && self.table.lock().allow(subject, Instant::now())
     }
 
     /// Reply subjects currently held (for tests and diagnostics).
@@ -66,14 +70,24 @@ pub(super) struct ConnPerms {
 impl ConnPerms {
     /// Installs the permissions an authenticated client gets; with `allow_responses`, the
     /// reply table goes into the handle, where publishers find it.
+    /// On a reload, an existing reply table takes the new grant (or loses it).
     pub(super) fn install(&mut self, perms: Option<Arc<ClientPermissions>>, handle: &ClientHandle) {
-        if let Some(p) = &perms {
-            if let Some(&response) = p.response() {
+        let grant = perms
+            .as_ref()
+            .and_then(|p| p.response().map(|&r| (Arc::clone(p), r)));
+        match (handle.responses.get(), grant) {
+            (Some(responses), Some((p, response))) => {
+                responses.table.lock().set_permission(response);
+                responses.perms.store(Some(p));
+            }
+            (Some(responses), None) => responses.perms.store(None),
+            (None, Some((p, response))) => {
                 let _ = handle.responses.set(Responses {
-                    perms: Arc::clone(p),
+                    perms: ArcSwapOption::from(Some(p)),
                     table: Mutex::new(ReplyTable::new(response, REPLY_PERMS_ENTRIES_MAX)),
                 });
             }
+            (None, None) => {}
         }
         self.perms = perms;
         self.pub_cache.clear();

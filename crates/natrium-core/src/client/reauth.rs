@@ -232,9 +232,11 @@ pub(crate) fn apply(server: &Server, handle: &ClientHandle, config: &CoreConfig)
     }
 }
 
-/// Installs `perms` for the connection and removes the subscriptions they forbid, all under
-/// the subscription lock, so that a SUB racing with the reload is checked against one set or
-/// the other, never lost in between. Lock order: `subs`, then `auth`.
+/// Installs `perms` for the connection, removes the subscriptions they forbid and gives the
+/// others the delivery filter the new permissions call for (Go rebuilds its deny filter on
+/// reload too), all under the subscription lock, so that a SUB racing with the reload is
+/// checked against one set or the other, never lost in between. Lock order: `subs`, then
+/// `auth`.
 fn replace_permissions(
     handle: &ClientHandle,
     perms: Option<Arc<ClientPermissions>>,
@@ -245,12 +247,13 @@ fn replace_permissions(
         stored.perms.clone_from(&perms);
     }
     handle.perms_changed.store(true, Ordering::Release);
-    let Some(perms) = perms else {
-        return Vec::new();
-    };
     let forbidden: Vec<Box<[u8]>> = subs
         .iter()
-        .filter(|(_, sub)| !perms.can_subscribe(&sub.subject, sub.queue.as_deref()))
+        .filter(|(_, sub)| {
+            perms
+                .as_ref()
+                .is_some_and(|p| !p.can_subscribe(&sub.subject, sub.queue.as_deref()))
+        })
         .map(|(sid, _)| sid.clone())
         .collect();
     let mut removed = Vec::with_capacity(forbidden.len());
@@ -261,6 +264,34 @@ fn replace_permissions(
                     .sublist
                     .remove(&sub.subject, sub.queue.as_deref(), &SubRef(sub.clone()));
             removed.push(sub);
+        }
+    }
+    for sub in subs.values_mut() {
+        let filter = perms
+            .as_ref()
+            .filter(|p| p.needs_delivery_filter(&sub.subject, sub.queue.as_deref()))
+            .map(Arc::clone);
+        if filter.is_none() && sub.deny_filter.is_none() {
+            continue;
+        }
+        // A subscription is immutable once indexed: the refiltered one takes its place.
+        let next = Arc::new(Subscription {
+            client: Arc::clone(&sub.client),
+            subject: sub.subject.clone(),
+            queue: sub.queue.clone(),
+            sid: sub.sid.clone(),
+            max_msgs: sub.max_msgs.load(Ordering::Relaxed).into(),
+            delivered: sub.delivered.load(Ordering::Relaxed).into(),
+            deny_filter: filter,
+        });
+        let swapped = account.sublist.replace(
+            &sub.subject,
+            sub.queue.as_deref(),
+            &SubRef(Arc::clone(sub)),
+            SubRef(Arc::clone(&next)),
+        );
+        if swapped.is_ok() {
+            *sub = next;
         }
     }
     // Go reports them in its map's (random) order; ours is by sid, numbers in numeric order.

@@ -204,7 +204,13 @@ impl Server {
             .accept_until_stopped(&listener, "websocket", |stream, addr| {
                 let _ = stream.set_nodelay(true);
                 let server = self.clone();
-                let ws = Arc::clone(&ws);
+                // The block in force: a reload may have changed its TLS settings (the only
+                // part of it a reload may change).
+                let ws = server
+                    .config()
+                    .websocket
+                    .clone()
+                    .unwrap_or_else(|| Arc::clone(&ws));
                 self.shared
                     .tracker
                     .spawn(async move { server.run_ws(stream, addr, ws).await });
