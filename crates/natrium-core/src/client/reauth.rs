@@ -208,7 +208,7 @@ pub(crate) fn apply(server: &Server, handle: &ClientHandle, config: &CoreConfig)
             return;
         }
     };
-    let removed = replace_permissions(handle, perms, &current);
+    let removed = replace_permissions(handle, perms.as_ref(), &current);
     let who = stored.auth_user();
     for sub in removed {
         let subject = go_quote(&sub.subject);
@@ -239,20 +239,18 @@ pub(crate) fn apply(server: &Server, handle: &ClientHandle, config: &CoreConfig)
 /// `auth`.
 fn replace_permissions(
     handle: &ClientHandle,
-    perms: Option<Arc<ClientPermissions>>,
+    perms: Option<&Arc<ClientPermissions>>,
     account: &Account,
 ) -> Vec<Arc<Subscription>> {
     let mut subs = handle.subs.lock();
     if let Some(stored) = handle.auth.lock().as_mut() {
-        stored.perms.clone_from(&perms);
+        stored.perms = perms.cloned();
     }
     handle.perms_changed.store(true, Ordering::Release);
     let forbidden: Vec<Box<[u8]>> = subs
         .iter()
         .filter(|(_, sub)| {
-            perms
-                .as_ref()
-                .is_some_and(|p| !p.can_subscribe(&sub.subject, sub.queue.as_deref()))
+            perms.is_some_and(|p| !p.can_subscribe(&sub.subject, sub.queue.as_deref()))
         })
         .map(|(sid, _)| sid.clone())
         .collect();
@@ -268,7 +266,6 @@ fn replace_permissions(
     }
     for sub in subs.values_mut() {
         let filter = perms
-            .as_ref()
             .filter(|p| p.needs_delivery_filter(&sub.subject, sub.queue.as_deref()))
             .map(Arc::clone);
         if filter.is_none() && sub.deny_filter.is_none() {
