@@ -13,11 +13,11 @@ use natrium_tests::{RawClient, ServerProcess};
 const BEFORE: &str = "listen: 127.0.0.1:-1\nhttp: 127.0.0.1:-1\naccounts {
   A { users [{user: a, password: a}], exports [{stream: \"s.>\"}] }
   B { users [{user: b, password: b}] }
-  C { users [{user: c, password: c}] }
+  C { users [{user: c, password: c}, {user: e, password: e}] }
 }\n";
 
 const AFTER: &str = "listen: 127.0.0.1:-1\nhttp: 127.0.0.1:-1\naccounts {
-  A { users [{user: a, password: a}, {user: c, password: c}],
+  A { users [{user: a, password: a}, {user: c, password: c}, {user: e, password: e2}],
       exports [{stream: \"s.>\"}, {service: \"svc\"}] }
   B { users [{user: b, password: b}],
       imports [{stream: {account: A, subject: \"s.>\"}}, {service: {account: A, subject: svc}}] }
@@ -57,6 +57,7 @@ fn reload_accounts_rebuilt_live_like_go() {
         let mut a = connect(&addr, &format!("{},\"headers\":true", user("a", "a")));
         let mut b = connect(&addr, &user("b", "b"));
         let mut c = connect(&addr, &user("c", "c"));
+        let mut e = connect(&addr, &user("e", "e"));
         assert_eq!(a.exchange(b"SUB svc 1\r\nSUB s.> 2\r\n"), "", "{name}");
         assert_eq!(b.exchange(b"SUB s.> 1\r\nSUB _INBOX.> 9\r\n"), "", "{name}");
         assert_eq!(c.exchange(b"SUB x 1\r\n"), "", "{name}");
@@ -73,6 +74,8 @@ fn reload_accounts_rebuilt_live_like_go() {
 
         // c's user moved to A: closed without a word. a and b stay, subscriptions and all.
         assert_eq!(c.until_closed(b""), "", "{name}");
+        // Moved with a new password: still closed quietly (the move is checked first).
+        assert_eq!(e.until_closed(b""), "", "{name}");
         assert_eq!(
             a.exchange(b"PUB s.x 2\r\nhi\r\n"),
             "MSG s.x 2 2\r\nhi\r\n",

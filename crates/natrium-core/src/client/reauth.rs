@@ -21,7 +21,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use natrium_auth::{AuthConfig, ClientPermissions};
+use natrium_auth::{AuthConfig, ClientPermissions, Identity};
 use nats_proto::WireError;
 
 use super::authn::{authenticate, log_refusal};
@@ -115,6 +115,22 @@ impl StoredAuth {
         Some(users.iter().any(|u| u.name == user))
     }
 
+    /// The account the user or nkey the client named belongs to in `auth` (the global
+    /// account when none is given); `None` when it named neither.
+    fn named_account<'a>(&self, auth: &'a AuthConfig) -> Option<&'a str> {
+        let who = if let Some(nkey) = present(self.opts.nkey.as_ref()) {
+            Identity::Nkey(nkey.to_owned())
+        } else {
+            let user = self
+                .no_auth_user
+                .as_ref()
+                .map(|(name, _)| name.as_str())
+                .or(present(self.opts.user.as_ref()))?;
+            Identity::User(user.to_owned())
+        };
+        Some(auth.account_for(&who).unwrap_or(GLOBAL_ACCOUNT))
+    }
+
     /// For a `no_auth_user` client: whether that user's password is unchanged.
     fn no_auth_password_unchanged(&self, auth: &AuthConfig) -> bool {
         let (Some((name, pass)), AuthConfig::Users { users, .. }) = (&self.no_auth_user, auth)
@@ -152,11 +168,13 @@ fn auth_for<'a>(config: &'a CoreConfig, handle: &ClientHandle) -> &'a AuthConfig
     &config.auth
 }
 
+/// Checks a client logged into `account` against `auth`.
 fn recheck(
     server: &Server,
     handle: &ClientHandle,
     auth: &AuthConfig,
     stored: &StoredAuth,
+    account: &str,
 ) -> Verdict {
     if !auth.required() {
         return Verdict::Keep {
@@ -164,8 +182,11 @@ fn recheck(
             account: None,
         };
     }
-    if stored.named_user_exists(auth) == Some(false) {
-        return Verdict::Gone;
+    match stored.named_user_exists(auth) {
+        Some(false) => return Verdict::Gone,
+        // As Go, a user now in another account is closed before its credentials are checked.
+        Some(true) if stored.named_account(auth) != Some(account) => return Verdict::Gone,
+        _ => {}
     }
     if !stored.no_auth_password_unchanged(auth) {
         return Verdict::Refused;
@@ -189,7 +210,7 @@ pub(crate) fn apply(server: &Server, handle: &ClientHandle, config: &CoreConfig)
         return;
     };
     let auth = auth_for(config, handle);
-    let perms = match recheck(server, handle, auth, &stored) {
+    let perms = match recheck(server, handle, auth, &stored, &current.name) {
         Verdict::Keep { perms, account } => {
             if account.as_deref().unwrap_or(GLOBAL_ACCOUNT) != current.name {
                 handle.close(ClosedReason::ClientClosed);
