@@ -2,6 +2,7 @@
 import between them, and operator mode with .creds files (nkeys signs the nonce)."""
 import asyncio
 import os
+import signal
 import subprocess
 
 import nats
@@ -99,5 +100,37 @@ def test_operator_mode_with_creds(tmp_path):
         ))
         assert data == b"from A"
         assert got == ["p.s.tick"]
+    finally:
+        s.stop()
+
+
+def test_accounts_reload_adds_imports_for_connected_clients(tmp_path):
+    """SIGHUP with a new import: connected nats-py clients keep their connections and
+    subscriptions, and the import works for them at once."""
+    conf = tmp_path / "reload.conf"
+    conf.write_text(CONF.split("  B {")[0] + "  B { users = [ {user: b, password: b} ] }\n}\n")
+    s = Server("-c", str(conf))
+
+    async def main():
+        a = await nats.connect(s.url, user="a", password="a")
+        b = await nats.connect(s.url, user="b", password="b")
+        sub = await b.subscribe("p.s.>")
+        await b.flush()
+        conf.write_text(CONF)
+        s.proc.send_signal(signal.SIGHUP)
+        for _ in range(500):
+            if any("Reloaded server configuration" in line for line in s.lines):
+                break
+            await asyncio.sleep(0.01)
+        await a.publish("s.tick", b"t")
+        await a.flush()
+        msg = await sub.next_msg(timeout=5)
+        assert msg.subject == "p.s.tick"
+        assert a.stats["reconnects"] == 0 and b.stats["reconnects"] == 0
+        await a.close()
+        await b.close()
+
+    try:
+        run(main())
     finally:
         s.stop()
