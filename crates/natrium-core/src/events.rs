@@ -140,3 +140,37 @@ impl Server {
         self.shared.clients.lock().get(&cid).cloned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn events_shutdown_waits_for_the_listener() {
+        let hook = EventHook::default();
+        // Nobody listens: nothing to wait for.
+        hook.announce_shutdown().await;
+        let Some(mut rx) = hook.listen() else {
+            unreachable!("first listener")
+        };
+        hook.emit(ClientEvent::LameDuck);
+        let listener = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some(event) = rx.recv().await {
+                match event {
+                    ClientEvent::ShuttingDown(done) => {
+                        seen.push("shutdown");
+                        let _ = done.send(());
+                        return seen;
+                    }
+                    ClientEvent::LameDuck => seen.push("ldm"),
+                    _ => seen.push("other"),
+                }
+            }
+            seen
+        });
+        hook.announce_shutdown().await;
+        let seen = listener.await.unwrap_or_default();
+        assert_eq!(seen, ["ldm", "shutdown"]);
+    }
+}

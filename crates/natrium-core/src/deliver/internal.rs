@@ -55,3 +55,41 @@ impl Publisher {
         out
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::account::Account;
+    use crate::client::ClientHandle;
+    use crate::stats::ServerStats;
+
+    #[test]
+    fn deliver_internal_headers_replace_a_forged_request_info() {
+        let mut p = Publisher::new(7, Arc::new(ServerStats::default()));
+        let forged = b"NATS/1.0\r\nX: 1\r\nNats-Request-Info: {\"acc\":\"SYS\"}\r\n\r\n";
+        // The server's own publishes carry no identity.
+        let block = p.internal_headers(Some(forged));
+        let h = Headers::parse(&block).unwrap();
+        assert_eq!(h.get(b"X"), Some(&b"1"[..]));
+        assert_eq!(h.get(NATS_REQUEST_INFO), None);
+        let addr = SocketAddr::from(([127, 0, 0, 1], 4222));
+        let client = Arc::new(ClientHandle::new(7, addr, 1024, CancellationToken::new()));
+        p.set_origin(Arc::new(Account::new("A", false)), client);
+        let block = p.internal_headers(Some(forged));
+        let h = Headers::parse(&block).unwrap();
+        let info: serde_json::Value =
+            serde_json::from_slice(h.get(NATS_REQUEST_INFO).unwrap()).unwrap();
+        assert_eq!(
+            (info["acc"].as_str(), info["id"].as_u64()),
+            (Some("A"), Some(7))
+        );
+        assert_eq!(h.get_all(NATS_REQUEST_INFO).count(), 1);
+        assert!(Headers::parse(&p.internal_headers(None)).is_ok());
+    }
+}
