@@ -48,6 +48,15 @@ pub struct ClientPermissions {
     response: Option<ResponsePermission>,
 }
 
+/// The entries of [`ClientPermissions`] as strings (see [`ClientPermissions::lists`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionLists {
+    pub publish_allow: Vec<String>,
+    pub publish_deny: Vec<String>,
+    pub subscribe_allow: Vec<String>,
+    pub subscribe_deny: Vec<String>,
+}
+
 fn bytes(s: &str) -> Box<[u8]> {
     s.as_bytes().into()
 }
@@ -94,6 +103,27 @@ impl ClientPermissions {
     #[must_use]
     pub fn response(&self) -> Option<&ResponsePermission> {
         self.response.as_ref()
+    }
+
+    /// The entries as strings, for display (Go's `$SYS.REQ.USER.INFO` lists them): subscribe
+    /// entries with a queue group read `"subject queue"`.
+    #[must_use]
+    pub fn lists(&self) -> PermissionLists {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let entry = |e: &SubEntry| match &e.queue {
+            Some(q) => format!("{} {}", text(&e.subject), text(q)),
+            None => text(&e.subject),
+        };
+        let mut out = PermissionLists::default();
+        if let Some(p) = &self.publish {
+            out.publish_allow = p.allow.iter().flatten().map(|s| text(s)).collect();
+            out.publish_deny = p.deny.iter().map(|s| text(s)).collect();
+        }
+        if let Some(s) = &self.subscribe {
+            out.subscribe_allow = s.allow.iter().flatten().map(entry).collect();
+            out.subscribe_deny = s.deny.iter().map(entry).collect();
+        }
+        out
     }
 
     /// Whether the static lists let the client publish to `subject` (reply permissions from
@@ -257,6 +287,30 @@ mod tests {
             ..Permissions::default()
         });
         assert!(!none.can_publish(b"x"));
+    }
+
+    #[test]
+    fn auth_perms_lists_read_back_entries() {
+        let p = ClientPermissions::compile(&Permissions {
+            publish: Some(SubjectPermission {
+                allow: Some(list(&["foo.>"])),
+                deny: list(&["foo.x"]),
+            }),
+            subscribe: Some(SubjectPermission {
+                allow: Some(list(&["a", "b  q1"])),
+                deny: Vec::new(),
+            }),
+            ..Permissions::default()
+        });
+        let l = p.lists();
+        assert_eq!(l.publish_allow, ["foo.>"]);
+        assert_eq!(l.publish_deny, ["foo.x"]);
+        assert_eq!(l.subscribe_allow, ["a", "b q1"]);
+        assert!(l.subscribe_deny.is_empty());
+        assert_eq!(
+            ClientPermissions::default().lists(),
+            PermissionLists::default()
+        );
     }
 
     /// The cases observed on Go v2.15.2 (`SUB` with and without queues).

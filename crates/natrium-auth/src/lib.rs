@@ -20,7 +20,7 @@ mod permissions;
 mod replies;
 pub mod tls_map;
 
-pub use client_perms::ClientPermissions;
+pub use client_perms::{ClientPermissions, PermissionLists};
 pub use permissions::{
     entry_problem, split_subject_queue, EntryProblem, Permissions, ResponsePermission,
     SubjectPermission,

@@ -11,6 +11,7 @@
 //! as plain `MSG`s carrying the payload alone, as Go delivers them.
 
 mod cross;
+mod internal;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -203,6 +204,9 @@ impl Publisher {
             DeliveryQuota::DeliverLast => self.finished_subs.push(sub.clone()),
             DeliveryQuota::Exhausted => return false,
         }
+        if target.is_internal() {
+            return self.deliver_internal(sub, msg);
+        }
         // Go strips headers for clients that did not ask for them.
         let stripped = msg.headers.is_some() && !target.accepts_headers();
         if stripped && !self.plain_ready {
@@ -223,7 +227,21 @@ impl Publisher {
             msg.payload,
             b"\r\n",
         ];
-        match target.out.enqueue_msg(&parts, len) {
+        let queued = target.out.enqueue_msg(&parts, len);
+        self.after_enqueue(target, queued, len, msg.reply)
+    }
+
+    /// The bookkeeping of one frame queued (or not) to `target`: stall and slow consumer
+    /// handling, the reply permission, statistics, the writer to wake. True if delivered.
+    #[inline]
+    fn after_enqueue(
+        &mut self,
+        target: &Arc<ClientHandle>,
+        queued: Enqueued,
+        len: usize,
+        reply: Option<&[u8]>,
+    ) -> bool {
+        match queued {
             Enqueued::Queued => {}
             Enqueued::QueuedStall => {
                 if !self.stalled.iter().any(|c| Arc::ptr_eq(c, target)) {
@@ -236,7 +254,7 @@ impl Publisher {
             }
             Enqueued::Closed => return false,
         }
-        if let Some(reply) = msg.reply {
+        if let Some(reply) = reply {
             if let Some(responses) = target.responses() {
                 responses.record(reply);
             }

@@ -71,3 +71,7 @@ pub const INTERNAL_PENDING_BYTES_MAX: usize = 8 * 1024 * 1024;
 /// Client events (connects, disconnects) waiting for the system events task. Past it events
 /// are dropped and counted, so that a burst of connections never blocks their accept path.
 pub const CLIENT_EVENTS_QUEUED_MAX: usize = 4096;
+
+/// How long shutdown waits for the system events task to publish the `SHUTDOWN` event before it
+/// closes the connections anyway (Go waits for its send loop; a stuck one must not hang exit).
+pub const SHUTDOWN_EVENT_WAIT: Duration = Duration::from_secs(2);

@@ -452,37 +452,6 @@ impl Server {
         self.shared.clients.lock().remove(&cid);
     }
 
-    /// Keeps a snapshot of a closing client (with its subscriptions) for `/connz`.
-    /// Also reports the close to the client events listener, if there is one.
-    pub(crate) fn record_closed(&self, client: &ClientHandle) {
-        let shared = &self.shared;
-        if !shared.closed.is_enabled() && !shared.events.is_listened() {
-            return;
-        }
-        let snapshot = crate::closed::ClosedConn::snapshot(client);
-        shared.closed.push(Arc::clone(&snapshot));
-        // Go reports only clients that got as far as joining an account.
-        if client.account().is_some() {
-            shared
-                .events
-                .emit(crate::events::ClientEvent::Disconnected(snapshot));
-        }
-    }
-
-    /// Reports a client that completed CONNECT to the client events listener.
-    pub(crate) fn client_connected(&self, client: &ClientHandle) {
-        let events = &self.shared.events;
-        if events.is_listened() {
-            let snapshot = crate::events::ConnectedClient::of(client);
-            events.emit(crate::events::ClientEvent::Connected(snapshot));
-        }
-    }
-
-    /// Connects and disconnects from now on, for the first caller only.
-    pub fn client_events(&self) -> Option<tokio::sync::mpsc::Receiver<crate::events::ClientEvent>> {
-        self.shared.events.listen()
-    }
-
     /// Closed connections still remembered, oldest first.
     pub fn closed_clients(&self) -> Vec<Arc<crate::closed::ClosedConn>> {
         self.shared.closed.list()
@@ -654,6 +623,8 @@ impl Server {
     pub async fn shutdown(&self) {
         let shared = &self.shared;
         shared.stop_accepting.cancel();
+        // Subscribers to `$SYS.SERVER.<id>.SHUTDOWN` get it before their connections close.
+        shared.events.announce_shutdown().await;
         for client in self.clients() {
             client.close(ClosedReason::ServerShutdown);
         }
@@ -684,6 +655,7 @@ impl Server {
             return;
         }
         tracing::info!("Entering lame duck mode, stop accepting new clients");
+        shared.events.emit(crate::events::ClientEvent::LameDuck);
         shared.stop_accepting.cancel();
         // No client may connect once the INFO below has gone out.
         tokio::select! {

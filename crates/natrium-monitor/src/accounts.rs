@@ -1,8 +1,9 @@
 //! `/accountz` (the account list, or one account with `?acc=`) and `/accstatz` (per-account
-//! traffic), in Go's JSON shape. Go lists accounts in its map's random order; ours is `$G`,
-//! then the configured accounts, then a created `$SYS`. Go's accounts also import the system
-//! account's request services (`$SYS.REQ.ACCOUNT.<acc>.CONNZ` …); Natrium has no system
-//! services yet, so only configured imports are listed.
+//! traffic), in Go's JSON shape, also answered over NATS (`$SYS.REQ.ACCOUNT.<acc>.INFO` and
+//! `STATZ`). Go lists accounts in its map's random order; ours is `$G`, then the configured
+//! accounts, then a created `$SYS`. With a system account, every account lists the system
+//! request services it may use as imports (`$SYS.REQ.USER.INFO` …), as Go's do; the system
+//! account's exports of them are not listed.
 
 use natrium_auth::account::{ExportKind, ImportKind};
 use natrium_core::account::{Account, AccountStats};
@@ -202,11 +203,59 @@ fn detail(server: &Server, account: &Account) -> AccountDetail {
         client_connections: account.stats.conns(),
         subscriptions: stats.num_subs,
         exports: exports(account),
-        imports: imports(account),
+        imports: imports(account)
+            .into_iter()
+            .chain(system_imports(server, account, is_system))
+            .collect(),
         name_tag: account.name.clone(),
         sublist_stats: SublistStatsDoc::of(&stats),
         responses,
     }
+}
+
+/// The system request services an account may use, as Go lists its imports of them: every
+/// account asks for its own user info; accounts other than the system account also for their
+/// own `CONNZ` (on two subjects) and `STATZ` (see `crate::sysevents`).
+fn system_imports(server: &Server, account: &Account, is_system: bool) -> Vec<ImportDoc> {
+    if !server.has_system_account() {
+        return Vec::new();
+    }
+    let system = server.system_account().name.clone();
+    let name = &account.name;
+    let import = |local: &str, subject: String, share: bool| ImportDoc {
+        subject,
+        account: system.clone(),
+        to: local.to_owned(),
+        local_subject: local.to_owned(),
+        kind: "service",
+        invalid: false,
+        share,
+        tracking: false,
+    };
+    let mut list = vec![import(
+        "$SYS.REQ.USER.INFO",
+        format!("$SYS.REQ.USER.{name}.INFO"),
+        true,
+    )];
+    if !is_system {
+        let connz = format!("$SYS.REQ.ACCOUNT.{name}.CONNZ");
+        list.push(import("$SYS.REQ.ACCOUNT.PING.CONNZ", connz.clone(), false));
+        list.push(import("$SYS.REQ.SERVER.PING.CONNZ", connz, false));
+        let statz = format!("$SYS.REQ.ACCOUNT.{name}.STATZ");
+        list.push(import("$SYS.REQ.ACCOUNT.PING.STATZ", statz, false));
+    }
+    list
+}
+
+/// One account's detail (`/accountz?acc=`, `$SYS.REQ.ACCOUNT.<acc>.INFO`).
+pub fn account_info(server: &Server, name: &str) -> Result<AccountDetail, QueryError> {
+    let account = server
+        .accounts()
+        .iter()
+        .find(|a| a.name == name && a.is_registered())
+        .map(Arc::clone)
+        .ok_or_else(|| QueryError(format!("Account {name} does not exist")))?;
+    Ok(detail(server, &account))
 }
 
 pub fn accountz(server: &Server, q: &Query) -> Result<Accountz, QueryError> {
@@ -215,11 +264,7 @@ pub fn accountz(server: &Server, q: &Query) -> Result<Accountz, QueryError> {
     let account_detail = if acc.is_empty() {
         None
     } else {
-        let account = server
-            .account(&acc)
-            .filter(|a| a.is_registered())
-            .ok_or_else(|| QueryError(format!("Account {acc} does not exist")))?;
-        Some(detail(server, &account))
+        Some(account_info(server, &acc)?)
     };
     let system_account = if server.has_system_account() {
         server.system_account().name.clone()
@@ -309,6 +354,38 @@ fn account_stat(account: &Account) -> AccountStat {
             AccountStats::load(&s.in_bytes),
         ),
         slow_consumers: AccountStats::load(&s.slow_consumers),
+    }
+}
+
+impl Accstatz {
+    pub fn is_empty(&self) -> bool {
+        self.account_statz.is_empty()
+    }
+}
+
+/// The `STATZ` system requests: the accounts `names` lists (all when empty), each only if it
+/// has connections unless `unused`, as Go's `AccountStatz`.
+pub fn statz_for(server: &Server, names: &[String], unused: bool) -> Accstatz {
+    let accounts = server.accounts();
+    let wanted = |a: &&Arc<Account>| a.is_registered() && (unused || a.stats.conns() > 0);
+    let account_statz = if names.is_empty() {
+        accounts
+            .iter()
+            .filter(wanted)
+            .map(|a| account_stat(a))
+            .collect()
+    } else {
+        names
+            .iter()
+            .filter_map(|n| accounts.iter().find(|a| &a.name == n))
+            .filter(wanted)
+            .map(|a| account_stat(a))
+            .collect()
+    };
+    Accstatz {
+        server_id: server.id().to_owned(),
+        now: rfc3339(chrono::Utc::now()),
+        account_statz,
     }
 }
 

@@ -29,6 +29,23 @@ pub struct MonitorSettings {
     pub base_path: String,
     /// Serve HTTPS with the client TLS certificate (`https_port`) instead of HTTP.
     pub tls: bool,
+    /// Requests served per endpoint; shared with the system services, whose `VARZ` reports
+    /// them too.
+    pub req_stats: HttpReqStats,
+}
+
+/// Go's `http_req_stats`: requests per endpoint path since start.
+#[derive(Debug, Clone, Default)]
+pub struct HttpReqStats(Arc<Mutex<BTreeMap<String, u64>>>);
+
+impl HttpReqStats {
+    fn count(&self, path: &str) {
+        *self.0.lock().entry(path.to_owned()).or_insert(0) += 1;
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<String, u64> {
+        self.0.lock().clone()
+    }
 }
 
 /// Go: `can't listen to the monitor port: listen tcp 127.0.0.1:8222: bind: address already in
@@ -46,7 +63,7 @@ struct State {
     port: i64,
     tls: bool,
     base_path: String,
-    req_stats: Mutex<BTreeMap<String, u64>>,
+    req_stats: HttpReqStats,
 }
 
 /// Binds the monitoring port (as the client port is bound: dual-stack for a wildcard host),
@@ -77,7 +94,7 @@ pub async fn start_monitor(
         port: i64::from(settings.port),
         tls: settings.tls,
         base_path: settings.base_path.trim_end_matches('/').to_owned(),
-        req_stats: Mutex::new(BTreeMap::new()),
+        req_stats: settings.req_stats,
     });
     tokio::spawn(async move {
         loop {
@@ -190,7 +207,7 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
     );
     if known {
         let key = if endpoint.is_empty() { "/" } else { endpoint };
-        *state.req_stats.lock().entry(key.to_owned()).or_insert(0) += 1;
+        state.req_stats.count(key);
     }
     match endpoint {
         "" => index_page(&state.base_path),
@@ -200,7 +217,7 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
                 port: if state.tls { 0 } else { state.port },
                 https_port: if state.tls { state.port } else { 0 },
                 base_path: state.base_path.clone(),
-                req_stats: state.req_stats.lock().clone(),
+                req_stats: state.req_stats.snapshot(),
             };
             json_response(&varz(&state.server, http), true)
         }

@@ -55,6 +55,12 @@ impl Query {
         Self { pairs }
     }
 
+    /// Replaces every value of `key` with `value` (a system request forcing an option).
+    pub fn set(&mut self, key: &str, value: &str) {
+        self.pairs.retain(|(k, _)| k != key);
+        self.pairs.push((key.to_owned(), value.to_owned()));
+    }
+
     pub fn get(&self, key: &str) -> Option<String> {
         self.pairs
             .iter()

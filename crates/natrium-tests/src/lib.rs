@@ -6,6 +6,7 @@
 #![allow(clippy::missing_panics_doc, clippy::must_use_candidate)]
 
 pub mod certs;
+pub mod json;
 pub mod jwt;
 pub mod process;
 pub mod raw;

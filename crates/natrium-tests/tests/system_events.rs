@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use futures::StreamExt;
+use natrium_tests::json::{shape_of, without_go_only};
 use natrium_tests::ServerProcess;
 use serde_json::Value;
 
@@ -41,44 +42,6 @@ fn login(user: &str) -> async_nats::ConnectOptions {
     async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
 }
 
-/// The JSON shape of a document: every key path with its JSON type.
-fn shape(value: &Value, path: &str, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                shape(v, &format!("{path}.{k}"), out);
-            }
-        }
-        Value::Array(items) => {
-            if let Some(first) = items.first() {
-                shape(first, &format!("{path}[]"), out);
-            }
-        }
-        Value::Null => out.push(format!("{path}:null")),
-        Value::Bool(_) => out.push(format!("{path}:bool")),
-        Value::Number(_) => out.push(format!("{path}:number")),
-        Value::String(_) => out.push(format!("{path}:string")),
-    }
-}
-
-fn shape_of(value: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    shape(value, "", &mut out);
-    out.sort();
-    out
-}
-
-/// Go-only fields Natrium leaves out on purpose (see docs/system-events.md).
-fn without_go_only(mut keys: Vec<String>) -> Vec<String> {
-    keys.retain(|k| {
-        !k.contains("feature_flags")
-            && !k.contains(".disk_io_wait_stats")
-            && !k.ends_with(".go:string")
-            && !k.contains(".jetstream.")
-    });
-    keys
-}
-
 async fn next_json(sub: &mut async_nats::Subscriber, subject: &str) -> Value {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
@@ -90,6 +53,26 @@ async fn next_json(sub: &mut async_nats::Subscriber, subject: &str) -> Value {
             return serde_json::from_slice(&msg.payload).expect("JSON payload");
         }
     }
+}
+
+/// The next message on each of `subjects`, whatever their order.
+async fn next_each<const N: usize>(
+    sub: &mut async_nats::Subscriber,
+    subjects: [&str; N],
+) -> [Value; N] {
+    let mut found: [Option<Value>; N] = std::array::from_fn(|_| None);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while found.iter().any(Option::is_none) {
+        let msg = tokio::time::timeout_at(deadline, sub.next())
+            .await
+            .unwrap_or_else(|_| panic!("no message on one of {subjects:?}"))
+            .expect("subscription open");
+        let at = subjects.iter().position(|s| *s == msg.subject.as_str());
+        if let Some(slot) = at.and_then(|i| found.get_mut(i)).filter(|s| s.is_none()) {
+            *slot = Some(serde_json::from_slice(&msg.payload).expect("JSON payload"));
+        }
+    }
+    found.map(Option::unwrap_or_default)
 }
 
 #[tokio::test]
@@ -221,6 +204,104 @@ async fn system_requests_answer_like_go() {
                 keys
             };
             assert_eq!(top(a), top(b), "{subject}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn system_events_auth_errors_match_go() {
+    let (_dir, path) = config();
+    let mut seen: Vec<(Value, Value, Value)> = Vec::new();
+    for (name, server) in servers(&path) {
+        let sys = login("sys").connect(server.url()).await.expect("sys");
+        let id = sys.server_info().server_id;
+        let mut events = sys.subscribe("$SYS.>").await.expect("sub");
+        sys.flush().await.expect("flush");
+        let mut bad = natrium_tests::RawClient::connect(&server.addr());
+        bad.send(
+            b"CONNECT {\"verbose\":false,\"user\":\"a\",\"pass\":\"nope\",\"name\":\"bad\"}\r\n",
+        );
+        let (text, closed) = bad.wait_closed(WAIT);
+        assert!(
+            closed && text.contains("Authorization Violation"),
+            "{name}: {text}"
+        );
+        // Go sends the two in either order.
+        let auth_subject = format!("$SYS.SERVER.{id}.CLIENT.AUTH.ERR");
+        let [auth, refused] =
+            next_each(&mut events, [&auth_subject, "$SYS.ACCOUNT.$G.DISCONNECT"]).await;
+        assert_eq!(auth["type"], "io.nats.server.advisory.v1.client_disconnect");
+        assert_eq!(auth["reason"], "Authentication Failure", "{name}");
+        assert_eq!(auth["client"]["user"], "a", "{name}");
+        assert_eq!(auth["client"]["name"], "bad", "{name}");
+        assert_eq!(auth["client"]["acc"], "$G", "{name}");
+        // The refused client's close is reported too, in `$G`, as any client's that never
+        // logged into an account (here one that never sent CONNECT).
+        assert_eq!(refused["client"]["id"], auth["client"]["id"], "{name}");
+        drop(natrium_tests::RawClient::connect(&server.addr()));
+        let silent = next_json(&mut events, "$SYS.ACCOUNT.$G.DISCONNECT").await;
+        assert_eq!(silent["reason"], "Client Closed", "{name}");
+        seen.push((auth, refused, silent));
+    }
+    if let [(a1, r1, s1), (a2, r2, s2)] = seen.as_slice() {
+        let strip = |v: &Value| {
+            let mut keys = without_go_only(shape_of(v));
+            keys.retain(|k| !k.ends_with(".client.rtt:number"));
+            keys
+        };
+        assert_eq!(strip(a1), strip(a2), "auth error shape");
+        assert_eq!(strip(r1), strip(r2), "refused disconnect shape");
+        assert_eq!(strip(s1), strip(s2), "silent disconnect shape");
+    }
+}
+
+/// The next message on `subject` within [`WAIT`], if one comes.
+async fn maybe_next_json(sub: &mut async_nats::Subscriber, subject: &str) -> Option<Value> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let msg = tokio::time::timeout_at(deadline, sub.next()).await.ok()??;
+        if msg.subject.as_str() == subject {
+            return serde_json::from_slice(&msg.payload).ok();
+        }
+    }
+}
+
+/// The `server` object a LAMEDUCK or SHUTDOWN event carries, for each server, once `signal`
+/// has been sent to it. A loaded Go server sometimes loses these (they end its event loop),
+/// so only ours must send them.
+async fn server_event(path: &std::path::Path, signal: &str, kind: &str) -> Vec<Value> {
+    let mut seen = Vec::new();
+    for (name, server) in servers(path) {
+        let sys = login("sys").connect(server.url()).await.expect("sys");
+        let id = sys.server_info().server_id;
+        let mut events = sys
+            .subscribe(format!("$SYS.SERVER.{id}.*"))
+            .await
+            .expect("sub");
+        sys.flush().await.expect("flush");
+        server.signal(signal);
+        let subject = format!("$SYS.SERVER.{id}.{kind}");
+        let Some(doc) = maybe_next_json(&mut events, &subject).await else {
+            assert_ne!(name, "ours", "no {kind} event");
+            continue;
+        };
+        assert_eq!(doc["id"], id.as_str(), "{name}");
+        assert_eq!(doc["name"], "sysev", "{name}");
+        seen.push(doc);
+    }
+    seen
+}
+
+#[tokio::test]
+async fn system_events_lame_duck_and_shutdown_match_go() {
+    let (_dir, path) = config();
+    // Lame duck mode is announced as it starts; a shutdown before the connections close.
+    // (A lame duck Go server publishes no more events, not even SHUTDOWN; Natrium does.)
+    for (signal, kind) in [("USR2", "LAMEDUCK"), ("TERM", "SHUTDOWN")] {
+        let seen = server_event(&path, signal, kind).await;
+        if let [ours, go] = seen.as_slice() {
+            let shape = |v: &Value| without_go_only(shape_of(v));
+            assert_eq!(shape(ours), shape(go), "{kind}");
         }
     }
 }

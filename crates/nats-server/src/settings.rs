@@ -378,6 +378,7 @@ fn monitor_settings(o: &ServerOptions, has_tls: bool) -> (Option<MonitorSettings
         port: i32::try_from(port).unwrap_or(-1),
         base_path: o.http_base_path.clone(),
         tls,
+        req_stats: natrium_monitor::http::HttpReqStats::default(),
     };
     match (o.http_port, o.https_port) {
         (0, 0) => (None, None),

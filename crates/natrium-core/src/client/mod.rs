@@ -155,6 +155,8 @@ pub struct ClientHandle {
     /// Whether the client takes messages with headers (CONNECT `headers`); others get the
     /// payload alone, as Go delivers to them.
     headers: AtomicBool,
+    /// An internal client (`crate::internal`): deliveries to it say who published them.
+    internal: bool,
 }
 
 /// What a websocket client's upgrade request said about where it comes from.
@@ -186,7 +188,39 @@ impl ClientHandle {
             websocket: None,
             account: OnceLock::new(),
             headers: AtomicBool::new(false),
+            internal: false,
         }
+    }
+
+    /// A handle for an internal client: it takes headers, and each delivery to it carries
+    /// the publisher's identity in `Nats-Request-Info` (see `crate::deliver`).
+    pub(crate) fn new_internal(
+        cid: u64,
+        addr: SocketAddr,
+        max_pending: usize,
+        closing: CancellationToken,
+    ) -> Self {
+        Self {
+            internal: true,
+            headers: AtomicBool::new(true),
+            ..Self::new(cid, addr, max_pending, closing)
+        }
+    }
+
+    /// Whether this is an internal client's handle.
+    #[inline]
+    pub fn is_internal(&self) -> bool {
+        self.internal
+    }
+
+    /// The permissions in force for the client (`None`: unrestricted, or not yet connected).
+    pub fn permissions(&self) -> Option<Arc<natrium_auth::ClientPermissions>> {
+        self.auth.lock().as_ref().and_then(|a| a.perms.clone())
+    }
+
+    /// The user JWT the client authenticated with, if any.
+    pub fn user_jwt(&self) -> Option<String> {
+        self.auth.lock().as_ref().and_then(|a| a.opts.jwt.clone())
     }
 
     /// The account the client logged into (`None` before CONNECT: the global account).

@@ -181,7 +181,7 @@ impl Publisher {
         out
     }
 
-    fn request_info(&self, importer: &Account, share: bool) -> RequestInfo {
+    pub(super) fn request_info(&self, importer: &Account, share: bool) -> RequestInfo {
         let client = self
             .origin
             .as_ref()
@@ -213,7 +213,7 @@ impl Publisher {
 
 /// Go's `ClientInfo` as a request crossing accounts carries it, fields in Go's order.
 #[derive(Debug, Default, Serialize)]
-struct RequestInfo {
+pub(super) struct RequestInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     start: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

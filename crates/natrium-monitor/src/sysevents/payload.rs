@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use natrium_core::account::{Account, AccountStats};
 use serde::Serialize;
 
 use crate::varz::rfc3339;
@@ -142,6 +143,9 @@ pub struct DisconnectEvent {
     pub reason: &'static str,
 }
 
+/// `$SYS.SERVER.<id>.CLIENT.AUTH.ERR`: a DISCONNECT-shaped event for a refused client.
+pub type AuthErrorEvent = DisconnectEvent;
+
 pub const CONNECT_EVENT_TYPE: &str = "io.nats.server.advisory.v1.client_connect";
 pub const DISCONNECT_EVENT_TYPE: &str = "io.nats.server.advisory.v1.client_disconnect";
 pub const ACCOUNT_CONNS_TYPE: &str = "io.nats.server.advisory.v1.account_connections";
@@ -173,6 +177,33 @@ pub struct AccountStat {
     pub slow_consumers: u64,
 }
 
+impl AccountStat {
+    /// One account's figures now; sent and received from its clients' side, as Go reports.
+    pub fn of(account: &Account) -> Self {
+        let load = AccountStats::load;
+        let conns = account.stats.conns();
+        Self {
+            acc: account.name.clone(),
+            name: account.name.clone(),
+            conns,
+            leafnodes: 0,
+            total_conns: conns,
+            num_subscriptions: account.sublist.count() as u64,
+            sent: MsgBytes {
+                msgs: load(&account.stats.out_msgs),
+                bytes: load(&account.stats.out_bytes),
+            }
+            .into(),
+            received: MsgBytes {
+                msgs: load(&account.stats.in_msgs),
+                bytes: load(&account.stats.in_bytes),
+            }
+            .into(),
+            slow_consumers: load(&account.stats.slow_consumers),
+        }
+    }
+}
+
 /// The `statsz` object of `$SYS.SERVER.<id>.STATSZ` and of `STATSZ`/`PING` replies.
 #[derive(Serialize)]
 pub struct Statsz {
@@ -199,6 +230,47 @@ pub struct Statsz {
 pub struct StatszMsg {
     pub server: ServerHeader,
     pub statsz: Statsz,
+}
+
+/// Go's `SubjectPermission`: a direction's lists, each left out when empty.
+#[derive(Serialize, Default)]
+pub struct SubjectPermissionDoc {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+}
+
+/// Go's `ResponsePermission`: `ttl` in nanoseconds; -1 stands for unlimited.
+#[derive(Serialize)]
+pub struct ResponsePermissionDoc {
+    pub max: i64,
+    pub ttl: i64,
+}
+
+/// Go's `Permissions` as `$SYS.REQ.USER.INFO` shows a client's.
+#[derive(Serialize, Default)]
+pub struct PermissionsDoc {
+    pub publish: SubjectPermissionDoc,
+    pub subscribe: SubjectPermissionDoc,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub responses: Option<ResponsePermissionDoc>,
+}
+
+/// Go's `UserInfo`: the answer to `$SYS.REQ.USER.INFO`.
+#[derive(Serialize, Default)]
+pub struct UserInfo {
+    pub user: String,
+    pub account: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub account_name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub user_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionsDoc>,
+    /// Nanoseconds until the user's JWT expires, whole seconds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub expires: u64,
 }
 
 /// The error object of a failed request.

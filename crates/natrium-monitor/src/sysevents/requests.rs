@@ -94,6 +94,8 @@ pub fn subjects(server_id: &str) -> Vec<String> {
 pub struct RequestOptions {
     pub query: Query,
     filters: Filters,
+    /// The body as decoded, for options that are not query parameters (account `STATZ`).
+    pub body: Map<String, Value>,
 }
 
 #[derive(Default)]
@@ -144,6 +146,7 @@ impl RequestOptions {
             return Ok(Self {
                 query: Query::from_pairs(Vec::new()),
                 filters: Filters::default(),
+                body: Map::new(),
             });
         }
         let object: Map<String, Value> =
@@ -187,6 +190,7 @@ impl RequestOptions {
         Ok(Self {
             query: Query::from_pairs(pairs),
             filters,
+            body: object,
         })
     }
 

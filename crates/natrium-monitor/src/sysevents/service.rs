@@ -1,35 +1,67 @@
-//! The system services task: an internal client in the system account, its request handlers,
-//! the client event publisher and the `STATSZ` heartbeat (first after 250 ms, then doubling up
-//! to every 10 s, as Go paces it).
+//! The system services task: an internal client in the system account (also subscribed in
+//! every other account for the requests Go imports there), its request handlers, the event
+//! publisher (see [`super::events`]) and the `STATSZ` heartbeat (first after 250 ms, then
+//! doubling up to every 10 s, as Go paces it).
+//!
+//! Each subscription is recorded with the handler it feeds ([`Route`]), so that a request
+//! matching two of them (`$SYS.REQ.ACCOUNT.PING.STATZ` also matches
+//! `$SYS.REQ.ACCOUNT.*.STATZ`) is told apart as Go tells its handlers apart. An answer is
+//! published into the account the request came from.
+//!
+//! Accounts come and go (operator mode registers them on first use, a reload may replace
+//! them): the per-account subscriptions are brought in line with the registry at start, when
+//! a client connects to an account not yet served, and at each heartbeat.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
-use natrium_core::closed::ClosedConn;
+use natrium_core::account::Account;
 use natrium_core::events::ClientEvent;
 use natrium_core::internal::{InboundMsg, InternalClient};
-use natrium_core::stats::ServerStats;
 use natrium_core::Server;
 use tokio::sync::mpsc;
 
-use super::payload::{
-    event_id, AccountConnsEvent, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent, MsgBytes,
-    ServerIdentity, Statsz, StatszMsg, ACCOUNT_CONNS_TYPE, CONNECT_EVENT_TYPE,
-    DISCONNECT_EVENT_TYPE,
-};
+use super::account::{self as acc, AccountReq};
+use super::payload::{ServerIdentity, StatszMsg};
 use super::requests::{self, Endpoint, RequestOptions};
+use super::user;
 use crate::http::MonitorSettings;
 use crate::query::Query;
-use crate::varz::{rfc3339, HttpInfo};
-use crate::{process, subsz, varz};
+use crate::varz::HttpInfo;
+use crate::{subsz, varz};
 
 const STATSZ_FIRST: Duration = Duration::from_millis(250);
 const STATSZ_EVERY: Duration = Duration::from_secs(10);
 
-struct Services {
-    server: Server,
-    client: InternalClient,
-    identity: ServerIdentity,
+/// `$SYS.REQ.USER.INFO`, which every account may ask.
+const USER_INFO: &str = "$SYS.REQ.USER.INFO";
+
+/// Which handler a subscription feeds.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    /// `$SYS.REQ.SERVER.PING[.<EP>]`, `$SYS.REQ.SERVER.<id>.<EP>`.
+    Server,
+    /// `$SYS.REQ.ACCOUNT.*.<KIND>` (the account from the subject), or with `None`
+    /// `$SYS.REQ.ACCOUNT.PING.STATZ` (every account).
+    Account(Option<AccountReq>),
+    /// `$SYS.REQ.USER.*.INFO`, asked directly in the system account.
+    UserDirect,
+    /// `$SYS.REQ.USER.INFO`, in any account.
+    UserInfo,
+    /// A request another account makes about itself.
+    Imported(AccountReq),
+}
+
+pub(super) struct Services {
+    pub(super) server: Server,
+    pub(super) client: InternalClient,
+    pub(super) identity: ServerIdentity,
     http: Option<MonitorSettings>,
+    routes: BTreeMap<u64, Route>,
+    /// The subscriptions in each account other than the system account, with the account
+    /// object they were made in.
+    imported: HashMap<String, (Arc<Account>, Vec<u64>)>,
 }
 
 /// Starts the system account's services; they stop with the server.
@@ -51,10 +83,11 @@ pub fn start_system_services(server: &Server, http: Option<MonitorSettings>) {
         client,
         identity,
         http,
+        routes: BTreeMap::new(),
+        imported: HashMap::new(),
     };
-    for subject in requests::subjects(server.id()) {
-        services.client.subscribe(&subject);
-    }
+    services.subscribe_system();
+    services.reconcile_imports();
     let owner = server.clone();
     server.spawn_service(async move {
         services.run(inbox, events, &owner).await;
@@ -62,6 +95,97 @@ pub fn start_system_services(server: &Server, http: Option<MonitorSettings>) {
 }
 
 impl Services {
+    fn subscribe_system(&mut self) {
+        let mut subjects: Vec<(String, Route)> = requests::subjects(self.server.id())
+            .into_iter()
+            .map(|s| (s, Route::Server))
+            .collect();
+        subjects.extend(
+            acc::system_subjects()
+                .into_iter()
+                .map(|(s, req)| (s, Route::Account(req))),
+        );
+        subjects.push(("$SYS.REQ.USER.*.INFO".to_owned(), Route::UserDirect));
+        subjects.push((USER_INFO.to_owned(), Route::UserInfo));
+        let system = self.server.system_account();
+        for (subject, route) in subjects {
+            if let Some(sid) = self.client.subscribe_in(&system, &subject) {
+                self.routes.insert(sid, route);
+            }
+        }
+    }
+
+    /// Subscribes in `account` to the requests it may make about itself.
+    fn import_into(&mut self, account: &Arc<Account>) {
+        self.drop_imports(&account.name);
+        let mut sids = Vec::with_capacity(acc::IMPORTED.len() + 1);
+        let wanted = acc::IMPORTED
+            .iter()
+            .map(|&(subject, req)| (subject, Route::Imported(req)))
+            .chain([(USER_INFO, Route::UserInfo)]);
+        for (subject, route) in wanted {
+            if let Some(sid) = self.client.subscribe_in(account, subject) {
+                self.routes.insert(sid, route);
+                sids.push(sid);
+            }
+        }
+        self.imported
+            .insert(account.name.clone(), (Arc::clone(account), sids));
+    }
+
+    fn drop_imports(&mut self, name: &str) {
+        if let Some((_, sids)) = self.imported.remove(name) {
+            for sid in sids {
+                self.client.unsubscribe(sid);
+                self.routes.remove(&sid);
+            }
+        }
+    }
+
+    /// Whether `account` is served by the subscriptions made in this very object.
+    fn is_served(&self, account: &Arc<Account>) -> bool {
+        self.imported
+            .get(&account.name)
+            .is_some_and(|(known, _)| Arc::ptr_eq(known, account))
+    }
+
+    /// Brings the per-account subscriptions in line with the accounts in use.
+    pub(super) fn reconcile_imports(&mut self) {
+        let system = self.server.system_account();
+        let accounts: Vec<Arc<Account>> = self
+            .server
+            .accounts()
+            .iter()
+            .filter(|a| a.is_registered() && !Arc::ptr_eq(a, &system))
+            .map(Arc::clone)
+            .collect();
+        let live: HashSet<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
+        let gone: Vec<String> = self
+            .imported
+            .keys()
+            .filter(|name| !live.contains(name.as_str()))
+            .cloned()
+            .collect();
+        for name in gone {
+            self.drop_imports(&name);
+        }
+        for account in &accounts {
+            if !self.is_served(account) {
+                self.import_into(account);
+            }
+        }
+    }
+
+    /// Serves the account a client just connected to, if it is new to us.
+    pub(super) fn serve_account(&mut self, name: &str) {
+        let Some(account) = self.server.account(name) else {
+            return;
+        };
+        if !self.is_served(&account) && !Arc::ptr_eq(&account, &self.server.system_account()) {
+            self.import_into(&account);
+        }
+    }
+
     async fn run(
         &mut self,
         mut inbox: mpsc::Receiver<InboundMsg>,
@@ -74,11 +198,12 @@ impl Services {
             tokio::select! {
                 () = server.shutting_down() => break,
                 Some(msg) = inbox.recv() => self.request(&msg),
-                Some(event) = events.recv() => self.client_event(event),
+                Some(event) = events.recv() => self.event(event),
                 () = &mut heartbeat => {
                     let subject = format!("$SYS.SERVER.{}.STATSZ", self.server.id());
                     let doc = StatszMsg { server: self.identity.stamp(), statsz: self.statsz() };
                     self.publish_json(&subject, &doc);
+                    self.reconcile_imports();
                     every = (every * 2).min(STATSZ_EVERY);
                     heartbeat.as_mut().reset(tokio::time::Instant::now() + every);
                 }
@@ -86,7 +211,7 @@ impl Services {
         }
     }
 
-    fn publish_json<T: serde::Serialize>(&mut self, subject: &str, doc: &T) {
+    pub(super) fn publish_json<T: serde::Serialize>(&mut self, subject: &str, doc: &T) {
         if let Ok(body) = serde_json::to_vec(doc) {
             self.client.publish(subject, None, &body);
         }
@@ -96,15 +221,37 @@ impl Services {
         let Some(reply) = msg.reply.as_deref() else {
             return;
         };
-        let Some(endpoint) = requests::parse_subject(&msg.subject, self.server.id()) else {
+        let (Some(&route), Some(account)) = (
+            self.routes.get(&msg.sid),
+            self.client.account_of(msg.sid).map(Arc::clone),
+        ) else {
             return;
         };
-        let body = match RequestOptions::parse(endpoint, &msg.payload) {
-            Ok(opts) if !opts.selects(&self.identity) => return,
-            Ok(opts) => self.answer(endpoint, &opts.query),
-            Err(err) => requests::bad_body_reply(&self.identity, err.0),
+        let (server, id, body) = (&self.server, &self.identity, &msg.payload[..]);
+        let answer = match route {
+            Route::Server => self.server_request(&msg.subject, body),
+            Route::Account(Some(req)) => match acc::subject_account(&msg.subject) {
+                Ok(name) => acc::answer(server, id, Some(name), req, body),
+                Err(err) => Some(requests::failed_reply(id, err.0)),
+            },
+            Route::Account(None) => acc::answer(server, id, None, AccountReq::Statz, body),
+            Route::Imported(req) => acc::answer(server, id, Some(&account.name), req, body),
+            Route::UserInfo => Some(user::answer(server, id, msg.headers.as_deref(), false)),
+            Route::UserDirect => Some(user::answer(server, id, msg.headers.as_deref(), true)),
         };
-        self.client.publish(reply, None, &body);
+        if let Some(answer) = answer {
+            self.client.publish_in(&account, reply, None, &answer);
+        }
+    }
+
+    /// `$SYS.REQ.SERVER.…`; `None` when the filters exclude this server.
+    fn server_request(&self, subject: &str, body: &[u8]) -> Option<Vec<u8>> {
+        let endpoint = requests::parse_subject(subject, self.server.id())?;
+        match RequestOptions::parse(endpoint, body) {
+            Ok(opts) if !opts.selects(&self.identity) => None,
+            Ok(opts) => Some(self.answer(endpoint, &opts.query)),
+            Err(err) => Some(requests::bad_body_reply(&self.identity, err.0)),
+        }
     }
 
     fn answer(&self, endpoint: Endpoint, q: &Query) -> Vec<u8> {
@@ -144,6 +291,7 @@ impl Services {
         result.unwrap_or_else(|err| requests::failed_reply(id, err.0))
     }
 
+    /// `/varz`'s `http` part, with the HTTP listener's request counts.
     fn http_info(&self) -> HttpInfo {
         match &self.http {
             Some(http) => HttpInfo {
@@ -151,7 +299,7 @@ impl Services {
                 port: if http.tls { 0 } else { i64::from(http.port) },
                 https_port: if http.tls { i64::from(http.port) } else { 0 },
                 base_path: http.base_path.clone(),
-                req_stats: std::collections::BTreeMap::new(),
+                req_stats: http.req_stats.snapshot(),
             },
             None => HttpInfo {
                 host: String::new(),
@@ -161,156 +309,5 @@ impl Services {
                 req_stats: std::collections::BTreeMap::new(),
             },
         }
-    }
-
-    fn statsz(&self) -> Statsz {
-        let server = &self.server;
-        let stats = server.stats();
-        let load = ServerStats::load;
-        let sent = MsgBytes {
-            msgs: load(&stats.out_msgs),
-            bytes: load(&stats.out_bytes),
-        };
-        let received = MsgBytes {
-            msgs: load(&stats.in_msgs),
-            bytes: load(&stats.in_bytes),
-        };
-        let cores = process::cores();
-        Statsz {
-            start: rfc3339(server.started()),
-            mem: process::resident_bytes(),
-            cores,
-            cpu: 0.0,
-            connections: server.num_clients(),
-            total_connections: load(&stats.total_connections),
-            active_accounts: server
-                .accounts()
-                .iter()
-                .filter(|a| a.stats.conns() > 0)
-                .count(),
-            subscriptions: server.num_subscriptions(),
-            sent,
-            sent_to_clients: sent,
-            received,
-            received_from_clients: received,
-            slow_consumers: load(&stats.slow_consumers),
-            active_servers: 1,
-            gomaxprocs: cores,
-        }
-    }
-
-    fn client_event(&mut self, event: ClientEvent) {
-        let (account, subject_kind) = match &event {
-            ClientEvent::Connected(client) => (client.account.clone(), "CONNECT"),
-            ClientEvent::Disconnected(closed) => (closed.account.clone(), "DISCONNECT"),
-        };
-        let now = chrono::Utc::now();
-        let subject = format!("$SYS.ACCOUNT.{account}.{subject_kind}");
-        match event {
-            ClientEvent::Connected(client) => {
-                let meta = client.meta;
-                let info = ClientInfo {
-                    start: Some(rfc3339(client.started)),
-                    host: client.addr.ip().to_string(),
-                    id: client.cid,
-                    acc: account.clone(),
-                    user: meta.auth_user,
-                    name: meta.name,
-                    lang: meta.lang,
-                    ver: meta.version,
-                    name_tag: account.clone(),
-                    kind: "Client".to_owned(),
-                    client_type: client.client_type.to_owned(),
-                    ..ClientInfo::default()
-                };
-                let doc = ConnectEvent {
-                    kind: CONNECT_EVENT_TYPE,
-                    id: event_id(),
-                    timestamp: rfc3339(now),
-                    server: self.identity.stamp(),
-                    client: info,
-                };
-                self.account_conns(&account);
-                self.publish_json(&subject, &doc);
-            }
-            ClientEvent::Disconnected(closed) => {
-                let doc = self.disconnect_doc(&closed, &account);
-                self.account_conns(&account);
-                self.publish_json(&subject, &doc);
-            }
-        }
-    }
-
-    fn disconnect_doc(&self, closed: &ClosedConn, account: &str) -> DisconnectEvent {
-        let info = ClientInfo {
-            start: Some(rfc3339(closed.started)),
-            host: closed.addr.ip().to_string(),
-            id: closed.cid,
-            acc: account.to_owned(),
-            user: closed.meta.auth_user.clone(),
-            name: closed.meta.name.clone(),
-            lang: closed.meta.lang.clone(),
-            ver: closed.meta.version.clone(),
-            rtt: closed.rtt_nanos,
-            stop: Some(rfc3339(closed.stopped)),
-            name_tag: account.to_owned(),
-            kind: "Client".to_owned(),
-            client_type: closed.client_type.to_owned(),
-        };
-        DisconnectEvent {
-            kind: DISCONNECT_EVENT_TYPE,
-            id: event_id(),
-            timestamp: rfc3339(closed.stopped),
-            server: self.identity.stamp(),
-            client: info,
-            // From the client's side, as Go reports it: what it sent is what the server read.
-            sent: MsgBytes {
-                msgs: closed.out_msgs,
-                bytes: closed.out_bytes,
-            },
-            received: MsgBytes {
-                msgs: closed.in_msgs,
-                bytes: closed.in_bytes,
-            },
-            reason: closed.reason.as_str(),
-        }
-    }
-
-    /// The account's connection count, on both subjects Go publishes it on.
-    fn account_conns(&mut self, account: &str) {
-        let Some(acc) = self.server.account(account) else {
-            return;
-        };
-        let load = natrium_core::account::AccountStats::load;
-        let conns = acc.stats.conns();
-        let stat = AccountStat {
-            acc: account.to_owned(),
-            name: account.to_owned(),
-            conns,
-            leafnodes: 0,
-            total_conns: conns,
-            num_subscriptions: acc.sublist.count() as u64,
-            // Go's direction: what the account's clients were sent, and what they published.
-            sent: MsgBytes {
-                msgs: load(&acc.stats.out_msgs),
-                bytes: load(&acc.stats.out_bytes),
-            }
-            .into(),
-            received: MsgBytes {
-                msgs: load(&acc.stats.in_msgs),
-                bytes: load(&acc.stats.in_bytes),
-            }
-            .into(),
-            slow_consumers: load(&acc.stats.slow_consumers),
-        };
-        let doc = AccountConnsEvent {
-            kind: ACCOUNT_CONNS_TYPE,
-            id: event_id(),
-            timestamp: rfc3339(chrono::Utc::now()),
-            server: self.identity.stamp(),
-            stat,
-        };
-        self.publish_json(&format!("$SYS.SERVER.ACCOUNT.{account}.CONNS"), &doc);
-        self.publish_json(&format!("$SYS.ACCOUNT.{account}.SERVER.CONNS"), &doc);
     }
 }

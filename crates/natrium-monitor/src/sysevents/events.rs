@@ -1,0 +1,172 @@
+//! The events the system services publish, from what the runtime reports
+//! (`natrium_core::events`) and from the heartbeat:
+//!
+//! - `$SYS.ACCOUNT.<acc>.CONNECT` and `.DISCONNECT`, then the account's connection count on
+//!   `$SYS.ACCOUNT.<acc>.SERVER.CONNS` and `$SYS.SERVER.ACCOUNT.<acc>.CONNS` (not for `$G`, as
+//!   Go does not count the global account);
+//! - `$SYS.SERVER.<id>.CLIENT.AUTH.ERR` for a client refused at authentication: the disconnect
+//!   event's document, reason `Authentication Failure`;
+//! - `$SYS.SERVER.<id>.LAMEDUCK` and `$SYS.SERVER.<id>.SHUTDOWN`: the bare `server` object;
+//! - the `statsz` document of the heartbeat and of `STATSZ` requests.
+
+use natrium_core::account::GLOBAL_ACCOUNT;
+use natrium_core::closed::ClosedConn;
+use natrium_core::events::{ClientEvent, ConnectedClient};
+use natrium_core::stats::ServerStats;
+
+use super::account::conns_event;
+use super::payload::{
+    event_id, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent, MsgBytes, Statsz,
+    CONNECT_EVENT_TYPE, DISCONNECT_EVENT_TYPE,
+};
+use super::service::Services;
+use crate::process;
+use crate::varz::rfc3339;
+
+impl Services {
+    pub(super) fn event(&mut self, event: ClientEvent) {
+        let id = self.server.id().to_owned();
+        match event {
+            ClientEvent::Connected(client) => self.connected(*client),
+            ClientEvent::Disconnected(closed) => {
+                let doc = self.disconnect_doc(&closed);
+                let account = closed.account.clone();
+                self.account_conns(&account);
+                self.publish_json(&format!("$SYS.ACCOUNT.{account}.DISCONNECT"), &doc);
+            }
+            ClientEvent::AuthFailed(closed) => {
+                let doc = self.disconnect_doc(&closed);
+                self.publish_json(&format!("$SYS.SERVER.{id}.CLIENT.AUTH.ERR"), &doc);
+            }
+            ClientEvent::LameDuck => {
+                let doc = self.identity.stamp();
+                self.publish_json(&format!("$SYS.SERVER.{id}.LAMEDUCK"), &doc);
+            }
+            ClientEvent::ShuttingDown(done) => {
+                let doc = self.identity.stamp();
+                self.publish_json(&format!("$SYS.SERVER.{id}.SHUTDOWN"), &doc);
+                let _ = done.send(());
+            }
+        }
+    }
+
+    fn connected(&mut self, client: ConnectedClient) {
+        let account = client.account;
+        self.serve_account(&account);
+        let meta = client.meta;
+        let info = ClientInfo {
+            start: Some(rfc3339(client.started)),
+            host: client.addr.ip().to_string(),
+            id: client.cid,
+            acc: account.clone(),
+            user: meta.auth_user,
+            name: meta.name,
+            lang: meta.lang,
+            ver: meta.version,
+            name_tag: account.clone(),
+            kind: "Client".to_owned(),
+            client_type: client.client_type.to_owned(),
+            ..ClientInfo::default()
+        };
+        let doc = ConnectEvent {
+            kind: CONNECT_EVENT_TYPE,
+            id: event_id(),
+            timestamp: rfc3339(chrono::Utc::now()),
+            server: self.identity.stamp(),
+            client: info,
+        };
+        self.account_conns(&account);
+        self.publish_json(&format!("$SYS.ACCOUNT.{account}.CONNECT"), &doc);
+    }
+
+    fn disconnect_doc(&self, closed: &ClosedConn) -> DisconnectEvent {
+        let account = &closed.account;
+        let info = ClientInfo {
+            start: Some(rfc3339(closed.started)),
+            host: closed.addr.ip().to_string(),
+            id: closed.cid,
+            acc: account.clone(),
+            user: closed.meta.auth_user.clone(),
+            name: closed.meta.name.clone(),
+            lang: closed.meta.lang.clone(),
+            ver: closed.meta.version.clone(),
+            rtt: closed.rtt_nanos,
+            stop: Some(rfc3339(closed.stopped)),
+            name_tag: account.clone(),
+            kind: "Client".to_owned(),
+            client_type: closed.client_type.to_owned(),
+        };
+        DisconnectEvent {
+            kind: DISCONNECT_EVENT_TYPE,
+            id: event_id(),
+            timestamp: rfc3339(closed.stopped),
+            server: self.identity.stamp(),
+            client: info,
+            // From the client's side, as Go reports it: what it sent is what the server read.
+            sent: MsgBytes {
+                msgs: closed.out_msgs,
+                bytes: closed.out_bytes,
+            },
+            received: MsgBytes {
+                msgs: closed.in_msgs,
+                bytes: closed.in_bytes,
+            },
+            reason: closed.reason.as_str(),
+        }
+    }
+
+    /// The account's connection count, on both subjects Go publishes it on.
+    fn account_conns(&mut self, account: &str) {
+        if account == GLOBAL_ACCOUNT {
+            return;
+        }
+        let Some(stat) = self
+            .server
+            .accounts()
+            .iter()
+            .find(|a| a.name == account)
+            .map(|a| AccountStat::of(a))
+        else {
+            return;
+        };
+        let doc = conns_event(&self.identity, stat);
+        self.publish_json(&format!("$SYS.SERVER.ACCOUNT.{account}.CONNS"), &doc);
+        self.publish_json(&format!("$SYS.ACCOUNT.{account}.SERVER.CONNS"), &doc);
+    }
+
+    pub(super) fn statsz(&self) -> Statsz {
+        let server = &self.server;
+        let stats = server.stats();
+        let load = ServerStats::load;
+        let sent = MsgBytes {
+            msgs: load(&stats.out_msgs),
+            bytes: load(&stats.out_bytes),
+        };
+        let received = MsgBytes {
+            msgs: load(&stats.in_msgs),
+            bytes: load(&stats.in_bytes),
+        };
+        let cores = process::cores();
+        Statsz {
+            start: rfc3339(server.started()),
+            mem: process::resident_bytes(),
+            cores,
+            cpu: 0.0,
+            connections: server.num_clients(),
+            total_connections: load(&stats.total_connections),
+            active_accounts: server
+                .accounts()
+                .iter()
+                .filter(|a| a.stats.conns() > 0)
+                .count(),
+            subscriptions: server.num_subscriptions(),
+            sent,
+            sent_to_clients: sent,
+            received,
+            received_from_clients: received,
+            slow_consumers: load(&stats.slow_consumers),
+            active_servers: 1,
+            gomaxprocs: cores,
+        }
+    }
+}
