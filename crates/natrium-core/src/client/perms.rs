@@ -69,10 +69,10 @@ impl ConnPerms {
     pub(super) fn install(&mut self, perms: Option<Arc<ClientPermissions>>, handle: &ClientHandle) {
         if let Some(p) = &perms {
             if let Some(&response) = p.response() {
-                let _ = handle.responses.set(Responses {
+                let _ = handle.responses.set(Box::new(Responses {
                     perms: Arc::clone(p),
                     table: Mutex::new(ReplyTable::new(response, REPLY_PERMS_ENTRIES_MAX)),
-                });
+                }));
             }
         }
         self.perms = perms;

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::io::OutSink;
 use super::{ClientHandle, ClosedReason};
-use crate::limits::{CLOSE_FLUSH_DEADLINE, OUTBOUND_SPARE_KEEP_BYTES};
+use crate::limits::{
+    CLOSE_FLUSH_DEADLINE, OUTBOUND_REUSE_MIN_BATCH_BYTES, OUTBOUND_SPARE_KEEP_BYTES,
+};
 
 pub(crate) enum WriteOutcome {
     Ok,
@@ -44,7 +46,11 @@ async fn drain<W: OutSink>(
         let attempted = spare.len();
         let result = tokio::time::timeout(deadline, socket.write_batch(spare)).await;
         spare.clear();
-        if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES {
+        if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES
+            || attempted < OUTBOUND_REUSE_MIN_BATCH_BYTES
+        {
+            // A quiet connection (the common idle case) then holds no outbound buffer at all:
+            // this one is freed, and the empty one swapped in by the next `take` has none.
             *spare = Vec::new();
         }
         client.out.written();
