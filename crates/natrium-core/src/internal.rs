@@ -150,6 +150,17 @@ impl InternalClient {
         self.publisher.flush();
     }
 
+    /// Whether a publish to `subject` could reach anyone: a matching subscription in the
+    /// account, or any link from it to other accounts (those are not looked into). A `false`
+    /// lets the owner skip building a message nobody would receive.
+    pub fn has_interest(&self, subject: &str) -> bool {
+        if self.account.links().is_some() {
+            return true;
+        }
+        let result = self.account.sublist.matches(subject.as_bytes());
+        !(result.plain.is_empty() && result.queues.is_empty())
+    }
+
     /// How many subscriptions this client holds (counted in the account's totals).
     pub fn num_subscriptions(&self) -> usize {
         self.subs.len()

@@ -50,6 +50,10 @@ pub const OUTBOUND_SPARE_KEEP_BYTES: usize = 64 * 1024;
 /// allocations per write syscall.
 pub const OUTBOUND_REUSE_MIN_BATCH_BYTES: usize = 4 * 1024;
 
+/// Serialized INFO heads the server keeps: one per kind of listener (client, websocket), with
+/// room for the old and new ones across a reload. A miss only costs one full serialization.
+pub const INFO_HEADS_KEPT: usize = 4;
+
 /// How many distinct subjects a connection remembers match results for.
 pub const CLIENT_MATCH_CACHE_ENTRIES: usize = 128;
 

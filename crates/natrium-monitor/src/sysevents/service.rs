@@ -206,6 +206,14 @@ impl Services {
         };
         let now = chrono::Utc::now();
         let subject = format!("$SYS.ACCOUNT.{account}.{subject_kind}");
+        if !self.client.has_interest(&subject) {
+            // Nobody would receive it: the connection count still goes out if wanted, and the
+            // event only counts its sequence number (its JSON is most of a connection's cost
+            // when clients come and go and nothing listens).
+            self.account_conns(&account);
+            self.identity.skip_stamp();
+            return;
+        }
         match event {
             ClientEvent::Connected(client) => {
                 let meta = client.meta;
@@ -281,6 +289,13 @@ impl Services {
         let Some(acc) = self.server.account(account).cloned() else {
             return;
         };
+        let server_subject = format!("$SYS.SERVER.ACCOUNT.{account}.CONNS");
+        let account_subject = format!("$SYS.ACCOUNT.{account}.SERVER.CONNS");
+        if !self.client.has_interest(&server_subject) && !self.client.has_interest(&account_subject)
+        {
+            self.identity.skip_stamp();
+            return;
+        }
         let load = natrium_core::account::AccountStats::load;
         let conns = acc.stats.conns();
         let stat = AccountStat {
@@ -310,7 +325,7 @@ impl Services {
             server: self.identity.stamp(),
             stat,
         };
-        self.publish_json(&format!("$SYS.SERVER.ACCOUNT.{account}.CONNS"), &doc);
-        self.publish_json(&format!("$SYS.ACCOUNT.{account}.SERVER.CONNS"), &doc);
+        self.publish_json(&server_subject, &doc);
+        self.publish_json(&account_subject, &doc);
     }
 }
