@@ -45,10 +45,11 @@ pub const PUBLISHER_STALL_FAR_BEHIND_MAX: Duration = Duration::from_millis(100);
 pub const OUTBOUND_SPARE_KEEP_BYTES: usize = 64 * 1024;
 
 /// The writer keeps a buffer for the next batch only after writing at least this much: a busy
-/// connection reuses its buffers, while one that writes a line now and then (INFO, PONG, a
-/// reply) holds none between writes. Below this, growing a fresh buffer costs a few small
-/// allocations per write syscall.
-pub const OUTBOUND_REUSE_MIN_BATCH_BYTES: usize = 4 * 1024;
+/// connection reuses its buffers, while one that writes a line now and then (the INFOs and
+/// PONG after connecting, a reply) holds none between writes. A busy subscriber's batches are
+/// larger (1–2 KiB with 16-byte messages as its writer keeps up); below this, growing a fresh
+/// buffer costs a few small allocations per write syscall.
+pub const OUTBOUND_REUSE_MIN_BATCH_BYTES: usize = 512;
 
 /// Serialized INFO heads the server keeps: one per kind of listener (client, websocket), with
 /// room for the old and new ones across a reload. A miss only costs one full serialization.
