@@ -33,6 +33,8 @@ use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_
 use crate::server::Server;
 use crate::ws::WsSession;
 
+#[path = "deadline.rs"]
+mod deadline;
 #[path = "login.rs"]
 mod login;
 
@@ -310,7 +312,7 @@ impl Conn {
                     }
                     continue;
                 }
-                read = fill(&mut socket, &mut rb) => read,
+                read = rb.fill(&mut socket) => read,
             };
             match read {
                 Ok(n) => rb.note_read(n),
@@ -347,39 +349,6 @@ impl Conn {
                 Box::pin(self.publisher.stall_if_needed()).await;
             }
         }
-    }
-
-    /// Whether the deadline timer stands for anything: the authentication timeout before
-    /// CONNECT, a deadline set by CONNECT after it.
-    fn deadline_armed(&self) -> bool {
-        !self.connected || self.after_connect_deadline().is_some()
-    }
-
-    /// The earlier of the deadlines CONNECT set (the JWT's expiry, the close at the
-    /// subscription limit), if any.
-    fn after_connect_deadline(&self) -> Option<Instant> {
-        match (self.auth_expires, self.close_at_sub_limit) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// The deadline timer fired at `at`: says why the connection closes and tells the client.
-    /// When the expiry and the subscription-limit close fall due together, the expiry wins.
-    fn deadline_passed(&self, at: Instant) -> ClosedReason {
-        if !self.connected {
-            // Go logs this at debug level (the client is told with the -ERR).
-            tracing::debug!("{} - Authentication Timeout", self.handle.log_prefix());
-            send_err(&self.handle, &WireError::AuthenticationTimeout);
-            return ClosedReason::AuthenticationTimeout;
-        }
-        if self.auth_expires.is_some_and(|expires| expires <= at) {
-            tracing::debug!("{} - User Authentication Expired", self.handle.log_prefix());
-            send_err(&self.handle, &WireError::UserAuthenticationExpired);
-            return ClosedReason::AuthenticationExpired;
-        }
-        self.max_subs_exceeded();
-        ClosedReason::MaxSubscriptionsExceeded
     }
 
     /// Parses and handles every complete op in the buffer, leaving a partial one in place.
@@ -856,17 +825,6 @@ impl Conn {
     }
 }
 
-/// Waits for input and reads it into `rb`. A buffer given back while the connection was quiet
-/// is taken again only once the transport says there is something to read. Cancel-safe: what
-/// was read stays in `rb`, which the read loop owns.
-async fn fill<R: Inbound>(socket: &mut R, rb: &mut ReadBuf) -> Result<usize, ClosedReason> {
-    if rb.is_released() {
-        socket.ready().await;
-    }
-    rb.prepare();
-    socket.read_into(&mut rb.data).await
-}
-
 /// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
 fn new_nonce() -> String {
     use base64::Engine as _;
@@ -904,4 +862,14 @@ fn should_log_max_subs() -> bool {
     }
     *last = Some(now);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    /// See `client_per_connection_structs_stay_small`: the read task's state is part of every
+    /// connection's task.
+    #[test]
+    fn client_conn_state_stays_small() {
+        assert!(std::mem::size_of::<super::Conn>() <= 352);
+    }
 }

@@ -12,6 +12,8 @@
 //! Parsed ops borrow from [`ReadBuf::pending`]; [`ReadBuf::consume`] drops what was handled and
 //! a partial op stays for the next read.
 
+use super::io::Inbound;
+use super::ClosedReason;
 use crate::limits::{
     READ_BUFFER_MAX_BYTES, READ_BUFFER_SHRINK_AFTER_SHORT_READS, READ_BUFFER_START_BYTES,
 };
@@ -99,6 +101,17 @@ impl ReadBuf {
                 self.short_reads = 0;
             }
         }
+    }
+
+    /// Waits for input from `socket` and reads it in. A buffer given back while the connection
+    /// was quiet is taken again only once the transport says there is something to read.
+    /// Cancel-safe: what was read stays here, and the read loop owns this buffer.
+    pub(crate) async fn fill<R: Inbound>(&mut self, socket: &mut R) -> Result<usize, ClosedReason> {
+        if self.is_released() {
+            socket.ready().await;
+        }
+        self.prepare();
+        socket.read_into(&mut self.data).await
     }
 
     /// Whether the buffer holds no allocation (see [`release_if_quiet`](Self::release_if_quiet)).
