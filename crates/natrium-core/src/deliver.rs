@@ -356,6 +356,12 @@ impl Publisher {
         }
     }
 
+    /// Whether this batch pushed a subscriber past its stall mark (see
+    /// [`stall_if_needed`](Self::stall_if_needed)).
+    pub fn must_stall(&self) -> bool {
+        !self.stalled.is_empty()
+    }
+
     /// Waits, at most `PUBLISHER_STALL_MAX` per batch, until every subscriber this batch pushed
     /// past its stall mark has drained below it again.
     pub async fn stall_if_needed(&mut self) {

@@ -219,6 +219,17 @@ impl InternalClient {
         publisher.flush();
     }
 
+    /// Whether a publish to `subject` in the home account could reach anyone: a matching
+    /// subscription there, or any link from it to other accounts (those are not looked into).
+    /// A `false` lets the owner skip building a message nobody would receive.
+    pub fn has_interest(&self, subject: &str) -> bool {
+        if self.home.links().is_some() {
+            return true;
+        }
+        let result = self.home.sublist.matches(subject.as_bytes());
+        !(result.plain.is_empty() && result.queues.is_empty())
+    }
+
     /// How many subscriptions this client holds (counted in their accounts' totals).
     pub fn num_subscriptions(&self) -> usize {
         self.subs.len()

@@ -44,6 +44,17 @@ pub const PUBLISHER_STALL_FAR_BEHIND_MAX: Duration = Duration::from_millis(100);
 /// does not pin memory on an idle connection.
 pub const OUTBOUND_SPARE_KEEP_BYTES: usize = 64 * 1024;
 
+/// The writer keeps a buffer for the next batch only after writing at least this much: a busy
+/// connection reuses its buffers, while one that writes a line now and then (the INFOs and
+/// PONG after connecting, a reply) holds none between writes. A busy subscriber's batches are
+/// larger (1–2 KiB with 16-byte messages as its writer keeps up); below this, growing a fresh
+/// buffer costs a few small allocations per write syscall.
+pub const OUTBOUND_REUSE_MIN_BATCH_BYTES: usize = 512;
+
+/// Serialized INFO heads the server keeps: one per kind of listener (client, websocket), with
+/// room for the old and new ones across a reload. A miss only costs one full serialization.
+pub const INFO_HEADS_KEPT: usize = 4;
+
 /// How many distinct subjects a connection remembers match results for.
 pub const CLIENT_MATCH_CACHE_ENTRIES: usize = 128;
 

@@ -27,7 +27,8 @@ use crate::account::{Account, Accounts};
 use crate::client::{run_client, ClientHandle, ClosedReason};
 use crate::config::CoreConfig;
 use crate::fxhash::FxHashMap;
-use crate::info::{Info, COMPATIBLE_VERSION, PROTO_VERSION};
+use crate::info::{Info, InfoHead, COMPATIBLE_VERSION, PROTO_VERSION};
+use crate::limits::INFO_HEADS_KEPT;
 use crate::stats::ServerStats;
 
 #[derive(Debug, thiserror::Error)]
@@ -201,6 +202,8 @@ pub(crate) struct Shared {
     pub ws_addr: Mutex<Option<SocketAddr>>,
     pub closed: crate::closed::ClosedRing,
     pub events: crate::events::EventHook,
+    /// Serialized INFO heads, newest last, at most `INFO_HEADS_KEPT` (see `crate::info`).
+    info_heads: Mutex<Vec<Arc<InfoHead>>>,
 }
 
 /// When and from what the configuration in force was loaded (Go's `config_load_time` and
@@ -283,6 +286,7 @@ impl Server {
                 ws_addr: Mutex::new(None),
                 closed: crate::closed::ClosedRing::new(closed_cap),
                 events: crate::events::EventHook::default(),
+                info_heads: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -418,6 +422,7 @@ impl Server {
             client_id: cid,
             client_ip,
             nonce: String::new(),
+            head: None,
         }
     }
 
@@ -435,7 +440,24 @@ impl Server {
                 info.auth_required |= ws.auth_required();
             }
         }
+        info.head = Some(self.info_head(&info));
         info
+    }
+
+    /// The serialized head for `info`: one kept from an earlier client when its fields are the
+    /// same (the common case: they change only with the configuration), else a new one, kept
+    /// in place of the oldest.
+    fn info_head(&self, info: &Info) -> Arc<InfoHead> {
+        let mut heads = self.shared.info_heads.lock();
+        if let Some(head) = heads.iter().find(|h| h.matches(info)) {
+            return Arc::clone(head);
+        }
+        let head = Arc::new(InfoHead::new(info));
+        if heads.len() >= INFO_HEADS_KEPT {
+            heads.remove(0);
+        }
+        heads.push(Arc::clone(&head));
+        head
     }
 
     /// Adds a connection to the registry; refuses it when max_connections is reached.

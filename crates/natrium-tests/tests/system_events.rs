@@ -305,3 +305,32 @@ async fn system_events_lame_duck_and_shutdown_match_go() {
         }
     }
 }
+
+/// Events are built only for subjects someone listens to: a system user subscribed to just
+/// the account's connection counts gets those, and one subscribed to just its DISCONNECT
+/// events gets those, with the same documents as when everything is listened to.
+#[tokio::test]
+async fn system_events_partial_interest_like_go() {
+    let (_dir, path) = config();
+    for (name, server) in servers(&path) {
+        let sys = login("sys").connect(server.url()).await.expect("sys");
+        let conns_subject = "$SYS.ACCOUNT.A.SERVER.CONNS";
+        let mut conns = sys.subscribe(conns_subject).await.expect("sub");
+        let mut gone = sys
+            .subscribe("$SYS.ACCOUNT.A.DISCONNECT")
+            .await
+            .expect("sub");
+        sys.flush().await.expect("flush");
+        let a = login("a").connect(server.url()).await.expect("a");
+        a.flush().await.expect("flush");
+        let count = next_json(&mut conns, conns_subject).await;
+        assert_eq!(count["acc"], "A", "{name}");
+        assert_eq!(count["conns"], 1, "{name}");
+        drop(a);
+        let disconnect = next_json(&mut gone, "$SYS.ACCOUNT.A.DISCONNECT").await;
+        assert_eq!(disconnect["client"]["acc"], "A", "{name}");
+        assert_eq!(disconnect["reason"], "Client Closed", "{name}");
+        let count = next_json(&mut conns, conns_subject).await;
+        assert_eq!(count["conns"], 0, "{name}");
+    }
+}

@@ -15,8 +15,9 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::authn::{authenticate, log_refusal, Admitted};
-use super::connect::ConnectOptions;
-use super::io::{Inbound, OutSink, PlainRead, PlainWrite};
+use super::connect::{ConnectFlags, ConnectOptions};
+use super::io::{Inbound, OutSink, PlainWrite, TcpRead};
+use super::lazy_pub::LazyPublisher;
 use super::logfmt::{go_duration, go_quote};
 use super::perms::ConnPerms;
 use super::protolog::{log_protocol_error, op_summary};
@@ -26,12 +27,14 @@ use super::writer::{run_writer, WriterFailure};
 use super::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 use crate::account::{Account, SubRef};
 use crate::config::CoreConfig;
-use crate::deliver::{Message, Publisher};
+use crate::deliver::Message;
 use crate::info::Info;
 use crate::limits::{FIRST_PING_INTERVAL, MAX_SUBS_LOG_INTERVAL, RTT_MEASUREMENT_INTERVAL};
 use crate::server::Server;
 use crate::ws::WsSession;
 
+#[path = "deadline.rs"]
+mod deadline;
 #[path = "login.rs"]
 mod login;
 
@@ -53,13 +56,15 @@ struct Conn {
     /// The settings this connection runs with, refreshed when a reload bumps the epoch.
     config: Arc<CoreConfig>,
     config_epoch: u64,
-    opts: ConnectOptions,
+    /// What CONNECT said that the read loop consults (Go's defaults before CONNECT).
+    opts: ConnectFlags,
     connected: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
     nonce: String,
     /// The user's permissions (free when unrestricted).
     perms: ConnPerms,
-    publisher: Publisher,
+    /// Made at the first PUB, dropped again when the connection goes quiet.
+    publisher: LazyPublisher,
     ping: PingState,
     /// Set by the ops that count as client activity for the PING timer (PUB, SUB, UNSUB,
     /// PING), as in Go; folded into `ping.last_in` once per read batch.
@@ -106,28 +111,40 @@ struct PingState {
 }
 
 /// Runs one client connection to completion.
+///
+/// This future is the connection's task for its whole life, so its size is memory every idle
+/// connection holds: the TLS path (several times the plain one) is boxed, and nothing built
+/// for the greeting stays alive across the read loop.
 pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid: u64) {
     let config = server.config();
     let closing = server.shared.shutdown.child_token();
     let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
     if let Some(tls) = &config.tls {
-        super::tls_accept::run(server.clone(), handle, stream, Arc::clone(tls)).await;
+        let tls = Arc::clone(tls);
+        drop(config);
+        Box::pin(super::tls_accept::run(server, handle, stream, tls)).await;
         return;
     }
+    let write_deadline = config.write_deadline;
+    drop(config);
     let (read_half, write_half) = stream.into_split();
-    let info = first_info(&server, &handle);
-    let nonce = info.nonce.clone();
-    let info = info.to_frame();
-    handle.out.enqueue_proto(&info);
-    handle.out.flush();
-    let writer = spawn_writer(&handle, PlainWrite(write_half), config.write_deadline);
+    let nonce = greet(&server, &handle);
+    let writer = spawn_writer(&handle, PlainWrite(write_half), write_deadline);
     if !server.register(&handle) {
         refuse_max_connections(&handle);
         let _ = writer.await;
         return;
     }
     tracing::debug!("{} - Client connection created", handle.log_prefix());
-    serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
+    serve(server, handle, nonce, TcpRead(read_half), writer, None).await;
+}
+
+/// Queues the INFO a new client is greeted with; returns its nonce (empty when none).
+pub(crate) fn greet(server: &Server, handle: &ClientHandle) -> String {
+    let info = first_info(server, handle);
+    handle.out.enqueue_proto(&info.to_frame());
+    handle.out.flush();
+    info.nonce
 }
 
 /// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
@@ -183,11 +200,11 @@ pub(crate) async fn serve<R: Inbound>(
         config: Arc::clone(&config),
         config_epoch,
         account: Arc::clone(&shared.global),
-        opts: ConnectOptions::default(),
+        opts: ConnectFlags::default(),
         nonce,
         perms: ConnPerms::default(),
         connected: false,
-        publisher: Publisher::new(handle.cid, Arc::clone(&shared.stats)),
+        publisher: LazyPublisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
         active: false,
         touched: false,
@@ -265,34 +282,21 @@ impl Conn {
             .unwrap_or(self.config.auth_timeout);
         let mut rb = ReadBuf::new();
         let mut ping_timer = pin!(tokio::time::sleep(self.ping_interval));
-        let mut connect_deadline = pin!(tokio::time::sleep(auth_timeout));
-        // Armed once CONNECT admits a user whose JWT expires.
-        let mut expiry = pin!(tokio::time::sleep(auth_timeout));
-        // Armed once CONNECT admits a user allowed no subscriptions.
-        let mut sub_limit_close = pin!(tokio::time::sleep(auth_timeout));
+        // One timer for every deadline that closes the connection (each timer is memory every
+        // idle connection holds): before CONNECT the authentication timeout; after it the
+        // earlier of the user's JWT expiry and the close of a client admitted at its
+        // subscription limit, when either applies.
+        let mut deadline = pin!(tokio::time::sleep(auth_timeout));
         let closing = self.handle.closing.clone();
         // Whether anything was read since the last PING tick; a quiet connection gives its
         // read buffer back.
         let mut read_since_tick = false;
         loop {
-            rb.prepare();
             let read = tokio::select! {
                 biased;
                 () = closing.cancelled() => return None,
-                () = &mut connect_deadline, if !self.connected => {
-                    // Go logs this at debug level (the client is told with the -ERR).
-                    tracing::debug!("{} - Authentication Timeout", self.handle.log_prefix());
-                    send_err(&self.handle, &WireError::AuthenticationTimeout);
-                    return Some(ClosedReason::AuthenticationTimeout);
-                }
-                () = &mut expiry, if self.auth_expires.is_some() => {
-                    tracing::debug!("{} - User Authentication Expired", self.handle.log_prefix());
-                    send_err(&self.handle, &WireError::UserAuthenticationExpired);
-                    return Some(ClosedReason::AuthenticationExpired);
-                }
-                () = &mut sub_limit_close, if self.close_at_sub_limit.is_some() => {
-                    self.max_subs_exceeded();
-                    return Some(ClosedReason::MaxSubscriptionsExceeded);
+                () = &mut deadline, if self.deadline_armed() => {
+                    return Some(self.deadline_passed(deadline.deadline()));
                 }
                 () = &mut ping_timer => {
                     self.refresh_config();
@@ -301,13 +305,17 @@ impl Conn {
                     ping_timer.as_mut().reset(now + self.ping_interval);
                     if !std::mem::take(&mut read_since_tick) {
                         rb.idle();
+                        self.publisher.release_idle();
+                        if R::WAITS_WITHOUT_BUFFER {
+                            rb.release_if_quiet();
+                        }
                     }
                     if let Next::Close(reason) = self.ping_tick(now) {
                         return Some(reason);
                     }
                     continue;
                 }
-                read = socket.read_into(&mut rb.data) => read,
+                read = rb.fill(&mut socket) => read,
             };
             match read {
                 Ok(n) => rb.note_read(n),
@@ -316,17 +324,17 @@ impl Conn {
             read_since_tick = true;
             self.refresh_config();
             let next = self.process(&mut rb);
+            if R::WAITS_WITHOUT_BUFFER {
+                rb.release_if_quiet();
+            }
             if std::mem::take(&mut self.active) {
                 self.ping.last_in = Some(Instant::now());
             }
             if std::mem::take(&mut self.touched) {
                 self.handle.activity.touch();
             }
-            if let Some(at) = self.auth_expires.filter(|_| self.restart_pings) {
-                expiry.as_mut().reset(at);
-            }
-            if let Some(at) = self.close_at_sub_limit.filter(|_| self.restart_pings) {
-                sub_limit_close.as_mut().reset(at);
+            if let Some(at) = self.after_connect_deadline().filter(|_| self.restart_pings) {
+                deadline.as_mut().reset(at);
             }
             if std::mem::take(&mut self.restart_pings) {
                 ping_timer
@@ -338,7 +346,11 @@ impl Conn {
             if let Next::Close(reason) = next {
                 return Some(reason);
             }
-            self.publisher.stall_if_needed().await;
+            if self.publisher.must_stall() {
+                // Boxed: the wait (a timer and a wake-up registration) would otherwise add its
+                // size to every connection's task, for a state a busy publisher rarely enters.
+                Box::pin(self.publisher.stall_if_needed()).await;
+            }
         }
     }
 
@@ -587,11 +599,16 @@ impl Conn {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
+        // The client's description goes to `ClientMeta` only: the stored authentication
+        // needs the credentials, not a second copy of these.
+        let name = std::mem::take(&mut opts.name);
+        let lang = std::mem::take(&mut opts.lang);
+        let version = std::mem::take(&mut opts.version);
         let meta = |auth_user| ClientMeta {
             protocol: opts.protocol,
-            name: opts.name.clone(),
-            lang: opts.lang.clone(),
-            version: opts.version.clone(),
+            name: name.clone(),
+            lang: lang.clone(),
+            version: version.clone(),
             auth_user,
         };
         // Checked against the settings in force now; a reload that lands meanwhile could
@@ -631,7 +648,7 @@ impl Conn {
         }
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.handle.set_accepts_headers(opts.headers);
-        self.opts = opts;
+        self.opts = opts.flags();
         if !self.connected {
             self.server.client_connected(&self.handle);
         }
@@ -846,4 +863,14 @@ fn should_log_max_subs() -> bool {
     }
     *last = Some(now);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    /// See `client_per_connection_structs_stay_small`: the read task's state is part of every
+    /// connection's task.
+    #[test]
+    fn client_conn_state_stays_small() {
+        assert!(std::mem::size_of::<super::Conn>() <= 384);
+    }
 }

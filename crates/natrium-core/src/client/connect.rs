@@ -71,7 +71,34 @@ impl Default for ConnectOptions {
     }
 }
 
+/// The CONNECT options a connection consults after CONNECT, without its strings (names and
+/// credentials are kept once, elsewhere: `ClientMeta` and the stored authentication).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConnectFlags {
+    pub verbose: bool,
+    pub pedantic: bool,
+    pub headers: bool,
+    pub protocol: i64,
+}
+
+impl Default for ConnectFlags {
+    /// Go's defaults, as for a client that has not sent CONNECT yet.
+    fn default() -> Self {
+        ConnectOptions::default().flags()
+    }
+}
+
 impl ConnectOptions {
+    /// The options a connection keeps after CONNECT.
+    pub(crate) fn flags(&self) -> ConnectFlags {
+        ConnectFlags {
+            verbose: self.verbose,
+            pedantic: self.pedantic,
+            headers: self.headers,
+            protocol: self.protocol,
+        }
+    }
+
     /// Parses a CONNECT body. JSON that does not parse is an error, which Go answers by logging
     /// the decoder's message and closing the connection without an -ERR. Like Go's decoder,
     /// `null` leaves every default, a repeated key keeps its last value, and anything but an

@@ -1,7 +1,8 @@
 //! The transport a client connection runs over, as two small traits: [`Inbound`] gives the
 //! read loop NATS protocol bytes, [`OutSink`] takes the writer's batches. Plain TCP and TLS
-//! use [`PlainRead`] and [`PlainWrite`], which do exactly what the loops did before the traits
-//! existed (one `read_buf`, one `write_all` and `flush`); WebSocket connections use the framing
+//! use [`PlainRead`] (plain TCP: [`TcpRead`], which can also wait for input without holding a
+//! buffer) and [`PlainWrite`], which do exactly what the loops did before the traits existed
+//! (one `read_buf`, one `write_all` and `flush`); WebSocket connections use the framing
 //! adapters in `crate::ws`. The loops are generic over these traits, so every transport gets its
 //! own compiled copy and the plain one pays nothing for the others.
 
@@ -9,11 +10,22 @@ use std::future::Future;
 use std::io;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::tcp::OwnedReadHalf;
 
 use super::ClosedReason;
 
 /// Where the read loop gets protocol bytes from.
 pub(crate) trait Inbound: Send {
+    /// Whether [`ready`](Self::ready) really waits for input, so that the read loop can hold
+    /// no buffer while the peer is quiet and take one only when there is something to read.
+    const WAITS_WITHOUT_BUFFER: bool = false;
+
+    /// Resolves once a read would not wait (input, end of stream or an error), where the
+    /// transport can tell; at once otherwise. Must be cancel-safe.
+    fn ready(&mut self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+
     /// Appends the next protocol bytes to `buf` (whose spare capacity is the amount the read
     /// loop offers) and returns how many. An error is the reason the connection ends. Must be
     /// cancel-safe: the read loop drops this future when a timer fires.
@@ -53,14 +65,43 @@ pub(crate) struct PlainRead<R>(pub R);
 
 impl<R: AsyncRead + Unpin + Send> Inbound for PlainRead<R> {
     async fn read_into(&mut self, buf: &mut Vec<u8>) -> Result<usize, ClosedReason> {
-        match self.0.read_buf(buf).await {
-            Ok(0) => Err(ClosedReason::ClientClosed),
-            Ok(n) => Ok(n),
-            // TLS: the peer closed without close_notify, at a record boundary; Go takes that as
-            // a normal close.
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(ClosedReason::ClientClosed),
-            Err(_) => Err(ClosedReason::ReadError),
-        }
+        read_socket(&mut self.0, buf).await
+    }
+}
+
+/// A plain TCP connection's read half. Unlike [`PlainRead`] it can wait for input without a
+/// buffer, so a quiet connection holds none.
+pub(crate) struct TcpRead(pub OwnedReadHalf);
+
+impl Inbound for TcpRead {
+    const WAITS_WITHOUT_BUFFER: bool = true;
+
+    async fn ready(&mut self) {
+        // The socket's own reader wake-up slot (the one reads use), not a waiter of its own:
+        // this future is part of every idle connection. An error here shows again on the read
+        // that follows, which reports it.
+        let socket: &tokio::net::TcpStream = self.0.as_ref();
+        let _ = std::future::poll_fn(|cx| socket.poll_read_ready(cx)).await;
+    }
+
+    async fn read_into(&mut self, buf: &mut Vec<u8>) -> Result<usize, ClosedReason> {
+        read_socket(&mut self.0, buf).await
+    }
+}
+
+/// One read into `buf`'s spare capacity; the end of the stream and errors are the reason the
+/// connection ends.
+async fn read_socket<R: AsyncRead + Unpin>(
+    socket: &mut R,
+    buf: &mut Vec<u8>,
+) -> Result<usize, ClosedReason> {
+    match socket.read_buf(buf).await {
+        Ok(0) => Err(ClosedReason::ClientClosed),
+        Ok(n) => Ok(n),
+        // TLS: the peer closed without close_notify, at a record boundary; Go takes that as a
+        // normal close.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(ClosedReason::ClientClosed),
+        Err(_) => Err(ClosedReason::ReadError),
     }
 }
 

@@ -170,4 +170,10 @@ impl Outbound {
     pub fn max_pending(&self) -> usize {
         self.max_pending
     }
+
+    /// The capacity of the queue buffer (for tests of the writer's buffer policy).
+    #[cfg(test)]
+    pub(crate) fn buffer_capacity(&self) -> usize {
+        self.state.lock().buf.capacity()
+    }
 }

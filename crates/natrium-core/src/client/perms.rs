@@ -82,10 +82,10 @@ impl ConnPerms {
             }
             (Some(responses), None) => responses.perms.store(None),
             (None, Some((p, response))) => {
-                let _ = handle.responses.set(Responses {
+                let _ = handle.responses.set(Box::new(Responses {
                     perms: ArcSwapOption::from(Some(p)),
                     table: Mutex::new(ReplyTable::new(response, REPLY_PERMS_ENTRIES_MAX)),
-                });
+                }));
             }
             (None, None) => {}
         }

@@ -6,10 +6,14 @@
 //! it only for a single frame that needs more (bounded by max_control_line + max_payload, which
 //! the parser checks before asking), and it is given back once the traffic no longer needs it,
 //! so a burst or one large message does not pin memory on a connection that then goes quiet.
+//! Where the transport can wait for input without a buffer (plain TCP), a connection whose
+//! reads are small gives the allocation back after each batch, so an idle one holds none.
 //!
 //! Parsed ops borrow from [`ReadBuf::pending`]; [`ReadBuf::consume`] drops what was handled and
 //! a partial op stays for the next read.
 
+use super::io::Inbound;
+use super::ClosedReason;
 use crate::limits::{
     READ_BUFFER_MAX_BYTES, READ_BUFFER_SHRINK_AFTER_SHORT_READS, READ_BUFFER_START_BYTES,
 };
@@ -27,9 +31,10 @@ pub(crate) struct ReadBuf {
 }
 
 impl ReadBuf {
+    /// An empty buffer; the first [`prepare`](Self::prepare) allocates it.
     pub(crate) fn new() -> Self {
         Self {
-            data: Vec::with_capacity(READ_BUFFER_START_BYTES),
+            data: Vec::new(),
             start: 0,
             target: READ_BUFFER_START_BYTES,
             frame_needs: 0,
@@ -95,6 +100,33 @@ impl ReadBuf {
                 self.target = (self.target / 2).max(READ_BUFFER_START_BYTES);
                 self.short_reads = 0;
             }
+        }
+    }
+
+    /// Waits for input from `socket` and reads it in. A buffer given back while the connection
+    /// was quiet is taken again only once the transport says there is something to read.
+    /// Cancel-safe: what was read stays here, and the read loop owns this buffer.
+    pub(crate) async fn fill<R: Inbound>(&mut self, socket: &mut R) -> Result<usize, ClosedReason> {
+        if self.is_released() {
+            socket.ready().await;
+        }
+        self.prepare();
+        socket.read_into(&mut self.data).await
+    }
+
+    /// Whether the buffer holds no allocation (see [`release_if_quiet`](Self::release_if_quiet)).
+    pub(crate) fn is_released(&self) -> bool {
+        self.data.capacity() == 0
+    }
+
+    /// Frees the allocation when everything read has been handled and reads are small (the
+    /// target is at its start size): a connection that sends a line now and then holds no
+    /// buffer between reads. Only for transports that can wait for input without one; the
+    /// next [`prepare`](Self::prepare) allocates again.
+    pub(crate) fn release_if_quiet(&mut self) {
+        if self.pending().is_empty() && self.target == READ_BUFFER_START_BYTES {
+            self.data = Vec::new();
+            self.start = 0;
         }
     }
 
@@ -188,6 +220,32 @@ mod tests {
             "{}",
             rb.data.capacity()
         );
+    }
+
+    #[test]
+    fn readbuf_released_only_when_quiet_and_empty() {
+        let mut rb = ReadBuf::new();
+        assert!(rb.is_released());
+        read(&mut rb, b"PING\r\nPUB foo 5\r\nhe");
+        rb.consume(6);
+        rb.release_if_quiet();
+        assert!(!rb.is_released(), "a partial op stays");
+        read(&mut rb, b"llo\r\n");
+        assert_eq!(rb.pending(), b"PUB foo 5\r\nhello\r\n");
+        rb.consume(usize::MAX);
+        rb.release_if_quiet();
+        assert!(rb.is_released());
+        let big = vec![b'x'; 1 << 20];
+        read(&mut rb, &big);
+        rb.consume(usize::MAX);
+        rb.release_if_quiet();
+        assert!(
+            !rb.is_released(),
+            "a connection whose reads fill the buffer keeps it"
+        );
+        rb.idle();
+        rb.release_if_quiet();
+        assert!(rb.is_released());
     }
 
     #[test]

@@ -29,7 +29,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
 use super::conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
-use super::io::{PlainRead, PlainWrite};
+use super::io::{PlainRead, PlainWrite, TcpRead};
 use super::{ClientHandle, ClosedReason};
 use crate::info::Info;
 use crate::limits::NOT_TLS_DRAIN_BYTES_MAX;
@@ -93,8 +93,10 @@ pub(super) async fn run(
         Negotiated::Plain(stream) => {
             let (read_half, write_half) = stream.into_split();
             let writer = spawn_writer(&handle, PlainWrite(write_half), config.write_deadline);
-            let nonce = info.nonce.clone();
-            serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
+            // The INFO is not kept for the connection's life, only its nonce.
+            let nonce = std::mem::take(&mut info.nonce);
+            drop(info);
+            serve(server, handle, nonce, TcpRead(read_half), writer, None).await;
         }
         Negotiated::Tls(stream) => {
             if tls.handshake_first {
@@ -114,7 +116,8 @@ pub(super) async fn run(
                     conn.cipher_suite
                 );
             }
-            let nonce = info.nonce.clone();
+            let nonce = std::mem::take(&mut info.nonce);
+            drop(info);
             serve(server, handle, nonce, PlainRead(read_half), writer, None).await;
         }
     }

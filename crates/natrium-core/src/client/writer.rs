@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::io::OutSink;
 use super::{ClientHandle, ClosedReason};
-use crate::limits::{CLOSE_FLUSH_DEADLINE, OUTBOUND_SPARE_KEEP_BYTES};
+use crate::limits::{
+    CLOSE_FLUSH_DEADLINE, OUTBOUND_REUSE_MIN_BATCH_BYTES, OUTBOUND_SPARE_KEEP_BYTES,
+};
 
 pub(crate) enum WriteOutcome {
     Ok,
@@ -44,7 +46,11 @@ async fn drain<W: OutSink>(
         let attempted = spare.len();
         let result = tokio::time::timeout(deadline, socket.write_batch(spare)).await;
         spare.clear();
-        if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES {
+        if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES
+            || attempted < OUTBOUND_REUSE_MIN_BATCH_BYTES
+        {
+            // A quiet connection (the common idle case) then holds no outbound buffer at all:
+            // this one is freed, and the empty one swapped in by the next `take` has none.
             *spare = Vec::new();
         }
         client.out.written();
@@ -105,4 +111,46 @@ pub(crate) async fn run_writer<W: OutSink>(
     }
     let _ = tokio::time::timeout(CLOSE_FLUSH_DEADLINE, socket.shutdown()).await;
     failure
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::net::SocketAddr;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    /// A sink that takes every batch.
+    struct Discard;
+
+    impl OutSink for Discard {
+        async fn write_batch(&mut self, _batch: &[u8]) -> io::Result<()> {
+            Ok(())
+        }
+
+        async fn shutdown(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A connection that writes a line now and then (its INFO, a PONG) holds no outbound
+    /// buffer between writes; a busy one keeps its buffers for the next batches.
+    #[tokio::test]
+    async fn writer_frees_buffers_after_small_batches_only() {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 4222));
+        let handle = ClientHandle::new(1, addr, 1 << 20, CancellationToken::new());
+        let mut spare = Vec::new();
+        let deadline = Duration::from_secs(5);
+        handle.out.enqueue_proto(&[b'i'; 300]);
+        let outcome = drain(&handle, &mut Discard, &mut spare, deadline).await;
+        assert!(matches!(outcome, WriteOutcome::Ok));
+        assert_eq!(handle.out.buffer_capacity() + spare.capacity(), 0);
+        handle.out.enqueue_proto(&[b'm'; 4096]);
+        let outcome = drain(&handle, &mut Discard, &mut spare, deadline).await;
+        assert!(matches!(outcome, WriteOutcome::Ok));
+        assert!(handle.out.buffer_capacity() + spare.capacity() >= 4096);
+        assert_eq!(handle.out.pending_bytes(), 0);
+    }
 }

@@ -28,7 +28,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
 use crate::client::{
-    finish, first_info, refuse_max_connections, serve, spawn_writer, ClientHandle, ClosedReason,
+    finish, greet, refuse_max_connections, serve, spawn_writer, ClientHandle, ClosedReason,
     ConnectOptions, WsPeer,
 };
 use crate::server::{bind_tcp, go_os_error, host_port, ListenError, Server, StartError};
@@ -313,10 +313,13 @@ impl Server {
             up.decoder_config(config.max_payload),
         );
         let writer_sink = transport::WsWrite::new(write_half, controls, up.encoder_config());
-        let info = first_info(self, &handle);
-        let nonce = info.nonce.clone();
-        handle.out.enqueue_proto(&info.to_frame());
-        handle.out.flush();
+        // Only the cookies outlive the upgrade; the rest (its response bytes) goes now rather
+        // than stay with the connection.
+        let session = Box::new(WsSession {
+            config: ws,
+            cookies: Upgrade::into_cookies(up),
+        });
+        let nonce = greet(self, &handle);
         tracing::debug!("{} - Client connection created", handle.log_prefix());
         let writer = spawn_writer(&handle, writer_sink, config.write_deadline);
         if !self.register(&handle) {
@@ -325,10 +328,6 @@ impl Server {
             finish(self, &handle);
             return;
         }
-        let session = Box::new(WsSession {
-            config: ws,
-            cookies: up.cookies,
-        });
         serve(self.clone(), handle, nonce, reader, writer, Some(session)).await;
     }
 }

@@ -29,14 +29,22 @@ impl Services {
         match event {
             ClientEvent::Connected(client) => self.connected(*client),
             ClientEvent::Disconnected(closed) => {
-                let doc = self.disconnect_doc(&closed);
                 let account = closed.account.clone();
+                let subject = format!("$SYS.ACCOUNT.{account}.DISCONNECT");
+                if !self.wanted(&subject) {
+                    self.account_conns(&account);
+                    return;
+                }
+                let doc = self.disconnect_doc(&closed);
                 self.account_conns(&account);
-                self.publish_json(&format!("$SYS.ACCOUNT.{account}.DISCONNECT"), &doc);
+                self.publish_json(&subject, &doc);
             }
             ClientEvent::AuthFailed(closed) => {
-                let doc = self.disconnect_doc(&closed);
-                self.publish_json(&format!("$SYS.SERVER.{id}.CLIENT.AUTH.ERR"), &doc);
+                let subject = format!("$SYS.SERVER.{id}.CLIENT.AUTH.ERR");
+                if self.wanted(&subject) {
+                    let doc = self.disconnect_doc(&closed);
+                    self.publish_json(&subject, &doc);
+                }
             }
             ClientEvent::LameDuck => {
                 let doc = self.identity.stamp();
@@ -50,9 +58,25 @@ impl Services {
         }
     }
 
+    /// Whether anyone would receive an event on `subject`. If not, the event is not built (its
+    /// JSON is most of a connection's cost when clients come and go and nothing listens), but
+    /// its sequence number is spent, so subscribers see the numbers they would have seen.
+    fn wanted(&mut self, subject: &str) -> bool {
+        if self.client.has_interest(subject) {
+            return true;
+        }
+        self.identity.skip_stamp();
+        false
+    }
+
     fn connected(&mut self, client: ConnectedClient) {
         let account = client.account;
         self.serve_account(&account);
+        let subject = format!("$SYS.ACCOUNT.{account}.CONNECT");
+        if !self.wanted(&subject) {
+            self.account_conns(&account);
+            return;
+        }
         let meta = client.meta;
         let info = ClientInfo {
             start: Some(rfc3339(client.started)),
@@ -76,7 +100,7 @@ impl Services {
             client: info,
         };
         self.account_conns(&account);
-        self.publish_json(&format!("$SYS.ACCOUNT.{account}.CONNECT"), &doc);
+        self.publish_json(&subject, &doc);
     }
 
     fn disconnect_doc(&self, closed: &ClosedConn) -> DisconnectEvent {
@@ -129,9 +153,14 @@ impl Services {
         else {
             return;
         };
+        let server_subject = format!("$SYS.SERVER.ACCOUNT.{account}.CONNS");
+        let account_subject = format!("$SYS.ACCOUNT.{account}.SERVER.CONNS");
+        if !self.client.has_interest(&server_subject) && !self.wanted(&account_subject) {
+            return;
+        }
         let doc = conns_event(&self.identity, stat);
-        self.publish_json(&format!("$SYS.SERVER.ACCOUNT.{account}.CONNS"), &doc);
-        self.publish_json(&format!("$SYS.ACCOUNT.{account}.SERVER.CONNS"), &doc);
+        self.publish_json(&server_subject, &doc);
+        self.publish_json(&account_subject, &doc);
     }
 
     pub(super) fn statsz(&self) -> Statsz {

@@ -40,6 +40,12 @@ impl ServerIdentity {
         }
     }
 
+    /// Counts a stamp for an event that was not built because nobody listens to it, so that
+    /// the sequence numbers subscribers see are the same as if it had been sent.
+    pub fn skip_stamp(&self) {
+        self.seq.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn stamp(&self) -> ServerHeader {
         ServerHeader {
             name: self.name.clone(),
@@ -324,6 +330,9 @@ mod tests {
         let id = ServerIdentity::new("n".into(), "0.0.0.0".into(), "NID".into());
         assert_eq!(id.stamp().seq, 1);
         assert_eq!(id.stamp().seq, 2);
+        // An event nobody listens to is not built, but keeps its place in the sequence.
+        id.skip_stamp();
+        assert_eq!(id.stamp().seq, 4);
     }
 
     #[test]

@@ -149,6 +149,13 @@ pub struct Upgrade {
 }
 
 impl Upgrade {
+    /// The cookies, the one part a connection keeps after its upgrade; the rest is freed.
+    #[must_use]
+    #[allow(clippy::boxed_local)]
+    pub fn into_cookies(self: Box<Self>) -> Cookies {
+        self.cookies
+    }
+
     /// The frame decoder configuration for this connection.
     pub const fn decoder_config(&self, max_payload: usize) -> DecoderConfig {
         DecoderConfig {
