@@ -14,10 +14,12 @@
 //!
 //! [`client::reauth`]: crate::client::reauth
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use nats_proto::WireError;
 
+use crate::account::Account;
 use crate::client::{reauth, ClosedReason};
 use crate::config::CoreConfig;
 use crate::server::{Server, StartError};
@@ -93,5 +95,40 @@ impl Server {
                 reauth::apply(self, &client, &config);
             }
         }
+        self.enforce_account_connections();
+    }
+
+    /// Closes the newest clients of each account above its (possibly lowered)
+    /// `max_connections`, with Go's `-ERR 'maximum account active connections exceeded'`, as
+    /// Go does when an account's claims change (Go leaves config accounts alone; Natrium
+    /// applies a reloaded limit the same way whatever its source). Returns how many.
+    pub fn enforce_account_connections(&self) -> usize {
+        let mut kept: HashMap<*const Account, i64> = HashMap::new();
+        let mut closed = 0;
+        for client in self.clients() {
+            let Some(account) = client.account() else {
+                continue;
+            };
+            if client.closed_reason().is_some() || client.is_internal() {
+                continue;
+            }
+            let max = account.state().spec.limits.max_connections;
+            let count = kept.entry(Arc::as_ptr(account)).or_insert(0);
+            if max >= 0 && *count >= max {
+                tracing::error!(
+                    "{} - {}",
+                    client.log_prefix(),
+                    WireError::MaxAccountConnectionsExceeded
+                        .static_text()
+                        .unwrap_or_default()
+                );
+                crate::client::send_err(&client, &WireError::MaxAccountConnectionsExceeded);
+                client.close(ClosedReason::MaxAccountConnectionsExceeded);
+                closed += 1;
+            } else {
+                *count += 1;
+            }
+        }
+        closed
     }
 }

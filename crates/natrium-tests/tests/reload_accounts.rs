@@ -295,3 +295,52 @@ fn reload_accounts_under_traffic_lose_nothing() {
         assert_eq!(received, ROUNDS * PER_ROUND, "{name}");
     }
 }
+
+/// A reload lowering an account's connection limit closes its newest clients beyond it with
+/// Go's error, as Go does when an account's claims change; the oldest stay.
+#[test]
+fn reload_accounts_lowered_connection_limit_like_go() {
+    let s = jwt::Scenario::new();
+    let b_with = |conn: i64| {
+        jwt::account(
+            &s.b.public_key(),
+            &s.operator,
+            "B",
+            serde_json::json!({"limits": {"conn": conn, "imports": -1, "exports": -1,
+                "subs": -1, "payload": -1, "data": -1, "leaf": -1}}),
+        )
+    };
+    let text = |b_jwt: &str| {
+        format!(
+            "listen: 127.0.0.1:-1\noperator: {}\nresolver: MEMORY\nresolver_preload {{\n  {}: {}\n  {}: {}\n}}\n",
+            s.operator_jwt,
+            s.system.public_key(),
+            s.system_jwt,
+            s.b.public_key(),
+            b_jwt
+        )
+    };
+    for (name, conf, server) in both(&text(&b_with(-1))) {
+        let mut clients: Vec<_> = (0..3)
+            .map(|_| {
+                let (mut c, got) = jwt::raw_login_client(&server, &s.user_b_jwt, Some(&s.user_b));
+                assert!(got.starts_with("PONG"), "{name}: {got}");
+                c.read_until(b"\r\n"); // the INFO after the first PONG
+                c
+            })
+            .collect();
+        conf.write(&text(&b_with(1)));
+        sighup(&server, 1);
+        assert_eq!(count(&server, FAILED), 0, "{name}: {}", server.log_text());
+        let newest: Vec<_> = clients.drain(1..).collect();
+        for mut c in newest {
+            let (text, closed) = c.wait_closed(WAIT);
+            assert!(closed, "{name}: {text}");
+            assert!(
+                text.ends_with("-ERR 'maximum account active connections exceeded'\r\n"),
+                "{name}: {text:?}"
+            );
+        }
+        assert_eq!(clients[0].exchange(b""), "", "{name}: the oldest stays");
+    }
+}
