@@ -3,7 +3,8 @@
 //! with `offset` and `limit` as Go does. Statistics add up every account's index, or cover
 //! the one `acc=` names (all zero for an unknown account, as in Go).
 
-use natrium_core::closed::snapshot_subs;
+use std::sync::atomic::Ordering;
+
 use natrium_core::Server;
 use serde::Serialize;
 
@@ -96,30 +97,35 @@ pub fn subsz(server: &Server, opts: &SubszOptions) -> Subsz {
     let mut list = Vec::new();
     let mut total = 0;
     if opts.subs {
+        // From the indexes, as Go lists them: the server's internal subscriptions too.
         let mut all: Vec<SubEntry> = Vec::new();
-        for client in server.clients() {
-            let account = client.account_name().to_owned();
-            if !in_scope(&account) {
-                continue;
-            }
-            for s in snapshot_subs(&client) {
-                let keep = opts.test.as_ref().is_none_or(|t| {
-                    nats_subject::subject_matches(s.subject.as_bytes(), t.as_bytes())
-                });
+        for account in server.accounts().iter().filter(|a| in_scope(&a.name)) {
+            for sub in account.sublist.all() {
+                let keep = opts
+                    .test
+                    .as_ref()
+                    .is_none_or(|t| nats_subject::subject_matches(&sub.subject, t.as_bytes()));
                 if keep {
                     all.push(SubEntry {
-                        account: account.clone(),
-                        account_tag: account.clone(),
-                        subject: s.subject,
-                        qgroup: s.queue,
-                        sid: s.sid,
-                        msgs: s.msgs,
-                        max: s.max,
-                        cid: client.cid,
+                        account: account.name.clone(),
+                        account_tag: account.name.clone(),
+                        subject: String::from_utf8_lossy(&sub.subject).into_owned(),
+                        qgroup: sub
+                            .queue
+                            .as_deref()
+                            .map(|q| String::from_utf8_lossy(q).into_owned()),
+                        sid: String::from_utf8_lossy(&sub.sid).into_owned(),
+                        msgs: sub.delivered.load(Ordering::Relaxed),
+                        max: sub.max_msgs.load(Ordering::Relaxed),
+                        cid: sub.client.cid,
                     });
                 }
             }
         }
+        // A stable order for paging: by connection, then sid as a number where it is one.
+        all.sort_by(|a, b| {
+            (a.cid, a.sid.len(), &a.sid, &a.account).cmp(&(b.cid, b.sid.len(), &b.sid, &b.account))
+        });
         total = all.len();
         let first = opts.offset.min(total);
         list = all.into_iter().skip(first).take(opts.limit).collect();
