@@ -261,6 +261,11 @@ fn monitor_subsz_matches_go() {
     ] {
         compare_endpoint(&ours, &go, path, &stats);
     }
+    // Both list every subscription they count, the internal ones included.
+    for (name, s) in [("ours", &ours), ("go", &go)] {
+        let doc = http_get_json(s.server.monitor_port.expect("port"), "/subsz?subs=1");
+        assert_eq!(doc["total"], doc["num_subscriptions"], "{name}");
+    }
 }
 
 #[test]
