@@ -42,8 +42,11 @@ pub struct Publisher {
     echo: bool,
     no_responders: bool,
     stats: Arc<ServerStats>,
-    cache: FxHashMap<Box<[u8]>, Arc<MatchResult<SubRef>>>,
-    cache_generation: u64,
+    /// Matches in the publisher's own account.
+    cache: MatchCache,
+    /// Matches in the one other account this publisher last delivered into through a link
+    /// (a stream import's importer, a service's exporter), kept alive by the handle here.
+    foreign: Option<Box<(Arc<Account>, MatchCache)>>,
     template: MsgFrameTemplate,
     /// The current message as a plain `MSG`, for clients without headers; built on demand.
     plain: MsgFrameTemplate,
@@ -61,6 +64,33 @@ pub struct Publisher {
     scratch: Vec<u8>,
 }
 
+/// A publisher's own cache of one account's matches, bounded and dropped whenever the
+/// account's index changes (its generation), so it never answers with a stale result.
+#[derive(Default)]
+struct MatchCache {
+    entries: FxHashMap<Box<[u8]>, Arc<MatchResult<SubRef>>>,
+    generation: u64,
+}
+
+impl MatchCache {
+    fn lookup(&mut self, account: &Account, subject: &[u8]) -> Arc<MatchResult<SubRef>> {
+        let generation = account.sublist.generation();
+        if generation != self.generation {
+            self.entries.clear();
+            self.generation = generation;
+        }
+        if let Some(hit) = self.entries.get(subject) {
+            return Arc::clone(hit);
+        }
+        let result = account.sublist.matches(subject);
+        if self.entries.len() >= CLIENT_MATCH_CACHE_ENTRIES {
+            self.entries.clear();
+        }
+        self.entries.insert(subject.into(), Arc::clone(&result));
+        result
+    }
+}
+
 /// Who publishes: see [`Publisher::set_origin`].
 struct Origin {
     account: Arc<Account>,
@@ -74,8 +104,8 @@ impl Publisher {
             echo: true,
             no_responders: false,
             stats,
-            cache: FxHashMap::default(),
-            cache_generation: 0,
+            cache: MatchCache::default(),
+            foreign: None,
             template: MsgFrameTemplate::default(),
             plain: MsgFrameTemplate::default(),
             plain_ready: false,
@@ -101,20 +131,24 @@ impl Publisher {
     }
 
     fn lookup(&mut self, account: &Account, subject: &[u8]) -> Arc<MatchResult<SubRef>> {
-        let generation = account.sublist.generation();
-        if generation != self.cache_generation {
-            self.cache.clear();
-            self.cache_generation = generation;
+        self.cache.lookup(account, subject)
+    }
+
+    /// As [`Publisher::lookup`], for another account than the publisher's.
+    fn lookup_foreign(
+        &mut self,
+        account: &Arc<Account>,
+        subject: &[u8],
+    ) -> Arc<MatchResult<SubRef>> {
+        match &mut self.foreign {
+            Some(slot) if Arc::ptr_eq(&slot.0, account) => slot.1.lookup(account, subject),
+            slot => {
+                let mut cache = MatchCache::default();
+                let result = cache.lookup(account, subject);
+                *slot = Some(Box::new((Arc::clone(account), cache)));
+                result
+            }
         }
-        if let Some(hit) = self.cache.get(subject) {
-            return Arc::clone(hit);
-        }
-        let result = account.sublist.matches(subject);
-        if self.cache.len() >= CLIENT_MATCH_CACHE_ENTRIES {
-            self.cache.clear();
-        }
-        self.cache.insert(subject.into(), Arc::clone(&result));
-        result
     }
 
     /// Routes one message; returns how many subscriptions it was queued to, in this account

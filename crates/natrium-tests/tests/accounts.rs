@@ -583,3 +583,37 @@ async fn accounts_no_auth_user_in_an_account() {
     a.publish("s.q", "to b".into()).await.expect("pub");
     assert_eq!(next(&mut sub).await.subject.as_str(), "p.s.q");
 }
+
+/// Subscriptions that come and go in an importing account are seen by a publisher that has
+/// already forwarded there (its match cache for the other account follows the changes).
+#[test]
+fn accounts_import_follows_subscription_changes() {
+    let conf = "listen: 127.0.0.1:-1\naccounts {
+  A { users [{user: a, password: a}], exports [{stream: \"s.>\"}] }
+  B { users [{user: b, password: b}], imports [{stream: {account: A, subject: \"s.>\"}}] }
+}\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("import.conf");
+    std::fs::write(&path, conf).expect("write");
+    let server = ServerProcess::start(&["-c", path.to_str().expect("path")]);
+    let login = |user: &str| {
+        let mut c = RawClient::connect(&server.addr());
+        let line =
+            format!("CONNECT {{\"verbose\":false,\"user\":\"{user}\",\"pass\":\"{user}\"}}\r\n");
+        assert_eq!(c.exchange(line.as_bytes()), "");
+        c
+    };
+    let (mut a, mut b1, mut b2) = (login("a"), login("b"), login("b"));
+    let publish = |a: &mut RawClient| assert_eq!(a.exchange(b"PUB s.x 1\r\n1\r\n"), "");
+    assert_eq!(b1.exchange(b"SUB s.> 1\r\n"), "");
+    publish(&mut a);
+    assert_eq!(b1.exchange(b""), "MSG s.x 1 1\r\n1\r\n");
+    assert_eq!(b2.exchange(b"SUB s.x 7\r\n"), "");
+    publish(&mut a);
+    assert_eq!(b1.exchange(b""), "MSG s.x 1 1\r\n1\r\n");
+    assert_eq!(b2.exchange(b""), "MSG s.x 7 1\r\n1\r\n");
+    assert_eq!(b1.exchange(b"UNSUB 1\r\n"), "");
+    publish(&mut a);
+    assert_eq!(b1.exchange(b""), "");
+    assert_eq!(b2.exchange(b""), "MSG s.x 7 1\r\n1\r\n");
+}

@@ -3,7 +3,7 @@
 //!
 //! Only accounts with links get here, so this path may allocate (a request's new header and
 //! reply subject) where the local path must not. Deliveries in another account are matched
-//! without the publisher's cache, which is for the publisher's own account.
+//! with a second small cache, for the one other account the publisher last reached.
 //!
 //! Counting follows Go's `/accstatz`: a delivery counts as sent by the account whose index
 //! matched it, except that stream forwards count for the exporting account (Go matches them
@@ -57,11 +57,11 @@ impl Publisher {
     /// `credit`, the deliveries count for that account instead of the publisher's.
     fn deliver_in(
         &mut self,
-        target: &Account,
+        target: &Arc<Account>,
         msg: &Message<'_>,
         credit: Option<&Account>,
     ) -> usize {
-        let result = target.sublist.matches(msg.subject);
+        let result = self.lookup_foreign(target, msg.subject);
         if result.plain.is_empty() && result.queues.is_empty() {
             return 0;
         }
