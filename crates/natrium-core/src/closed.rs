@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::client::{ClientHandle, ClientMeta, ClosedReason};
+use crate::client::{ClientHandle, ClientMeta, ClosedReason, Subscription};
 
 /// One subscription as it was when its connection closed.
 #[derive(Debug, Clone)]
@@ -64,13 +64,10 @@ impl TlsSummary {
     }
 }
 
-/// Snapshots the subscriptions of a live connection (sorted by nothing in particular).
-pub fn snapshot_subs(handle: &ClientHandle) -> Vec<SubSnapshot> {
-    handle
-        .subs
-        .lock()
-        .values()
-        .map(|sub| SubSnapshot {
+impl SubSnapshot {
+    /// One live subscription as monitoring shows it.
+    pub fn of(sub: &Subscription) -> Self {
+        Self {
             subject: String::from_utf8_lossy(&sub.subject).into_owned(),
             queue: sub
                 .queue
@@ -79,7 +76,17 @@ pub fn snapshot_subs(handle: &ClientHandle) -> Vec<SubSnapshot> {
             sid: String::from_utf8_lossy(&sub.sid).into_owned(),
             msgs: sub.delivered.load(Ordering::Relaxed),
             max: sub.max_msgs.load(Ordering::Relaxed),
-        })
+        }
+    }
+}
+
+/// Snapshots the subscriptions of a live connection (sorted by nothing in particular).
+pub fn snapshot_subs(handle: &ClientHandle) -> Vec<SubSnapshot> {
+    handle
+        .subs
+        .lock()
+        .values()
+        .map(|sub| SubSnapshot::of(sub))
         .collect()
 }
 

@@ -3,8 +3,7 @@
 //! with `offset` and `limit` as Go does. Statistics add up every account's index, or cover
 //! the one `acc=` names (all zero for an unknown account, as in Go).
 
-use std::sync::atomic::Ordering;
-
+use natrium_core::closed::SubSnapshot;
 use natrium_core::Server;
 use serde::Serialize;
 
@@ -106,17 +105,15 @@ pub fn subsz(server: &Server, opts: &SubszOptions) -> Subsz {
                     .as_ref()
                     .is_none_or(|t| nats_subject::subject_matches(&sub.subject, t.as_bytes()));
                 if keep {
+                    let s = SubSnapshot::of(&sub);
                     all.push(SubEntry {
                         account: account.name.clone(),
                         account_tag: account.name.clone(),
-                        subject: String::from_utf8_lossy(&sub.subject).into_owned(),
-                        qgroup: sub
-                            .queue
-                            .as_deref()
-                            .map(|q| String::from_utf8_lossy(q).into_owned()),
-                        sid: String::from_utf8_lossy(&sub.sid).into_owned(),
-                        msgs: sub.delivered.load(Ordering::Relaxed),
-                        max: sub.max_msgs.load(Ordering::Relaxed),
+                        subject: s.subject,
+                        qgroup: s.queue,
+                        sid: s.sid,
+                        msgs: s.msgs,
+                        max: s.max,
                         cid: sub.client.cid,
                     });
                 }
