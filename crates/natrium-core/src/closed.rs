@@ -151,7 +151,7 @@ impl ClosedConn {
             subs: snapshot_subs(handle),
             tls: TlsSummary::of(handle),
             client_type: handle.client_type(),
-            account: handle.account_name().to_owned(),
+            account: handle.account_name(),
         })
     }
 }

@@ -329,10 +329,12 @@ impl Publisher {
     /// their client's account (`account` for clients not logged into one).
     fn remove_finished(&mut self, account: &Account) {
         for sub in self.finished_subs.drain(..) {
-            let index = sub.client.account().map_or(account, |a| &**a);
-            let _ = index
-                .sublist
-                .remove(&sub.subject, sub.queue.as_deref(), &sub);
+            let own = sub.client.account();
+            let _ = own.as_deref().unwrap_or(account).sublist.remove(
+                &sub.subject,
+                sub.queue.as_deref(),
+                &sub,
+            );
             let mut subs = sub.client.subs.lock();
             if subs.get(&sub.sid).is_some_and(|s| Arc::ptr_eq(s, &sub.0)) {
                 subs.remove(&sub.sid);

@@ -49,7 +49,7 @@ impl ConnectedClient {
             addr: handle.addr,
             started: handle.started,
             meta: handle.meta.lock().clone(),
-            account: handle.account_name().to_owned(),
+            account: handle.account_name(),
             client_type: handle.client_type(),
         })
     }

@@ -113,7 +113,7 @@ impl Server {
                 continue;
             }
             let max = account.state().spec.limits.max_connections;
-            let count = kept.entry(Arc::as_ptr(account)).or_insert(0);
+            let count = kept.entry(Arc::as_ptr(&account)).or_insert(0);
             if max >= 0 && *count >= max {
                 tracing::error!(
                     "{} - {}",

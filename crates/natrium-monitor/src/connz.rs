@@ -322,7 +322,7 @@ fn open_rows(server: &Server, cid: u64, auth: bool) -> Vec<Row> {
                     Some(t) if auth => t.peer_certs.iter().map(TlsPeerCert::of).collect(),
                     _ => Vec::new(),
                 },
-                account: c.account_name().to_owned(),
+                account: c.account_name(),
             }
         })
         .collect()

@@ -578,8 +578,29 @@ impl Conn {
         }
     }
 
+    /// The options a repeated CONNECT is decoded over: those of the last one, as stored.
+    fn connect_in_force(&self) -> ConnectOptions {
+        let mut opts = self
+            .handle
+            .auth
+            .lock()
+            .as_ref()
+            .map(|stored| stored.opts.clone())
+            .unwrap_or_default();
+        let meta = self.handle.meta.lock();
+        opts.name.clone_from(&meta.name);
+        opts.lang.clone_from(&meta.lang);
+        opts.version.clone_from(&meta.version);
+        opts
+    }
+
     fn on_connect(&mut self, json: &[u8]) -> Next {
-        let mut opts = match ConnectOptions::parse(json) {
+        let base = if self.connected {
+            self.connect_in_force()
+        } else {
+            ConnectOptions::default()
+        };
+        let mut opts = match base.merge(json) {
             Ok(opts) => opts,
             Err(err) => {
                 // Go logs its JSON decoder's message; serde's wording differs.
@@ -589,6 +610,11 @@ impl Conn {
         };
         if let Some(ws) = &self.ws {
             ws.fill_credentials(&mut opts);
+        }
+        if self.connected {
+            // Go drops every subscription on a repeated CONNECT (same user or not): nothing
+            // subscribed under one login carries over into the next.
+            self.remove_all_subscriptions();
         }
         if !(0..=1).contains(&opts.protocol) {
             send_err(&self.handle, &WireError::InvalidClientProtocol);

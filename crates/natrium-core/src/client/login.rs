@@ -28,13 +28,13 @@ impl Conn {
         self.handle.out.enqueue_proto(&frame);
     }
 
-    /// Logs the client into its account (`None`: the global account) on its first CONNECT,
-    /// within the account's connection limit, and applies the account's per-client limits.
+    /// Logs the client into its account (`None`: the global account), within the account's
+    /// connection limit, and applies the account's per-client limits.
+    ///
+    /// A repeated CONNECT runs the whole login again, as Go does: a user of another account
+    /// moves the connection there (its subscriptions are already dropped, see `on_connect`), so
+    /// one identity's permissions never act in another identity's account.
     pub(super) fn log_into(&mut self, name: Option<&str>) -> Next {
-        if self.handle.account().is_some() {
-            // A repeated CONNECT keeps the account the client's subscriptions live in.
-            return Next::Continue;
-        }
         let account = match name {
             None => Arc::clone(&self.server.shared.global),
             Some(name) => match self.server.account(name) {
@@ -42,6 +42,13 @@ impl Conn {
                 None => return self.auth_violation(None),
             },
         };
+        if let Some(current) = self.handle.account() {
+            if Arc::ptr_eq(&current, &account) {
+                return Next::Continue;
+            }
+            current.remove_client();
+            self.handle.clear_account();
+        }
         if !account.try_add_client() {
             tracing::error!(
                 "{} - {}",

@@ -152,8 +152,10 @@ pub struct ClientHandle {
     responses: OnceLock<Box<Responses>>,
     /// Set for a client that came through the websocket listener.
     websocket: Option<WsPeer>,
-    /// The account the client logged into, set once at CONNECT; unset means `$G`.
-    account: OnceLock<Arc<Account>>,
+    /// The account the client logged into at CONNECT; unset means `$G`. A repeated CONNECT as
+    /// a user of another account moves the connection (as Go re-runs the login), so it can
+    /// change; read only off the delivery hot path.
+    account: arc_swap::ArcSwapOption<Account>,
     /// Whether the client takes messages with headers (CONNECT `headers`); others get the
     /// payload alone, as Go delivers to them.
     headers: AtomicBool,
@@ -188,7 +190,7 @@ impl ClientHandle {
             perms_changed: AtomicBool::new(false),
             responses: OnceLock::new(),
             websocket: None,
-            account: OnceLock::new(),
+            account: arc_swap::ArcSwapOption::empty(),
             headers: AtomicBool::new(false),
             internal: false,
         }
@@ -226,19 +228,27 @@ impl ClientHandle {
     }
 
     /// The account the client logged into (`None` before CONNECT: the global account).
-    pub fn account(&self) -> Option<&Arc<Account>> {
-        self.account.get()
+    pub fn account(&self) -> Option<Arc<Account>> {
+        self.account.load_full()
     }
 
     /// The name of the client's account.
-    pub fn account_name(&self) -> &str {
+    pub fn account_name(&self) -> String {
         self.account
-            .get()
+            .load()
+            .as_ref()
             .map_or(crate::account::GLOBAL_ACCOUNT, |a| a.name.as_str())
+            .to_owned()
     }
 
     pub(crate) fn set_account(&self, account: Arc<Account>) {
-        let _ = self.account.set(account);
+        self.account.store(Some(account));
+    }
+
+    /// Leaves the account (a repeated CONNECT moving to another one); the connection counts
+    /// in no account until it joins the next.
+    pub(crate) fn clear_account(&self) {
+        self.account.store(None);
     }
 
     /// Whether messages with headers may be delivered to this client as they are.

@@ -206,7 +206,7 @@ pub(crate) fn apply(server: &Server, handle: &ClientHandle, config: &CoreConfig)
     let Some(stored) = handle.auth.lock().clone() else {
         return;
     };
-    let Some(current) = handle.account().cloned() else {
+    let Some(current) = handle.account() else {
         return;
     };
     let auth = auth_for(config, handle);
