@@ -204,12 +204,12 @@ fn limits_answered_pings_keep_the_connection() {
 
 #[test]
 fn limits_connect_deadline_closes_silent_clients() {
-    let (_dir, conf) = config("authorization { timeout: 0.3 }\n");
+    let (_dir, conf) = config("authorization { token: t, timeout: 0.3 }\n");
     let conf = conf.to_str().expect("path");
     let server = ServerProcess::start(&["-c", conf, "-a", "127.0.0.1", "-p", "-1"]);
     // A client that sends CONNECT in time is unaffected by the deadline passing.
     let mut good = RawClient::connect(&server.addr());
-    good.send(QUIET.as_bytes());
+    good.send(b"CONNECT {\"verbose\":false,\"auth_token\":\"t\"}\r\n");
     let mut silent = RawClient::connect(&server.addr());
     let (out, closed) = silent.wait_closed(WAIT);
     assert!(closed);
@@ -218,6 +218,21 @@ fn limits_connect_deadline_closes_silent_clients() {
         good.exchange(b"SUB a 1\r\nPUB a 1\r\nx\r\n"),
         "MSG a 1 1\r\nx\r\n"
     );
+}
+
+/// Without authentication there is no authentication timer, as in Go: a client that has not
+/// sent CONNECT long after the timeout is still served. (A check for something that must not
+/// happen: it waits three timeouts.)
+#[test]
+fn limits_no_auth_timeout_without_authentication() {
+    let (_dir, conf) = config("authorization { timeout: 0.3 }\n");
+    let conf = conf.to_str().expect("path");
+    for (name, server) in both(&["-c", conf, "-a", "127.0.0.1", "-p", "-1"]) {
+        let mut silent = RawClient::connect(&server.addr());
+        let (out, closed) = silent.wait_closed(Duration::from_millis(900));
+        assert!(!closed, "{name}: {out:?}");
+        assert_eq!(silent.exchange(QUIET.as_bytes()), "", "{name}");
+    }
 }
 
 #[test]

@@ -174,6 +174,56 @@ fn raw_err_invalid_publish_subject_keeps_connection() {
     );
 }
 
+/// Go's pedantic check only warns: a wildcard subject is still published (after the -ERR,
+/// the permission check and the `+OK`) and reaches wildcard subscribers; `foo..x` matches
+/// nothing. A subject outside the user's publish permissions gets both errors and goes nowhere.
+#[test]
+fn raw_pedantic_wildcard_publish_is_warned_then_delivered() {
+    let perms = "authorization { users [\n\
+                 {user: p, password: p, permissions: {publish: \"foo.>\"}}\n\
+                 {user: s, password: s}\n] }\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = dir.path().join("perms.conf");
+    std::fs::write(&conf, perms).expect("write config");
+    let conf = conf.to_str().expect("path");
+    let args = ["-c", conf, "-a", "127.0.0.1", "-p", "-1"];
+    let mut servers = vec![("ours", ServerProcess::start(&args))];
+    servers.extend(ServerProcess::start_go(&args).map(|go| ("go", go)));
+    let login = |user: &str, flags: &str| {
+        format!("CONNECT {{{flags},\"user\":\"{user}\",\"pass\":\"{user}\"}}\r\n")
+    };
+    for (name, server) in &servers {
+        let mut sub = RawClient::connect(&server.addr());
+        let subscribe = login("s", "\"verbose\":false") + "SUB foo.> 1\r\n";
+        assert_eq!(sub.exchange(subscribe.as_bytes()), "", "{name}");
+        let mut p = RawClient::connect(&server.addr());
+        let input = login("p", "\"verbose\":true,\"pedantic\":true")
+            + "PUB foo.* 1\r\na\r\nPUB bar.* 1\r\nb\r\nPUB foo..x 1\r\nc\r\n";
+        assert_eq!(
+            p.exchange(input.as_bytes()),
+            "+OK\r\n\
+             -ERR 'Invalid Publish Subject'\r\n+OK\r\n\
+             -ERR 'Invalid Publish Subject'\r\n\
+             -ERR 'Permissions Violation for Publish to \"bar.*\"'\r\n\
+             -ERR 'Invalid Publish Subject'\r\n\
+             -ERR 'Permissions Violation for Publish to \"foo..x\"'\r\n",
+            "{name}"
+        );
+        let mut s = RawClient::connect(&server.addr());
+        let input = login("s", "\"verbose\":false,\"pedantic\":true") + "PUB foo.> 1\r\nd\r\n";
+        assert_eq!(
+            s.exchange(input.as_bytes()),
+            "-ERR 'Invalid Publish Subject'\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            sub.exchange(b""),
+            "MSG foo.* 1 1\r\na\r\nMSG foo.> 1 1\r\nd\r\n",
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn raw_err_invalid_subject_keeps_connection() {
     check(

@@ -61,6 +61,9 @@ struct Conn {
     /// What CONNECT said that the read loop consults (Go's defaults before CONNECT).
     opts: ConnectFlags,
     connected: bool,
+    /// Whether the authentication timeout runs until CONNECT: only when authentication is
+    /// required, as Go arms it.
+    auth_timer: bool,
     /// The nonce this client's INFO carried for nkey users to sign; empty when none was sent.
     nonce: String,
     /// The user's permissions (free when unrestricted).
@@ -206,6 +209,7 @@ pub(crate) async fn serve<R: Inbound>(
         nonce,
         perms: ConnPerms::default(),
         connected: false,
+        auth_timer: false,
         publisher: LazyPublisher::new(handle.cid, Arc::clone(&shared.stats)),
         ping: PingState::default(),
         active: false,
@@ -282,6 +286,7 @@ impl Conn {
             .as_ref()
             .and_then(|w| w.config.auth_timeout)
             .unwrap_or(self.config.auth_timeout);
+        self.auth_timer = self.auth().required();
         let mut rb = ReadBuf::new();
         let mut ping_timer = pin!(tokio::time::sleep(self.ping_interval));
         // One timer for every deadline that closes the connection (each timer is memory every
@@ -714,8 +719,10 @@ impl Conn {
             ..*msg
         };
         if self.opts.pedantic && !nats_subject::is_valid_publish_subject(msg.subject) {
+            // Go's pedantic check only warns: the message still goes through the permission
+            // check, the `+OK` and delivery (a wildcard subject reaches wildcard subscribers).
+            // Kept for drop-in behaviour; see docs/client-protocol.md.
             send_err(&self.handle, &WireError::InvalidPublishSubject);
-            return Next::Continue;
         }
         if !self.perms.can_publish(msg.subject, &self.handle) {
             tracing::error!(

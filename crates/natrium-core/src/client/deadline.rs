@@ -1,6 +1,7 @@
-//! The read loop's one closing deadline: before CONNECT the authentication timeout, after it
-//! the earlier of the user's JWT expiry and the close of a client admitted at its subscription
-//! limit. One timer serves all three because each timer is memory every idle connection holds.
+//! The read loop's one closing deadline: before CONNECT the authentication timeout (when
+//! authentication is required, as in Go), after it the earlier of the user's JWT expiry and
+//! the close of a client admitted at its subscription limit. One timer serves all three because
+//! each timer is memory every idle connection holds.
 
 use nats_proto::WireError;
 use tokio::time::Instant;
@@ -10,9 +11,9 @@ use crate::client::ClosedReason;
 
 impl Conn {
     /// Whether the deadline timer stands for anything: the authentication timeout before
-    /// CONNECT, a deadline set by CONNECT after it.
+    /// CONNECT (when authentication is required), a deadline set by CONNECT after it.
     pub(super) fn deadline_armed(&self) -> bool {
-        !self.connected || self.after_connect_deadline().is_some()
+        (!self.connected && self.auth_timer) || self.after_connect_deadline().is_some()
     }
 
     /// The earlier of the deadlines CONNECT set (the JWT's expiry, the close at the
