@@ -13,7 +13,6 @@
 mod cross;
 mod internal;
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use nats_proto::headers::write_no_responders;
@@ -21,7 +20,7 @@ use nats_proto::MsgFrameTemplate;
 use nats_subject::MatchResult;
 
 use crate::account::{Account, SubRef};
-use crate::client::{ClientHandle, ClosedReason, DeliveryQuota, Enqueued};
+use crate::client::{ClientHandle, DeliveryQuota, Enqueued};
 use crate::fxhash::FxHashMap;
 use crate::limits::{
     CLIENT_MATCH_CACHE_ENTRIES, OUTBOUND_STALL_BYTES_MAX, PENDING_FLUSH_TARGETS_MAX,
@@ -309,20 +308,8 @@ impl Publisher {
     }
 
     fn slow_consumer(&self, target: &Arc<ClientHandle>) {
-        if target.close(ClosedReason::SlowConsumerPendingBytes) {
-            self.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
-            if let Some(account) = target.account() {
-                account.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
-            }
-            self.stats
-                .slow_consumers_clients
-                .fetch_add(1, Ordering::Relaxed);
-            tracing::info!(
-                "{} - Slow Consumer Detected: MaxPending of {} Exceeded",
-                target.log_prefix(),
-                target.out.max_pending()
-            );
-        }
+        // Counted when the subscriber's task ends, with the same close by a protocol reply.
+        target.close_slow_consumer();
     }
 
     /// Removes subscriptions that reached their auto-unsubscribe limit, from the index of

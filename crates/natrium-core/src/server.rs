@@ -702,7 +702,7 @@ impl Server {
             }
             let mut info = self.client_info_for(client);
             info.ldm = true;
-            if client.out.enqueue_proto(&info.to_frame()) {
+            if client.send_proto(&info.to_frame()) {
                 client.out.flush();
             }
         }

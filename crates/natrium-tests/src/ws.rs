@@ -158,6 +158,11 @@ impl WsClient {
         self.stream.write_all(bytes).expect("send");
     }
 
+    /// The socket, for tests that write or read it directly.
+    pub fn stream_mut(&mut self) -> &mut TcpStream {
+        &mut self.stream
+    }
+
     /// Reads into the buffer until `done` finds what it wants (returning a length) or the
     /// deadline passes or the connection closes.
     fn fill_until(

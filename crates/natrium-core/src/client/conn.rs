@@ -147,7 +147,7 @@ pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid
 /// Queues the INFO a new client is greeted with; returns its nonce (empty when none).
 pub(crate) fn greet(server: &Server, handle: &ClientHandle) -> String {
     let info = first_info(server, handle);
-    handle.out.enqueue_proto(&info.to_frame());
+    handle.send_proto(&info.to_frame());
     handle.out.flush();
     info.nonce
 }
@@ -253,12 +253,24 @@ pub(crate) async fn serve<R: Inbound>(
         }
         Ok(None) | Err(_) => {}
     }
+    if handle.closed_reason() == Some(ClosedReason::SlowConsumerPendingBytes) {
+        count_slow_consumer(&shared.stats, handle.account().as_deref());
+    }
     server.record_closed(&handle);
     conn.remove_all_subscriptions();
     if let Some(account) = handle.account() {
         account.remove_client();
     }
     finish(&server, &handle);
+}
+
+/// Adds a client cut at `max_pending` to the server's and its account's counters.
+fn count_slow_consumer(stats: &crate::stats::ServerStats, account: Option<&Account>) {
+    stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
+    stats.slow_consumers_clients.fetch_add(1, Ordering::Relaxed);
+    if let Some(account) = account {
+        account.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Unregisters a connection and logs why it closed.
@@ -275,7 +287,7 @@ pub(crate) fn finish(server: &Server, handle: &ClientHandle) {
 pub(crate) fn send_err(handle: &ClientHandle, err: &WireError) {
     let mut line = Vec::with_capacity(64);
     err.write_frame(&mut line);
-    handle.out.enqueue_proto(&line);
+    handle.send_proto(&line);
     handle.out.flush();
 }
 
@@ -490,7 +502,7 @@ impl Conn {
         }
         self.ping.out += 1;
         self.ping.rtt_start = Some(now);
-        self.handle.out.enqueue_proto(PING);
+        self.handle.send_proto(PING);
         self.handle.out.flush();
         Next::Continue
     }
@@ -545,7 +557,7 @@ impl Conn {
                 if self.connected && !std::mem::replace(&mut self.pong_sent, true) {
                     self.send_pong_with_connect_info();
                 } else {
-                    self.handle.out.enqueue_proto(PONG);
+                    self.handle.send_proto(PONG);
                 }
             }
             ClientOp::Pong => {
@@ -579,7 +591,7 @@ impl Conn {
 
     fn ok(&self) {
         if self.opts.verbose {
-            self.handle.out.enqueue_proto(OK);
+            self.handle.send_proto(OK);
         }
     }
 

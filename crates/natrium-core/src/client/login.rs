@@ -25,7 +25,7 @@ impl Conn {
                 && Arc::ptr_eq(&self.server.system_account(), &self.account);
             frame.extend_from_slice(&info.to_frame());
         }
-        self.handle.out.enqueue_proto(&frame);
+        self.handle.send_proto(&frame);
     }
 
     /// Logs the client into its account (`None`: the global account), within the account's

@@ -312,6 +312,36 @@ impl ClientHandle {
         let _ = self.tls.set(Box::new(info));
     }
 
+    /// Closes a client whose queued bytes would pass `max_pending` (messages and protocol
+    /// replies alike), with Go's log line. Returns whether this call closed it. The counters
+    /// are added when the connection's task ends (`conn::serve`), once for either path.
+    pub(crate) fn close_slow_consumer(&self) -> bool {
+        if !self.close(ClosedReason::SlowConsumerPendingBytes) {
+            return false;
+        }
+        tracing::info!(
+            "{} - Slow Consumer Detected: MaxPending of {} Exceeded",
+            self.log_prefix(),
+            self.out.max_pending()
+        );
+        true
+    }
+
+    /// Queues a protocol line (PONG, `+OK`, `-ERR`, INFO, PING). Its bytes count toward
+    /// `max_pending` as messages' do, as in Go: a client that pipelines PINGs (or anything
+    /// answered) and never reads is cut as a slow consumer instead of making the server hold
+    /// its replies. Returns whether the line was queued.
+    pub fn send_proto(&self, line: &[u8]) -> bool {
+        match self.out.enqueue_proto(line) {
+            Enqueued::Queued | Enqueued::QueuedStall => true,
+            Enqueued::SlowConsumer => {
+                self.close_slow_consumer();
+                false
+            }
+            Enqueued::Closed => false,
+        }
+    }
+
     /// Starts closing the connection; the first reason given wins. Returns true for that first
     /// call, so that side effects (logs, counters) happen once.
     pub fn close(&self, reason: ClosedReason) -> bool {

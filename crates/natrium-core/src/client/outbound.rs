@@ -4,7 +4,7 @@
 //! Overflow policy: past the stall mark (3/4 of `max_pending`, as in Go, but at most
 //! `OUTBOUND_STALL_BYTES_MAX` so that a merely busy subscriber does not hold tens of megabytes)
 //! the publisher is told to wait for the writer; past `max_pending` the connection is a slow
-//! consumer and is closed. Pending bytes include
+//! consumer and is closed; protocol replies count toward it too. Pending bytes include
 //! the batch the writer is currently writing, so a stuck socket is noticed.
 
 use parking_lot::Mutex;
@@ -83,15 +83,20 @@ impl Outbound {
         }
     }
 
-    /// Appends a protocol line (PONG, +OK, -ERR, INFO). Control traffic is small and is never
-    /// the cause of a slow consumer, so it is queued while the connection is open.
-    pub fn enqueue_proto(&self, line: &[u8]) -> bool {
+    /// Appends a protocol line (PONG, +OK, -ERR, INFO, PING). It counts toward `max_pending`
+    /// like a message: replies to a client that never reads are what a pipelining client
+    /// makes the server hold (see `ClientHandle::send_proto`).
+    pub fn enqueue_proto(&self, line: &[u8]) -> Enqueued {
         let mut state = self.state.lock();
         if state.closed {
-            return false;
+            return Enqueued::Closed;
+        }
+        let pending = state.buf.len() + state.in_flight;
+        if pending.saturating_add(line.len()) > self.max_pending {
+            return Enqueued::SlowConsumer;
         }
         state.buf.extend_from_slice(line);
-        true
+        Enqueued::Queued
     }
 
     /// Wakes the writer; cheap and idempotent, so callers may call it once per batch.

@@ -102,7 +102,7 @@ pub(super) async fn run(
             if tls.handshake_first {
                 // Go sends the deferred INFO first thing over TLS.
                 info.tls_required = true;
-                handle.out.enqueue_proto(&info.to_frame());
+                handle.send_proto(&info.to_frame());
                 handle.out.flush();
             }
             let (read_half, write_half) = tokio::io::split(*stream);
