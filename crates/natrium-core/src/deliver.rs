@@ -282,7 +282,8 @@ impl Publisher {
                 }
             }
             Enqueued::SlowConsumer => {
-                self.slow_consumer(target);
+                // Counted when the subscriber's task ends, as a close by a protocol reply is.
+                target.close_slow_consumer();
                 return false;
             }
             Enqueued::Closed => return false,
@@ -305,11 +306,6 @@ impl Publisher {
             }
         }
         true
-    }
-
-    fn slow_consumer(&self, target: &Arc<ClientHandle>) {
-        // Counted when the subscriber's task ends, with the same close by a protocol reply.
-        target.close_slow_consumer();
     }
 
     /// Removes subscriptions that reached their auto-unsubscribe limit, from the index of
