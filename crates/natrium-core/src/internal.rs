@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use nats_proto::server_msg::{parse_msg_frame, MsgParsed};
@@ -69,7 +70,7 @@ fn sid_number(sid: &[u8]) -> u64 {
 }
 
 impl OutSink for InboxSink {
-    async fn write_batch(&mut self, batch: &[u8]) -> io::Result<()> {
+    async fn write_batch(&mut self, batch: &[u8], _stall: Duration) -> io::Result<()> {
         let mut rest = batch;
         loop {
             match parse_msg_frame(rest) {

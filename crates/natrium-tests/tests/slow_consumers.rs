@@ -7,7 +7,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use natrium_tests::raw::{http_get_json, wait_until};
 use natrium_tests::ws::{binary, WsClient};
@@ -147,4 +147,70 @@ fn slow_consumer_cut_leaves_other_clients_alone() {
         let got = other.exchange(b"PONG\r\nPUB x 2\r\nok\r\n");
         assert_eq!(got.replace("PING\r\n", ""), "MSG x 1 2\r\nok\r\n", "{name}");
     }
+}
+
+/// A reader that takes its messages at a steady `rate` (bytes per second) through a small
+/// receive buffer. Returns how many bytes it read before `expect` or the end of the stream.
+fn paced_reader(mut socket: TcpStream, rate: f64, expect: usize) -> usize {
+    let started = Instant::now();
+    let mut total = 0;
+    let mut chunk = [0u8; 8192];
+    socket.set_read_timeout(Some(WAIT)).expect("timeout");
+    while total < expect {
+        match socket.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => total += n,
+        }
+        // Pace the reads: this is the load's shape, not a wait for the server.
+        let due = Duration::from_secs_f64(total as f64 / rate);
+        if let Some(ahead) = due.checked_sub(started.elapsed()) {
+            std::thread::sleep(ahead);
+        }
+    }
+    total
+}
+
+/// A subscriber that reads steadily, but slower than a burst arrives, gets the whole burst:
+/// the write deadline (1 s here) measures how long the socket takes nothing, not how long a
+/// large batch takes. The burst (12 MB) is far below `max_pending` and takes about 3 s at
+/// 4 MB/s, so a deadline on a whole batch would cut the reader. Ours only: Go bounds each of
+/// its flushes by the deadline, which at 1 s cuts this reader too (at Go's default 10 s it
+/// delivers a 30 MB burst to an 800 KB/s reader, as we do: see the closing note of the change).
+#[test]
+fn slow_consumer_steady_reader_gets_the_whole_burst() {
+    const MSGS: usize = 12_000;
+    const PAYLOAD: usize = 1000;
+    let frame = "MSG burst 1 1000\r\n".len() + PAYLOAD + 2;
+    let (_dir, conf) = config("write_deadline: \"1s\"\n");
+    let conf = conf.to_str().expect("path").to_owned();
+    let server = ServerProcess::start(&["-c", &conf, "-a", "127.0.0.1", "-p", "-1"]);
+    {
+        let name = "ours";
+        let mut sub = RawClient::connect(&server.addr());
+        let subscribe = b"CONNECT {\"verbose\":false}\r\nSUB burst 1\r\n";
+        assert_eq!(sub.exchange(subscribe), "", "{name}");
+        let socket = sub.stream().try_clone().expect("clone");
+        socket2_recv_buffer(&socket, 64 * 1024);
+        let reader = std::thread::spawn(move || paced_reader(socket, 4e6, MSGS * frame));
+        let mut publisher = TcpStream::connect(server.addr()).expect("connect");
+        let mut burst = b"CONNECT {\"verbose\":false}\r\n".to_vec();
+        let msg = format!("PUB burst {PAYLOAD}\r\n{}\r\n", "x".repeat(PAYLOAD));
+        burst.extend_from_slice(msg.repeat(MSGS).as_bytes());
+        publisher.write_all(&burst).expect("publish");
+        // The server's first PING (6 bytes) may come in between.
+        let got = reader.join().expect("reader");
+        assert!(
+            got >= MSGS * frame,
+            "{name}: {got} bytes; {}",
+            server.log_text()
+        );
+    }
+}
+
+/// Shrinks a socket's receive buffer, so that the server's queue (not the kernel's) holds the
+/// burst.
+fn socket2_recv_buffer(socket: &TcpStream, bytes: usize) {
+    socket2::SockRef::from(socket)
+        .set_recv_buffer_size(bytes)
+        .expect("SO_RCVBUF");
 }

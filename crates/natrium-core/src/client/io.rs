@@ -7,7 +7,8 @@
 //! own compiled copy and the plain one pays nothing for the others.
 
 use std::future::Future;
-use std::io;
+use std::io::{self, IoSlice};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::tcp::OwnedReadHalf;
@@ -43,8 +44,14 @@ pub(crate) trait OutSink: Send {
     }
 
     /// Writes one batch of protocol bytes (possibly empty when [`has_pending`](Self::has_pending)
-    /// said so) and flushes it.
-    fn write_batch(&mut self, batch: &[u8]) -> impl Future<Output = io::Result<()>> + Send;
+    /// said so) and flushes it. `stall` is the write deadline: the longest the socket may take
+    /// no bytes at all (an error of kind `TimedOut`), not the time for the whole batch, so a
+    /// slow but steady reader is not cut (Go's write deadline measures the same).
+    fn write_batch(
+        &mut self,
+        batch: &[u8],
+        stall: Duration,
+    ) -> impl Future<Output = io::Result<()>> + Send;
 
     /// Writes the transport's last word before the socket closes (a WebSocket close frame),
     /// after the final flush. `reason` is why the connection ends.
@@ -110,12 +117,41 @@ async fn read_socket<R: AsyncRead + Unpin>(
 pub(crate) struct PlainWrite<W>(pub W);
 
 impl<W: AsyncWrite + Unpin + Send> OutSink for PlainWrite<W> {
-    async fn write_batch(&mut self, batch: &[u8]) -> io::Result<()> {
-        self.0.write_all(batch).await?;
-        self.0.flush().await
+    async fn write_batch(&mut self, batch: &[u8], stall: Duration) -> io::Result<()> {
+        write_all_progressing(&mut self.0, &mut [IoSlice::new(batch)], stall).await?;
+        progressing(stall, self.0.flush()).await
     }
 
     async fn shutdown(&mut self) -> io::Result<()> {
         self.0.shutdown().await
     }
+}
+
+/// Runs one socket operation that must make progress within `stall`; running out of time is an
+/// error of kind `TimedOut`.
+pub(crate) async fn progressing<T>(
+    stall: Duration,
+    op: impl Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    tokio::time::timeout(stall, op)
+        .await
+        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
+}
+
+/// Writes every slice, however the socket splits the writes, failing with `TimedOut` only when
+/// one write call takes no bytes within `stall`: the deadline restarts with every byte taken.
+pub(crate) async fn write_all_progressing<W: AsyncWrite + Unpin>(
+    socket: &mut W,
+    mut bufs: &mut [IoSlice<'_>],
+    stall: Duration,
+) -> io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        let n = progressing(stall, socket.write_vectored(bufs)).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        IoSlice::advance_slices(&mut bufs, n);
+    }
+    Ok(())
 }

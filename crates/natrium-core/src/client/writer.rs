@@ -1,5 +1,6 @@
 //! The writer task: waits for the outbound buffer to be flushed, writes it in one call, and
-//! enforces the write deadline (a peer that does not read for that long is a slow consumer).
+//! enforces the write deadline: a peer that takes no bytes for that long is a slow consumer (a
+//! slow but steady reader is not, however long a large batch takes it).
 //! The transport (plain, TLS or WebSocket framing) is an [`OutSink`].
 
 use std::sync::Arc;
@@ -44,7 +45,7 @@ async fn drain<W: OutSink>(
             return WriteOutcome::Ok;
         }
         let attempted = spare.len();
-        let result = tokio::time::timeout(deadline, socket.write_batch(spare)).await;
+        let result = socket.write_batch(spare, deadline).await;
         spare.clear();
         if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES
             || attempted < OUTBOUND_REUSE_MIN_BATCH_BYTES
@@ -55,9 +56,11 @@ async fn drain<W: OutSink>(
         }
         client.out.written();
         match result {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return WriteOutcome::Failed,
-            Err(_) => return WriteOutcome::DeadlineExceeded { attempted },
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                return WriteOutcome::DeadlineExceeded { attempted };
+            }
+            Err(_) => return WriteOutcome::Failed,
         }
     }
 }
@@ -126,7 +129,7 @@ mod tests {
     struct Discard;
 
     impl OutSink for Discard {
-        async fn write_batch(&mut self, _batch: &[u8]) -> io::Result<()> {
+        async fn write_batch(&mut self, _batch: &[u8], _stall: Duration) -> io::Result<()> {
             Ok(())
         }
 

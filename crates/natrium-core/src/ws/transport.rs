@@ -18,6 +18,7 @@
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use natrium_ws::{
     ControlFrame, DecoderConfig, EncoderConfig, Event, FrameDecoder, FrameEncoder, FrameError,
@@ -26,7 +27,7 @@ use natrium_ws::{
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::client::io::{Inbound, OutSink};
+use crate::client::io::{progressing, write_all_progressing, Inbound, OutSink};
 use crate::client::{ClientHandle, ClosedReason};
 
 /// A read asks for at least this much room (a whole control frame always fits).
@@ -240,28 +241,12 @@ impl<W> WsWrite<W> {
     }
 }
 
-/// Writes every slice, however the socket splits the writes.
-async fn write_all_vectored<W: AsyncWrite + Unpin>(
-    socket: &mut W,
-    mut bufs: &mut [IoSlice<'_>],
-) -> io::Result<()> {
-    IoSlice::advance_slices(&mut bufs, 0);
-    while !bufs.is_empty() {
-        let n = socket.write_vectored(bufs).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        IoSlice::advance_slices(&mut bufs, n);
-    }
-    Ok(())
-}
-
 impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
     fn has_pending(&self) -> bool {
         self.controls.is_pending()
     }
 
-    async fn write_batch(&mut self, batch: &[u8]) -> io::Result<()> {
+    async fn write_batch(&mut self, batch: &[u8], stall: Duration) -> io::Result<()> {
         let Self {
             socket,
             controls,
@@ -275,7 +260,8 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
             Some(enc) if !batch.is_empty() && (cfg.compresses(batch.len()) || cfg.browser) => {
                 framed.clear();
                 enc.encode(&[batch], framed);
-                write_all_vectored(socket, &mut [IoSlice::new(ctl), IoSlice::new(framed)]).await?;
+                let mut parts = [IoSlice::new(ctl), IoSlice::new(framed)];
+                write_all_progressing(socket, &mut parts, stall).await?;
                 if framed.capacity() > crate::limits::OUTBOUND_SPARE_KEEP_BYTES {
                     *framed = Vec::new();
                 }
@@ -287,12 +273,12 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
                     IoSlice::new(&header),
                     IoSlice::new(batch),
                 ];
-                write_all_vectored(socket, &mut parts).await?;
+                write_all_progressing(socket, &mut parts, stall).await?;
             }
-            _ => socket.write_all(ctl).await?,
+            _ => write_all_progressing(socket, &mut [IoSlice::new(ctl)], stall).await?,
         }
         ctl.clear();
-        socket.flush().await
+        progressing(stall, socket.flush()).await
     }
 
     async fn write_close(&mut self, reason: Option<ClosedReason>) -> io::Result<()> {

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use natrium_ws::{DecoderConfig, EncoderConfig, Event, FrameDecoder, FrameHeader, OpCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -129,7 +130,10 @@ async fn written_frames(
     controls.push_pong(b"pp");
     let mut writer = WsWrite::new(server, controls, cfg);
     for batch in batches {
-        writer.write_batch(batch).await.unwrap();
+        writer
+            .write_batch(batch, Duration::from_secs(5))
+            .await
+            .unwrap();
     }
     writer.write_close(close).await.unwrap();
     writer.shutdown().await.unwrap();
