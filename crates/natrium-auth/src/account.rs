@@ -24,6 +24,9 @@ pub struct AccountSpec {
     pub exports: Vec<Export>,
     pub imports: Vec<Import>,
     pub limits: AccountLimits,
+    /// Unix seconds at which the account's JWT expires (operator mode); its clients are then
+    /// closed, as Go closes them.
+    pub expires: Option<i64>,
 }
 
 /// Per-account limits; `-1` means unlimited, as in Go.

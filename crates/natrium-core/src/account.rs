@@ -13,6 +13,7 @@
 //! - [`responses`]: the bounded, expiring table of reply subjects handed to an exporting
 //!   account's responders (`_R_.…`) and where each response goes.
 //! - [`stats`]: per-account counters for `/accstatz`.
+//! - `expiry`: closes the clients of an account whose JWT expired.
 //!
 //! An account with no imports or exports in use has no links: publishing in it costs one
 //! atomic load more than before accounts existed.
@@ -21,6 +22,7 @@
 //! counters and response table with it) and replaces its definition and links whole, see
 //! [`AccountState`]; publishes in flight finish with the state they loaded.
 
+pub(crate) mod expiry;
 pub mod links;
 pub mod registry;
 pub mod responses;

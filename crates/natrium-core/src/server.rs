@@ -182,6 +182,8 @@ pub(crate) struct Shared {
     /// Swapped whole by a reload that changes the accounts; `$G` and the system account are
     /// the same objects in every registry.
     accounts: RwLock<Arc<Accounts>>,
+    /// Told whenever `accounts` is swapped (the expiry watcher re-reads it).
+    pub(crate) accounts_changed: tokio::sync::Notify,
     /// `$G`, also reachable through `accounts`; kept apart for the common path.
     pub global: Arc<Account>,
     /// What [`Server::system_account`] returns under `no_system_account`.
@@ -271,6 +273,7 @@ impl Server {
                 server_name,
                 stats: Arc::new(ServerStats::default()),
                 accounts: RwLock::new(Arc::new(accounts)),
+                accounts_changed: tokio::sync::Notify::new(),
                 global,
                 detached_system: Arc::new(Account::new(crate::account::SYSTEM_ACCOUNT, false)),
                 clients: Mutex::new(FxHashMap::default()),
@@ -307,6 +310,7 @@ impl Server {
             cause: ListenError(go_os_error(&err)),
         })?;
         *self.shared.client_addr.lock() = Some(bound);
+        self.spawn_service(crate::account::expiry::watch(self.clone()));
         tracing::info!(
             "Listening for client connections on {}",
             host_port(&config.host, bound.port())
@@ -559,6 +563,7 @@ impl Server {
     /// Installs the registry a reload built.
     pub(crate) fn set_registry(&self, accounts: Accounts) {
         *self.shared.accounts.write() = Arc::new(accounts);
+        self.shared.accounts_changed.notify_waiters();
     }
 
     /// The system account. Without one (`no_system_account`) this is an empty, unlisted

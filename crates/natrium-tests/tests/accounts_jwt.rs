@@ -521,3 +521,52 @@ fn jwt_websocket_cookie_bearer_login_like_go() {
         assert_eq!(answer, VIOLATION, "{name}");
     }
 }
+
+/// When an account's JWT expires, its connected clients are told
+/// `-ERR 'Account Authentication Expired'` and closed (other accounts' clients stay), and new
+/// logins into it are refused.
+#[test]
+fn jwt_account_expiry_closes_its_clients() {
+    for go in [false, true] {
+        let mut s = Scenario::new();
+        // B's JWT expires two seconds from now (claims count whole seconds); made afresh for
+        // each server, which runs one after the other.
+        let nats = json!({
+            "type": "account", "version": 2,
+            "limits": {"subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1,
+                       "wildcards": true, "conn": -1, "leaf": -1},
+        });
+        let mut claims = jwt::claims(&s.b.public_key(), &s.operator, "B", nats);
+        claims["exp"] = json!(jwt::now() + 2);
+        s.b_jwt = jwt::sign(&claims, &s.operator);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conf = write(&dir, "op.conf", &s.config());
+        let conf = conf.to_str().expect("path");
+        let args = ["-c", conf, "-a", "127.0.0.1", "-p", "-1"];
+        let (name, server) = if go {
+            match ServerProcess::start_go(&args) {
+                Some(server) => ("go", server),
+                None => return,
+            }
+        } else {
+            ("ours", ServerProcess::start(&args))
+        };
+        let (mut in_b, got) = jwt::raw_login_client(&server, &s.user_b_jwt, Some(&s.user_b));
+        assert_eq!(got, "PONG\r\n", "{name}");
+        let (mut in_a, got) = jwt::raw_login_client(&server, &s.user_a_jwt, Some(&s.user_a));
+        assert_eq!(got, "PONG\r\n", "{name}");
+        let (text, closed) = in_b.wait_closed(WAIT);
+        assert!(closed, "{name}: {text:?}");
+        assert!(
+            text.ends_with("-ERR 'Account Authentication Expired'\r\n"),
+            "{name}: {text:?}"
+        );
+        // A's client is unaffected (it may have the INFO that followed its first PONG, and the
+        // server's first PING).
+        let rest = in_a.exchange(b"PONG\r\n");
+        let other = |l: &str| !l.starts_with("INFO ") && l != "PING";
+        assert!(!rest.lines().any(other), "{name}: {rest:?}");
+        let (admitted, _) = raw_login(&server, &s.user_b_jwt, Some(&s.user_b));
+        assert!(!admitted, "{name}: B is expired");
+    }
+}
