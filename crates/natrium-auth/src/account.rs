@@ -24,6 +24,9 @@ pub struct AccountSpec {
     pub exports: Vec<Export>,
     pub imports: Vec<Import>,
     pub limits: AccountLimits,
+    /// The account JWT's `name` (operator mode), which Go's log lines add to the account's
+    /// public key; empty for configured accounts.
+    pub name_tag: String,
     /// Unix seconds at which the account's JWT expires (operator mode); its clients are then
     /// closed, as Go closes them.
     pub expires: Option<i64>,

@@ -172,6 +172,17 @@ impl Account {
     }
 
     /// Counts a client in, unless the account's `max_connections` is reached.
+    /// How Go's log lines name the account: its name, and the JWT's name after it when it
+    /// has one (`AKEY…/Sales`).
+    pub fn log_label(&self) -> String {
+        let state = self.state();
+        if state.spec.name_tag.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.name, state.spec.name_tag)
+        }
+    }
+
     pub fn try_add_client(&self) -> bool {
         let max = self.state.load().spec.limits.max_connections;
         self.stats.try_add_conn(max)

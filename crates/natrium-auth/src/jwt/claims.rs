@@ -367,6 +367,7 @@ impl Claims<AccountNats> {
         let l = &self.nats.limits;
         AccountSpec {
             name: self.sub.clone(),
+            name_tag: self.name.clone(),
             expires: (self.exp > 0).then_some(self.exp),
             exports,
             imports,

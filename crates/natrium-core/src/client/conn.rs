@@ -37,6 +37,8 @@ use crate::ws::WsSession;
 mod deadline;
 #[path = "login.rs"]
 mod login;
+#[path = "logtag.rs"]
+mod logtag;
 #[path = "subs.rs"]
 mod subs;
 
@@ -644,6 +646,7 @@ impl Conn {
             send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
+        let description = logtag::description(&opts);
         // The client's description goes to `ClientMeta` only: the stored authentication
         // needs the credentials, not a second copy of these.
         let name = std::mem::take(&mut opts.name);
@@ -668,6 +671,9 @@ impl Conn {
                     account,
                     jwt,
                 }) => {
+                    let first = !self.connected;
+                    let jwt_user = jwt.is_some();
+                    let tag_user = first.then(|| auth_user.clone());
                     *self.handle.meta.lock() = meta(auth_user);
                     let stored =
                         StoredAuth::admitted(&opts, &self.nonce, self.auth(), perms.clone());
@@ -679,6 +685,11 @@ impl Conn {
                     }
                     if let Some(grant) = jwt {
                         self.apply_jwt(grant);
+                    }
+                    if let Some(user) = tag_user {
+                        let account = self.account.log_label();
+                        let tag = logtag::log_tag(&description, &opts, &user, jwt_user, &account);
+                        self.handle.set_log_tag(tag);
                     }
                     self.perms.install(perms, &self.handle);
                 }

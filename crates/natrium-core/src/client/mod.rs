@@ -152,6 +152,9 @@ pub struct ClientHandle {
     responses: OnceLock<Box<Responses>>,
     /// Set for a client that came through the websocket listener.
     websocket: Option<WsPeer>,
+    /// What Go's log prefix adds after the first CONNECT: ` - "v1.2:lang:name" - "ACC/user:u"`
+    /// (either part only when known); see [`ClientHandle::log_prefix`].
+    log_tag: OnceLock<Box<str>>,
     /// The account the client logged into at CONNECT; unset means `$G`. A repeated CONNECT as
     /// a user of another account moves the connection (as Go re-runs the login), so it can
     /// change; read only off the delivery hot path.
@@ -190,6 +193,7 @@ impl ClientHandle {
             perms_changed: AtomicBool::new(false),
             responses: OnceLock::new(),
             websocket: None,
+            log_tag: OnceLock::new(),
             account: arc_swap::ArcSwapOption::empty(),
             headers: AtomicBool::new(false),
             internal: false,
@@ -366,16 +370,29 @@ impl ClientHandle {
     /// The log prefix Go uses for a client: `ip:port - cid:N`; for a websocket client
     /// `ip:port - wid:N`, led by the `X-Forwarded-For` address when there is one
     /// (`1.2.3.4/127.0.0.1:5555 - wid:N`, IPv6 in brackets).
+    /// After the first CONNECT, Go adds who the client is: its description from CONNECT and
+    /// `account/user` (`… - cid:5 - "v1.2:python:svc" - "A/user:bob"`).
     pub fn log_prefix(&self) -> String {
+        let tag = self.log_tag.get().map_or("", |t| &**t);
         match self.websocket {
-            None => format!("{} - cid:{}", self.addr, self.cid),
+            None => format!("{} - cid:{}{tag}", self.addr, self.cid),
             Some(WsPeer {
                 client_ip: Some(IpAddr::V6(ip)),
-            }) => format!("[{ip}]/{} - wid:{}", self.addr, self.cid),
+            }) => format!("[{ip}]/{} - wid:{}{tag}", self.addr, self.cid),
             Some(WsPeer {
                 client_ip: Some(ip),
-            }) => format!("{ip}/{} - wid:{}", self.addr, self.cid),
-            Some(WsPeer { client_ip: None }) => format!("{} - wid:{}", self.addr, self.cid),
+            }) => format!("{ip}/{} - wid:{}{tag}", self.addr, self.cid),
+            Some(WsPeer { client_ip: None }) => {
+                format!("{} - wid:{}{tag}", self.addr, self.cid)
+            }
+        }
+    }
+
+    /// Sets the log prefix's tag (see [`ClientHandle::log_prefix`]); only the first CONNECT's
+    /// counts, as in Go.
+    pub(crate) fn set_log_tag(&self, tag: String) {
+        if !tag.is_empty() {
+            let _ = self.log_tag.set(tag.into_boxed_str());
         }
     }
 
