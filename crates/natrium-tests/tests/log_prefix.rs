@@ -51,8 +51,11 @@ fn prefix_line(server: &ServerProcess, connect: &dyn Fn(&RawClient) -> String) -
         .map_or(String::new(), |(_, rest)| rest.to_owned())
 }
 
+/// Makes a CONNECT body for the INFO a client got.
+type ConnectMaker<'a> = &'a dyn Fn(&RawClient) -> String;
+
 /// Runs `cases` (expected tag, CONNECT maker) on ours and on Go with `config`.
-fn check(config: &str, cases: &[(&str, &dyn Fn(&RawClient) -> String)]) {
+fn check(config: &str, cases: &[(&str, ConnectMaker<'_>)]) {
     for go in [false, true] {
         let Some((_dir, server)) = start(config, go) else {
             continue;
