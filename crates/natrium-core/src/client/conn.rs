@@ -39,6 +39,8 @@ mod deadline;
 mod login;
 #[path = "subs.rs"]
 mod subs;
+#[path = "trace_pub.rs"]
+mod trace_pub;
 
 const PING: &[u8] = b"PING\r\n";
 const PONG: &[u8] = b"PONG\r\n";
@@ -691,18 +693,11 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
+        if msg.headers.is_some_and(crate::deliver::trace::may_trace) {
+            return self.on_traced_pub(msg);
+        }
         if !self.perms.can_publish(msg.subject, &self.handle) {
-            tracing::error!(
-                "{} - Publish Violation - Subject {}",
-                self.handle.log_prefix(),
-                go_quote(msg.subject)
-            );
-            send_err(
-                &self.handle,
-                &WireError::PublishViolation {
-                    subject: msg.subject,
-                },
-            );
+            self.publish_violation(msg.subject);
             return Next::Continue;
         }
         // Go acknowledges a verbose publish before delivering it.
@@ -713,6 +708,15 @@ impl Conn {
             (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64,
         );
         Next::Continue
+    }
+
+    fn publish_violation(&self, subject: &[u8]) {
+        tracing::error!(
+            "{} - Publish Violation - Subject {}",
+            self.handle.log_prefix(),
+            go_quote(subject)
+        );
+        send_err(&self.handle, &WireError::PublishViolation { subject });
     }
 }
 

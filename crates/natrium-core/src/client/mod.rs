@@ -42,6 +42,7 @@ use crate::tls::{PeerCert, TlsConnInfo};
 pub use activity::Activity;
 pub use conn::run_client;
 pub(crate) use conn::send_err;
+pub(crate) use logfmt::go_quote;
 pub(crate) use conn::{finish, greet, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};

@@ -7,17 +7,19 @@
 //! - `$SYS.SERVER.<id>.CLIENT.AUTH.ERR` for a client refused at authentication: the disconnect
 //!   event's document, reason `Authentication Failure`;
 //! - `$SYS.SERVER.<id>.LAMEDUCK` and `$SYS.SERVER.<id>.SHUTDOWN`: the bare `server` object;
-//! - the `statsz` document of the heartbeat and of `STATSZ` requests.
+//! - the `statsz` document of the heartbeat and of `STATSZ` requests;
+//! - message trace events, on the destination the traced message named, in its account.
 
 use natrium_core::account::GLOBAL_ACCOUNT;
 use natrium_core::closed::ClosedConn;
+use natrium_core::deliver::trace::{MsgTraceEvent, TraceReport};
 use natrium_core::events::{ClientEvent, ConnectedClient};
 use natrium_core::stats::ServerStats;
 
 use super::account::conns_event;
 use super::payload::{
-    event_id, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent, MsgBytes, Statsz,
-    CONNECT_EVENT_TYPE, DISCONNECT_EVENT_TYPE,
+    event_id, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent, MsgBytes, ServerHeader,
+    Statsz, CONNECT_EVENT_TYPE, DISCONNECT_EVENT_TYPE,
 };
 use super::service::Services;
 use crate::process;
@@ -55,6 +57,26 @@ impl Services {
                 self.publish_json(&format!("$SYS.SERVER.{id}.SHUTDOWN"), &doc);
                 let _ = done.send(());
             }
+            ClientEvent::MsgTrace(report) => self.msg_trace(&report),
+        }
+    }
+
+    /// A traced message's event: published in the publisher's account, stamped like every
+    /// system event (Go sends it through the same loop).
+    fn msg_trace(&mut self, report: &TraceReport) {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            server: ServerHeader,
+            #[serde(flatten)]
+            event: &'a MsgTraceEvent,
+        }
+        let doc = Doc {
+            server: self.identity.stamp(),
+            event: &report.event,
+        };
+        if let Ok(body) = serde_json::to_vec(&doc) {
+            self.client
+                .publish_in(&report.account, &report.dest, None, &body);
         }
     }
 

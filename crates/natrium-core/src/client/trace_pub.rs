@@ -1,0 +1,86 @@
+//! A client's publish whose headers may ask for message tracing (`crate::deliver::trace`):
+//! the trace is set up before the publish permission is checked, as Go does, so that a
+//! refused publish is reported with its error; the finished event goes to the system
+//! services, which publish it in the client's account.
+
+use std::sync::Arc;
+
+use super::{go_quote, Conn, Next};
+use crate::deliver::trace::{self, MsgTracer, TracePlan};
+use crate::deliver::Message;
+use crate::events::ClientEvent;
+
+impl Conn {
+    /// [`Conn::on_pub`]'s rest for a message whose headers mention tracing.
+    #[cold]
+    pub(super) fn on_traced_pub(&mut self, msg: &Message<'_>) -> Next {
+        let block = msg.headers.unwrap_or_default();
+        let tracer = match trace::plan(block, &self.account, &self.handle) {
+            TracePlan::Untraced => None,
+            TracePlan::Skip => return Next::Continue,
+            TracePlan::Disable => {
+                let headers = trace::disabled_headers(msg.headers);
+                let msg = Message {
+                    headers: Some(&headers),
+                    ..*msg
+                };
+                return self.publish_checked(&msg, None);
+            }
+            TracePlan::Trace(intent) => {
+                if !self.may_trace_to(intent.dest.as_bytes()) {
+                    // The message is dropped with the destination's violation, as in Go.
+                    self.publish_violation(intent.dest.as_bytes());
+                    return Next::Continue;
+                }
+                let size = block.len() + msg.payload.len();
+                let account = Arc::clone(&self.account);
+                Some(MsgTracer::new(intent, account, &self.handle, msg.subject, size))
+            }
+        };
+        self.publish_checked(msg, tracer)
+    }
+
+    /// Whether this client may have trace events published on `dest`.
+    fn may_trace_to(&mut self, dest: &[u8]) -> bool {
+        let system = Arc::ptr_eq(&self.account, &self.server.system_account());
+        !trace::dest_reserved(dest, system) && self.perms.can_publish(dest, &self.handle)
+    }
+
+    /// The publish permission check and the publish, with `tracer` recording both.
+    fn publish_checked(&mut self, msg: &Message<'_>, tracer: Option<Box<MsgTracer>>) -> Next {
+        if !self.perms.can_publish(msg.subject, &self.handle) {
+            self.publish_violation(msg.subject);
+            if let Some(mut tracer) = tracer {
+                tracer.set_ingress_error(format!(
+                    "Permissions Violation for Publish to {}",
+                    go_quote(msg.subject)
+                ));
+                self.send_trace(tracer);
+            }
+            return Next::Continue;
+        }
+        self.ok();
+        match tracer {
+            None => {
+                self.publisher.publish(&self.account, msg);
+            }
+            Some(tracer) => {
+                if let Some(tracer) = self.publisher.publish_traced(&self.account, msg, tracer) {
+                    self.send_trace(tracer);
+                }
+            }
+        }
+        self.handle.add_in(
+            1,
+            (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64,
+        );
+        Next::Continue
+    }
+
+    fn send_trace(&self, tracer: Box<MsgTracer>) {
+        let events = &self.server.shared.events;
+        if events.is_listened() {
+            events.emit(ClientEvent::MsgTrace(Box::new(tracer.into_report())));
+        }
+    }
+}
