@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::account::{
-    AccountLimits, AccountSpec, Export, ExportKind, Import, ImportKind, MsgTraceDest,
-    ResponseType, RESPONSE_THRESHOLD_DEFAULT,
+    AccountLimits, AccountSpec, Export, ExportKind, Import, ImportKind, MsgTraceDest, ResponseType,
+    RESPONSE_THRESHOLD_DEFAULT,
 };
 use crate::{Permissions, ResponsePermission, SubjectPermission};
 

@@ -319,6 +319,7 @@ mod tests {
                 kind: ExportKind::Service {
                     response: ResponseType::Streamed,
                     threshold: std::time::Duration::from_secs(9),
+                    allow_trace: false,
                 },
                 accounts: None,
                 token_position: 0,

@@ -34,7 +34,13 @@ impl Conn {
                 }
                 let size = block.len() + msg.payload.len();
                 let account = Arc::clone(&self.account);
-                Some(MsgTracer::new(intent, account, &self.handle, msg.subject, size))
+                Some(MsgTracer::new(
+                    *intent,
+                    account,
+                    &self.handle,
+                    msg.subject,
+                    size,
+                ))
             }
         };
         self.publish_checked(msg, tracer)
@@ -55,7 +61,7 @@ impl Conn {
                     "Permissions Violation for Publish to {}",
                     go_quote(msg.subject)
                 ));
-                self.send_trace(tracer);
+                self.send_trace(*tracer);
             }
             return Next::Continue;
         }
@@ -66,7 +72,7 @@ impl Conn {
             }
             Some(tracer) => {
                 if let Some(tracer) = self.publisher.publish_traced(&self.account, msg, tracer) {
-                    self.send_trace(tracer);
+                    self.send_trace(*tracer);
                 }
             }
         }
@@ -77,7 +83,7 @@ impl Conn {
         Next::Continue
     }
 
-    fn send_trace(&self, tracer: Box<MsgTracer>) {
+    fn send_trace(&self, tracer: MsgTracer) {
         let events = &self.server.shared.events;
         if events.is_listened() {
             events.emit(ClientEvent::MsgTrace(Box::new(tracer.into_report())));

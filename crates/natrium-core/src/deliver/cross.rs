@@ -166,8 +166,14 @@ impl Publisher {
             return 0;
         };
         let mut headers = None;
-        let traced =
-            self.trace_service_import(&route.requester, exporter, msg, &route.reply, false, &mut headers);
+        let traced = self.trace_service_import(
+            &route.requester,
+            exporter,
+            msg,
+            &route.reply,
+            false,
+            &mut headers,
+        );
         let stop = matches!(traced, ImportTrace::Stop);
         let m = Message {
             subject: &route.reply,

@@ -155,7 +155,7 @@ impl MsgTracer {
     /// Starts the trace of a message from `client` in `account`, on `subject`, `msg_size`
     /// bytes with headers.
     pub fn new(
-        intent: Box<TraceIntent>,
+        intent: TraceIntent,
         account: Arc<Account>,
         client: &ClientHandle,
         subject: &[u8],
@@ -165,7 +165,7 @@ impl MsgTracer {
             dest,
             only,
             headers,
-        } = *intent;
+        } = intent;
         let ingress = Ingress {
             ts: now_ts(),
             kind: ConnKind::Client,
@@ -212,7 +212,13 @@ impl MsgTracer {
 
     /// Records a delivery (or a refused one, with `error`) to `target`'s subscription on
     /// `subject` in queue group `queue`.
-    fn egress(&mut self, target: &ClientHandle, subject: String, queue: Option<&[u8]>, error: &str) {
+    fn egress(
+        &mut self,
+        target: &ClientHandle,
+        subject: String,
+        queue: Option<&[u8]>,
+        error: &str,
+    ) {
         let account = target.account_name();
         let acc = if account == self.ingress_account() {
             String::new()
@@ -226,18 +232,19 @@ impl MsgTracer {
             name: target.meta.lock().name.clone(),
             acc,
             sub: subject,
-            queue: queue.map(|q| String::from_utf8_lossy(q).into_owned()).unwrap_or_default(),
+            queue: queue
+                .map(|q| String::from_utf8_lossy(q).into_owned())
+                .unwrap_or_default(),
             error: error.to_owned(),
         }));
     }
 
     /// The finished event, for the system services.
-    pub fn into_report(self: Box<Self>) -> TraceReport {
-        let this = *self;
+    pub fn into_report(self) -> TraceReport {
         TraceReport {
-            account: this.account,
-            dest: this.dest,
-            event: this.event,
+            account: self.account,
+            dest: self.dest,
+            event: self.event,
         }
     }
 }

@@ -144,7 +144,9 @@ fn account(
             "default_permissions" => defaults = permissions(field, report),
             "limits" => limits(&mut spec.limits, field, report),
             "exports" => spec.exports = exports(field, report),
-            "msg_trace" | "trace_dest" => super::msg_trace::parse(&mut spec.msg_trace, field, report),
+            "msg_trace" | "trace_dest" => {
+                super::msg_trace::parse(&mut spec.msg_trace, field, report);
+            }
             "imports" => {
                 for draft in imports(field, report) {
                     pending.imports.push((index, draft));

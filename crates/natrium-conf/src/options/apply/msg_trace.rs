@@ -95,8 +95,8 @@ fn read_dest<'a>(e: &'a Entry, key: &str, dest: &mut String) -> Result<(), Failu
 fn read_sampling(e: &Entry) -> Result<u8, Failure<'_>> {
     let n = match &e.node.value {
         Value::Int(n) => *n,
-        Value::Str(text) => convert::go_atoi(text.strip_suffix('%').unwrap_or(text)).ok_or_else(
-            || {
+        Value::Str(text) => {
+            convert::go_atoi(text.strip_suffix('%').unwrap_or(text)).ok_or_else(|| {
                 (
                     e,
                     format!(
@@ -104,8 +104,8 @@ fn read_sampling(e: &Entry) -> Result<u8, Failure<'_>> {
                         go_quote(text)
                     ),
                 )
-            },
-        )?,
+            })?
+        }
         other => {
             return Err((
                 e,

@@ -125,7 +125,11 @@ impl Publisher {
     }
 
     /// Notes that the deliveries that follow go through `forward` into `importer`.
-    pub(in crate::deliver) fn trace_enter_export(&mut self, forward: &StreamForward, importer: &Account) {
+    pub(in crate::deliver) fn trace_enter_export(
+        &mut self,
+        forward: &StreamForward,
+        importer: &Account,
+    ) {
         if let Some(t) = &mut self.trace {
             t.export = Some(ExportCrossing {
                 importer: importer.name.clone(),
@@ -169,7 +173,10 @@ impl Publisher {
                 return ImportTrace::Stop;
             }
             *headers = Some(with_field(block, TRACE_DEST, TRACE_DEST_DISABLED));
-            return self.trace.take().map_or(ImportTrace::Go, ImportTrace::Paused);
+            return self
+                .trace
+                .take()
+                .map_or(ImportTrace::Go, ImportTrace::Paused);
         }
         // Go hands the exporter a reply subject of its own that leads back to the trace
         // destination, for servers further on to send their events to.

@@ -95,7 +95,10 @@ impl TraceHeaders {
     /// The first value of `name` (exact case), if any.
     pub fn first(&self, name: &[u8]) -> Option<&str> {
         let name = std::str::from_utf8(name).ok()?;
-        self.fields.get(name).and_then(|v| v.first()).map(String::as_str)
+        self.fields
+            .get(name)
+            .and_then(|v| v.first())
+            .map(String::as_str)
     }
 }
 
@@ -112,9 +115,14 @@ fn trim_blanks(mut s: &[u8]) -> &[u8] {
 /// Whether a `traceparent` value (`version-traceid-parentid-flags`) has the sampled flag.
 fn is_sampled(value: &[u8]) -> bool {
     let mut parts = value.split(|&b| b == b'-');
-    let flags = match (parts.next(), parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some(_), Some(_), Some(_), Some(flags), None) => flags,
-        _ => return false,
+    let (Some(_), Some(_), Some(_), Some(flags), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return false;
     };
     flags.len() == 2
         && std::str::from_utf8(flags)
@@ -159,7 +167,8 @@ mod tests {
 
     #[test]
     fn trace_headers_found_as_go_reads_them() {
-        let block = b"NATS/1.0\r\nNats-Trace-Dest: \r\nX-A: 1\r\nX-A:  2 \r\nNats-Trace-Dest: t\r\n\r\n";
+        let block =
+            b"NATS/1.0\r\nNats-Trace-Dest: \r\nX-A: 1\r\nX-A:  2 \r\nNats-Trace-Dest: t\r\n\r\n";
         assert!(may_trace(block));
         let h = TraceHeaders::parse(block).unwrap();
         assert!(h.dest_found && !h.sampled_parent);
@@ -167,7 +176,9 @@ mod tests {
         assert_eq!(h.fields["X-A"], ["1", "2"]);
         // Go matches `Nats-Trace-Dest` exactly.
         assert!(TraceHeaders::parse(b"NATS/1.0\r\nnats-trace-dest: t\r\n\r\n").is_none());
-        assert!(TraceHeaders::parse(b"NATS/1.0\r\nNats-Trace-Dest: trace disabled\r\n\r\n").is_none());
+        assert!(
+            TraceHeaders::parse(b"NATS/1.0\r\nNats-Trace-Dest: trace disabled\r\n\r\n").is_none()
+        );
         // A status line is not a bare version line.
         assert!(TraceHeaders::parse(b"NATS/1.0 503\r\nNats-Trace-Dest: t\r\n\r\n").is_none());
         assert!(!may_trace(b"NATS/1.0\r\nX: y\r\n\r\n"));
