@@ -693,8 +693,10 @@ impl Conn {
             send_err(&self.handle, &WireError::InvalidPublishSubject);
             return Next::Continue;
         }
-        if msg.headers.is_some_and(crate::deliver::trace::may_trace) {
-            return self.on_traced_pub(msg);
+        if let Some(h) = msg.headers {
+            if crate::deliver::trace::may_trace(h, self.account.traces_parent()) {
+                return self.on_traced_pub(msg);
+            }
         }
         if !self.perms.can_publish(msg.subject, &self.handle) {
             self.publish_violation(msg.subject);

@@ -112,9 +112,10 @@ pub fn plan(block: &[u8], account: &Account, client: &ClientHandle) -> TracePlan
     }))
 }
 
-/// Whether this message is among the `sampling` percent traced.
+/// Whether this message is among the `sampling` percent traced. Go draws 0 to 99 and traces
+/// when the draw is at most `sampling` (one percent more than asked); so do we.
 fn sampled(sampling: u8) -> bool {
-    sampling >= 100 || fastrand::u8(..100) < sampling
+    sampling >= 100 || fastrand::u8(..100) <= sampling
 }
 
 /// Whether the trace destination is one no client may publish on, whatever its permissions.

@@ -227,3 +227,34 @@ impl ExportCrossing {
         String::from_utf8_lossy(named).into_owned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crossing(from: &str, local: &str) -> ExportCrossing {
+        ExportCrossing {
+            importer: "B".into(),
+            allow: true,
+            from: from.as_bytes().into(),
+            local: local.as_bytes().into(),
+        }
+    }
+
+    /// Go names an importer's subscription by its shadow in the exporter (observed on
+    /// v2.15.2: `imp.tick.1` as `tick.1`, `imp.>` and `mapped.*` as the export's subject).
+    #[test]
+    fn msg_trace_stream_import_subscription_named_in_exporter_terms() {
+        let prefix = crossing("tick.>", "imp.tick.>");
+        assert_eq!(prefix.shadow_subject(b"imp.tick.1"), "tick.1");
+        assert_eq!(prefix.shadow_subject(b"imp.tick.*"), "tick.*");
+        assert_eq!(prefix.shadow_subject(b"imp.>"), "tick.>");
+        assert_eq!(prefix.shadow_subject(b"imp.tick.>"), "tick.>");
+        let mapped = crossing("to.*", "mapped.*");
+        assert_eq!(mapped.shadow_subject(b"mapped.*"), "to.*");
+        assert_eq!(mapped.shadow_subject(b"mapped.x"), "to.x");
+        let literal = crossing("a.b", "a.b");
+        assert_eq!(literal.shadow_subject(b"a.b"), "a.b");
+        assert_eq!(literal.shadow_subject(b"a.*"), "a.b");
+    }
+}

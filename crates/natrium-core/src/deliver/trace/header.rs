@@ -7,7 +7,9 @@
 //! traced: two substring searches over the block.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
+use memchr::memmem::Finder;
 use nats_proto::headers::{write_field, write_version_line};
 
 /// `Nats-Trace-Dest`: the subject trace events go to.
@@ -24,10 +26,12 @@ pub const TRACE_DEST_DISABLED: &[u8] = b"trace disabled";
 
 const BLOCK_START: &[u8] = b"NATS/1.0\r\n";
 
-/// Whether the header block may ask for tracing; false means it certainly does not.
+/// Whether the header block may ask for tracing; false means it certainly does not. A
+/// `traceparent` counts only where `parent` says the account traces them.
 #[inline]
-pub fn may_trace(block: &[u8]) -> bool {
-    memchr::memmem::find(block, TRACE_DEST).is_some() || contains_traceparent(block)
+pub fn may_trace(block: &[u8], parent: bool) -> bool {
+    static DEST: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(TRACE_DEST));
+    DEST.find(block).is_some() || (parent && contains_traceparent(block))
 }
 
 fn contains_traceparent(block: &[u8]) -> bool {
@@ -166,10 +170,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trace_headers_found_as_go_reads_them() {
+    fn msg_trace_headers_found_as_go_reads_them() {
         let block =
             b"NATS/1.0\r\nNats-Trace-Dest: \r\nX-A: 1\r\nX-A:  2 \r\nNats-Trace-Dest: t\r\n\r\n";
-        assert!(may_trace(block));
+        assert!(may_trace(block, false));
         let h = TraceHeaders::parse(block).unwrap();
         assert!(h.dest_found && !h.sampled_parent);
         assert_eq!(h.first(TRACE_DEST), Some("t"));
@@ -181,13 +185,13 @@ mod tests {
         );
         // A status line is not a bare version line.
         assert!(TraceHeaders::parse(b"NATS/1.0 503\r\nNats-Trace-Dest: t\r\n\r\n").is_none());
-        assert!(!may_trace(b"NATS/1.0\r\nX: y\r\n\r\n"));
+        assert!(!may_trace(b"NATS/1.0\r\nX: y\r\n\r\n", true));
     }
 
     #[test]
-    fn trace_parent_needs_the_sampled_flag() {
+    fn msg_trace_parent_needs_the_sampled_flag() {
         let sampled = b"NATS/1.0\r\nTraceParent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-03\r\n\r\n";
-        assert!(may_trace(sampled));
+        assert!(may_trace(sampled, true) && !may_trace(sampled, false));
         let h = TraceHeaders::parse(sampled).unwrap();
         assert!(h.sampled_parent && !h.dest_found);
         let unsampled = b"NATS/1.0\r\ntraceparent: 00-0af7-b7ad-00\r\n\r\n";
@@ -196,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn trace_header_rewritten_last() {
+    fn msg_trace_header_rewritten_last() {
         let block = b"NATS/1.0\r\nNats-Trace-Dest: t\r\nX: 1\r\n\r\n";
         assert_eq!(
             with_field(Some(block), TRACE_DEST, TRACE_DEST_DISABLED),
