@@ -112,6 +112,43 @@ fn next_event(tracer: &mut RawClient) -> Value {
     }
 }
 
+/// The next trace event `tracer` receives with a header block: its `Content-Encoding` and
+/// the decoded JSON.
+fn next_encoded_event(tracer: &mut RawClient) -> (String, Value) {
+    let line = loop {
+        let line = tracer.read_line().expect("line");
+        if line.starts_with("HMSG ") {
+            break line;
+        }
+    };
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let n = tokens.len();
+    let (h, total): (usize, usize) = (
+        tokens[n - 2].parse().unwrap(),
+        tokens[n - 1].parse().unwrap(),
+    );
+    let frame = tracer.read_bytes(total + 2);
+    let head = String::from_utf8_lossy(&frame[..h]).into_owned();
+    let encoding = head
+        .split("\r\n")
+        .find_map(|l| l.strip_prefix("Content-Encoding: "))
+        .unwrap_or_default()
+        .to_owned();
+    let body = &frame[h..total];
+    let json = if encoding == "gzip" {
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(body), &mut out)
+            .expect("gzip body");
+        out
+    } else {
+        String::from_utf8_lossy(body).into_owned()
+    };
+    (
+        encoding,
+        serde_json::from_str(&json).expect("trace event JSON"),
+    )
+}
+
 /// The event without what differs by nature between servers and runs.
 fn normalise(mut event: Value) -> Value {
     let server = event["server"].take();
@@ -289,7 +326,25 @@ fn run(server: &ServerProcess) -> Vec<String> {
     untraced(&mut run);
     no_responders(&mut run);
     trace_parent(&mut run);
+    compression(&mut run);
     run.t
+}
+
+/// `Accept-Encoding` on the traced message asks for a compressed event.
+fn compression(run: &mut Run<'_>) {
+    for asked in ["gzip, deflate", "br"] {
+        hpub(
+            &mut run.publisher,
+            "nobody",
+            "",
+            &[DEST, ONLY, ("Accept-Encoding", asked)],
+        );
+        let (encoding, event) = next_encoded_event(&mut run.tracer);
+        run.t.push(format!(
+            "== Accept-Encoding: {asked}\nContent-Encoding: {encoding}"
+        ));
+        run.t.push(event_line(event));
+    }
 }
 
 fn local_and_stream_exports(run: &mut Run<'_>) {
@@ -501,6 +556,8 @@ fn check_ours(t: &[String]) {
         tp.contains("HMSG x"),
         "traceparent ignores Nats-Trace-Only: {tp}"
     );
+    assert!(section("Accept-Encoding: gzip, deflate").starts_with("Content-Encoding: gzip"));
+    assert!(section("Accept-Encoding: br").starts_with("Content-Encoding: identity"));
 }
 
 #[test]

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use nats_subject::is_valid_publish_subject;
 
+pub use event::Compression;
 pub use event::MsgTraceEvent;
 use event::{now_ts, ConnKind, Egress, Ingress, TraceRequest, TraceStep};
 pub use header::may_trace;
@@ -37,6 +38,9 @@ const AUTO_SUB_EXCEEDED: &str = "Not delivered because auto-unsubscribe exceeded
 /// and Raft groups outside the system account).
 const GATEWAY_REPLY_PREFIX: &[u8] = b"_GR_.";
 const NRG_PREFIX: &[u8] = b"$NRG.";
+
+/// The traced message's wish for a compressed event.
+const ACCEPT_ENCODING: &[u8] = b"Accept-Encoding";
 
 /// What a publish's headers ask for, before the destination's permission is checked.
 pub enum TracePlan {
@@ -129,6 +133,7 @@ pub struct MsgTracer {
     account: Arc<Account>,
     dest: String,
     only: bool,
+    compression: Compression,
     event: MsgTraceEvent,
     /// Set while the message is delivered in an account importing it as a stream.
     export: Option<ExportCrossing>,
@@ -149,6 +154,7 @@ struct ExportCrossing {
 pub struct TraceReport {
     pub account: Arc<Account>,
     pub dest: String,
+    pub compression: Compression,
     pub event: MsgTraceEvent,
 }
 
@@ -167,6 +173,7 @@ impl MsgTracer {
             only,
             headers,
         } = intent;
+        let compression = Compression::from_accept_encoding(headers.first(ACCEPT_ENCODING));
         let ingress = Ingress {
             ts: now_ts(),
             kind: ConnKind::Client,
@@ -180,6 +187,7 @@ impl MsgTracer {
             account,
             dest,
             only,
+            compression,
             event: MsgTraceEvent {
                 request: TraceRequest {
                     header: headers.fields,
@@ -245,6 +253,7 @@ impl MsgTracer {
         TraceReport {
             account: self.account,
             dest: self.dest,
+            compression: self.compression,
             event: self.event,
         }
     }

@@ -12,7 +12,7 @@
 
 use natrium_core::account::GLOBAL_ACCOUNT;
 use natrium_core::closed::ClosedConn;
-use natrium_core::deliver::trace::{MsgTraceEvent, TraceReport};
+use natrium_core::deliver::trace::{Compression, MsgTraceEvent, TraceReport};
 use natrium_core::events::{ClientEvent, ConnectedClient};
 use natrium_core::stats::ServerStats;
 
@@ -74,9 +74,23 @@ impl Services {
             server: self.identity.stamp(),
             event: &report.event,
         };
-        if let Ok(body) = serde_json::to_vec(&doc) {
-            self.client
-                .publish_in(&report.account, &report.dest, None, &body);
+        let Ok(body) = serde_json::to_vec(&doc) else {
+            return;
+        };
+        let (account, dest) = (&report.account, &report.dest);
+        let encoded = match report.compression {
+            Compression::None => return self.client.publish_in(account, dest, None, &body),
+            Compression::Gzip => gzip(&body).map(|b| ("gzip", b)),
+            Compression::Snappy => snappy(&body).map(|b| ("snappy", b)),
+            Compression::Identity => Ok(("identity", body)),
+        };
+        match encoded {
+            Ok((name, body)) => {
+                let headers = format!("NATS/1.0\r\nContent-Encoding: {name}\r\n\r\n");
+                self.client
+                    .publish_with_headers(account, dest, headers.as_bytes(), &body);
+            }
+            Err(e) => tracing::warn!("Could not compress a message trace event: {e}"),
         }
     }
 
@@ -219,5 +233,45 @@ impl Services {
             active_servers: 1,
             gomaxprocs: cores,
         }
+    }
+}
+
+fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(body)?;
+    encoder.finish()
+}
+
+/// Snappy's framing format, as Go writes it (its S2 writer in Snappy-compatible mode).
+fn snappy(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut encoder = snap::write::FrameEncoder::new(Vec::new());
+    encoder.write_all(body)?;
+    encoder.into_inner().map_err(|e| e.error().kind().into())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::io::Read as _;
+
+    #[test]
+    fn msg_trace_event_compressed_readably() {
+        let body = br#"{"server":{},"events":[]}"#.repeat(20);
+        let framed = super::snappy(&body).unwrap();
+        // Snappy's stream identifier chunk, as Go's writer starts its stream.
+        assert!(framed.starts_with(b"\xff\x06\x00\x00sNaPpY"));
+        let mut back = Vec::new();
+        snap::read::FrameDecoder::new(&framed[..])
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, body);
+        let zipped = super::gzip(&body).unwrap();
+        let mut back = Vec::new();
+        flate2::read::GzDecoder::new(&zipped[..])
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, body);
     }
 }

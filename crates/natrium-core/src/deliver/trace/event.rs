@@ -10,6 +10,36 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+/// How the event's body is encoded, from the traced message's `Accept-Encoding` (Go's
+/// choice: `snappy` or `s2` anywhere in it, else `gzip`, else none it knows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    /// No `Accept-Encoding`: plain JSON, no header.
+    #[default]
+    None,
+    Gzip,
+    /// Snappy's framing format.
+    Snappy,
+    /// An encoding the server does not offer: plain JSON, `Content-Encoding: identity`.
+    Identity,
+}
+
+impl Compression {
+    pub fn from_accept_encoding(value: Option<&str>) -> Self {
+        let Some(value) = value.filter(|v| !v.is_empty()) else {
+            return Self::None;
+        };
+        let value = value.to_ascii_lowercase();
+        if value.contains("snappy") || value.contains("s2") {
+            Self::Snappy
+        } else if value.contains("gzip") {
+            Self::Gzip
+        } else {
+            Self::Identity
+        }
+    }
+}
+
 /// Go's connection kinds, as the `kind` of ingress and egress entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnKind {

@@ -200,6 +200,17 @@ mod tests {
     }
 
     #[test]
+    fn msg_trace_accept_encoding_read_as_go() {
+        use crate::deliver::trace::Compression;
+        let of = |v| Compression::from_accept_encoding(Some(v));
+        assert_eq!(of("GZIP, deflate"), Compression::Gzip);
+        assert_eq!(of("s2"), Compression::Snappy);
+        assert_eq!(of("gzip, snappy"), Compression::Snappy);
+        assert_eq!(of("br"), Compression::Identity);
+        assert_eq!(Compression::from_accept_encoding(None), Compression::None);
+    }
+
+    #[test]
     fn msg_trace_header_rewritten_last() {
         let block = b"NATS/1.0\r\nNats-Trace-Dest: t\r\nX: 1\r\n\r\n";
         assert_eq!(
