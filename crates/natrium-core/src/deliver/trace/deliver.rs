@@ -125,6 +125,7 @@ impl Publisher {
     }
 
     /// Notes that the deliveries that follow go through `forward` into `importer`.
+    #[inline]
     pub(in crate::deliver) fn trace_enter_export(
         &mut self,
         forward: &StreamForward,
@@ -140,6 +141,7 @@ impl Publisher {
         }
     }
 
+    #[inline]
     pub(in crate::deliver) fn trace_leave_export(&mut self) {
         if let Some(t) = &mut self.trace {
             t.export = None;
