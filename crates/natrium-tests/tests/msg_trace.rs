@@ -327,7 +327,41 @@ fn run(server: &ServerProcess) -> Vec<String> {
     no_responders(&mut run);
     trace_parent(&mut run);
     compression(&mut run);
+    system_services(&mut run);
     run.t
+}
+
+/// The server's own services take trace-only requests made in the system account (no egress
+/// entry for them), not those made elsewhere.
+fn system_services(run: &mut Run<'_>) {
+    let mut sys = client(run.server, "sys", "sys", "");
+    sub(&mut sys, "SUB trace 1\r\nSUB inbox 2\r\n");
+    hpub(&mut sys, "$SYS.REQ.SERVER.PING.IDZ", "inbox", &[DEST, ONLY]);
+    run.t
+        .push("== system account service, trace-only".to_owned());
+    let first = sys.read_line().expect("line");
+    let event = if first.starts_with("MSG trace") {
+        let body = sys.read_line().expect("payload");
+        serde_json::from_str(&body).expect("trace event JSON")
+    } else {
+        next_event(&mut sys)
+    };
+    run.t.push(event_line(event));
+    // The answer comes after the event or before it; either way it comes.
+    let answered = first.starts_with("MSG inbox")
+        || sys.read_line().is_some_and(|l| l.starts_with("MSG inbox"));
+    run.t.push(format!("answered: {answered}"));
+    let mut nr = client(run.server, "a", "nr2", ",\"no_responders\":true");
+    sub(&mut nr, "SUB in 1\r\n");
+    hpub(
+        &mut nr,
+        "$SYS.REQ.USER.INFO",
+        "in",
+        &[("Nats-Trace-Dest", "nobody.listens"), ONLY],
+    );
+    run.t
+        .push("== other account's service, trace-only".to_owned());
+    run.t.push(deliveries(&mut nr));
 }
 
 /// `Accept-Encoding` on the traced message asks for a compressed event.
@@ -558,6 +592,8 @@ fn check_ours(t: &[String]) {
     );
     assert!(section("Accept-Encoding: gzip, deflate").starts_with("Content-Encoding: gzip"));
     assert!(section("Accept-Encoding: br").starts_with("Content-Encoding: identity"));
+    assert!(section("system account service, trace-only").ends_with("answered: true"));
+    assert!(section("other account's service, trace-only").contains("NATS/1.0 503"));
 }
 
 #[test]

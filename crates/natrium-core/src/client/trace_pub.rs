@@ -27,13 +27,14 @@ impl Conn {
                 return self.publish_checked(&msg, None);
             }
             TracePlan::Trace(intent) => {
-                if !self.may_trace_to(intent.dest.as_bytes()) {
+                let system = Arc::ptr_eq(&self.account, &self.server.system_account());
+                if !self.may_trace_to(intent.dest.as_bytes(), system) {
                     // The message is dropped with the destination's violation, as in Go.
                     self.publish_violation(intent.dest.as_bytes());
                     return Next::Continue;
                 }
                 let size = block.len() + msg.payload.len();
-                let account = Arc::clone(&self.account);
+                let account = (Arc::clone(&self.account), system);
                 Some(MsgTracer::new(
                     *intent,
                     account,
@@ -46,9 +47,9 @@ impl Conn {
         self.publish_checked(msg, tracer)
     }
 
-    /// Whether this client may have trace events published on `dest`.
-    fn may_trace_to(&mut self, dest: &[u8]) -> bool {
-        let system = Arc::ptr_eq(&self.account, &self.server.system_account());
+    /// Whether this client (in the system account or not) may have trace events published on
+    /// `dest`.
+    fn may_trace_to(&mut self, dest: &[u8], system: bool) -> bool {
         !trace::dest_reserved(dest, system) && self.perms.can_publish(dest, &self.handle)
     }
 

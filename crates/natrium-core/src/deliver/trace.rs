@@ -133,6 +133,8 @@ pub struct MsgTracer {
     account: Arc<Account>,
     dest: String,
     only: bool,
+    /// Published in the system account, whose own services take trace-only messages too.
+    system: bool,
     compression: Compression,
     event: MsgTraceEvent,
     /// Set while the message is delivered in an account importing it as a stream.
@@ -159,11 +161,11 @@ pub struct TraceReport {
 }
 
 impl MsgTracer {
-    /// Starts the trace of a message from `client` in `account`, on `subject`, `msg_size`
-    /// bytes with headers.
+    /// Starts the trace of a message from `client` in `account` (`system`: the system
+    /// account), on `subject`, `msg_size` bytes with headers.
     pub fn new(
         intent: TraceIntent,
-        account: Arc<Account>,
+        (account, system): (Arc<Account>, bool),
         client: &ClientHandle,
         subject: &[u8],
         msg_size: usize,
@@ -187,6 +189,7 @@ impl MsgTracer {
             account,
             dest,
             only,
+            system,
             compression,
             event: MsgTraceEvent {
                 request: TraceRequest {

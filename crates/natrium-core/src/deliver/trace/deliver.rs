@@ -87,9 +87,10 @@ impl Publisher {
         }
         let target = &sub.client;
         if target.is_internal() {
-            // The server's own services: no egress entry, as for Go's internal callbacks; a
-            // trace-only request stops, as at a service import Go may not trace into.
-            return !t.only && self.deliver_plain(sub, msg, payload_len);
+            // The server's own services: no egress entry, as for Go's internal callbacks, which
+            // take trace-only messages too. Elsewhere than in the system account Go reaches
+            // them through service imports that do not allow tracing: trace-only stops there.
+            return (!t.only || t.system) && self.deliver_plain(sub, msg, payload_len);
         }
         let queue = sub.queue.as_deref();
         if !self.echo && target.cid == self.cid {
