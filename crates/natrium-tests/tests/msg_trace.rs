@@ -641,3 +641,44 @@ fn msg_trace_without_system_account_sends_nothing() {
         assert!(!got.contains("trace") && !got.contains("hi"), "{got}");
     }
 }
+
+/// An `HPUB` over `max_payload` asking for a trace: the event carries the refusal, then the
+/// client is closed as always.
+#[test]
+fn msg_trace_payload_refusal_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("small.conf");
+    std::fs::write(&path, "max_payload: 100\n").expect("write config");
+    let p = path.to_str().expect("utf-8 path");
+    let args = ["-c", p, "-a", "127.0.0.1", "-p", "-1"];
+    let mut lines = Vec::new();
+    let mut runs = vec![ServerProcess::start(&args)];
+    runs.extend(ServerProcess::start_go(&args));
+    for server in &runs {
+        let mut tracer = RawClient::connect(&server.addr());
+        tracer.exchange(b"CONNECT {\"headers\":true,\"verbose\":false}\r\nSUB trace 1\r\n");
+        let mut p = RawClient::connect(&server.addr());
+        p.exchange(b"CONNECT {\"headers\":true,\"verbose\":false,\"name\":\"big\"}\r\n");
+        let block = "NATS/1.0\r\nNats-Trace-Dest: trace\r\nX: y\r\n\r\n";
+        let op = format!(
+            "HPUB foo {} {}\r\n{block}{}\r\n",
+            block.len(),
+            block.len() + 200,
+            "x".repeat(200)
+        );
+        let (got, closed) = {
+            p.send(op.as_bytes());
+            p.wait_closed(std::time::Duration::from_secs(10))
+        };
+        assert!(closed && got.contains("Maximum Payload Violation"), "{got}");
+        lines.push(event_line(next_event(&mut tracer)));
+    }
+    assert!(
+        lines[0].contains(r#""error":"maximum payload exceeded""#) && lines[0].contains("242"),
+        "{}",
+        lines[0]
+    );
+    if let [ours, go] = lines.as_slice() {
+        assert_eq!(ours, go);
+    }
+}

@@ -388,7 +388,10 @@ impl Conn {
         next
     }
 
-    fn protocol_error(&self, err: &ProtoError, rest: &[u8]) -> ClosedReason {
+    fn protocol_error(&mut self, err: &ProtoError, rest: &[u8]) -> ClosedReason {
+        if matches!(err, ProtoError::PayloadTooLarge { .. }) {
+            self.trace_refused_payload(rest);
+        }
         log_protocol_error(&self.handle.log_prefix(), err, rest);
         let (wire, reason) = match err {
             ProtoError::PayloadTooLarge { .. } => (

@@ -84,10 +84,56 @@ impl Conn {
         Next::Continue
     }
 
+    /// An `HPUB` refused for its size, whose header block (as far as it was read) asks for a
+    /// trace: Go reports the refusal to the trace destination before closing.
+    #[cold]
+    pub(super) fn trace_refused_payload(&mut self, op: &[u8]) {
+        let Some((subject, header_len, total)) = hpub_args(op) else {
+            return;
+        };
+        let after = memchr::memmem::find(op, b"\r\n")
+            .map_or(&[][..], |at| op.get(at + 2..).unwrap_or_default());
+        let block = after.get(..header_len).unwrap_or(after);
+        if header_len == 0 || !trace::may_trace(block, self.account.traces_parent()) {
+            return;
+        }
+        let TracePlan::Trace(intent) = trace::plan(block, &self.account, &self.handle) else {
+            return;
+        };
+        let system = Arc::ptr_eq(&self.account, &self.server.system_account());
+        if !self.may_trace_to(intent.dest.as_bytes(), system) {
+            self.publish_violation(intent.dest.as_bytes());
+            return;
+        }
+        let account = (Arc::clone(&self.account), system);
+        let mut tracer = MsgTracer::new(*intent, account, &self.handle, subject, total);
+        tracer.set_ingress_error("maximum payload exceeded".to_owned());
+        self.send_trace(*tracer);
+    }
+
     fn send_trace(&self, tracer: MsgTracer) {
         let events = &self.server.shared.events;
         if events.is_listened() {
             events.emit(ClientEvent::MsgTrace(Box::new(tracer.into_report())));
         }
+    }
+}
+
+/// The subject, header size and total size of an `HPUB` control line at the start of `op`.
+fn hpub_args(op: &[u8]) -> Option<(&[u8], usize, usize)> {
+    let line = op.get(..memchr::memmem::find(op, b"\r\n")?)?;
+    let mut args = line
+        .split(|&b| b == b' ' || b == b'\t')
+        .filter(|a| !a.is_empty());
+    if !args.next()?.eq_ignore_ascii_case(b"HPUB") {
+        return None;
+    }
+    let args: Vec<&[u8]> = args.collect();
+    let number = |a: &[u8]| std::str::from_utf8(a).ok()?.parse::<usize>().ok();
+    match args.as_slice() {
+        [subject, .., header_len, total] if args.len() >= 3 => {
+            Some((subject, number(header_len)?, number(total)?))
+        }
+        _ => None,
     }
 }
