@@ -30,6 +30,17 @@ pub struct AccountSpec {
     /// Unix seconds at which the account's JWT expires (operator mode); its clients are then
     /// closed, as Go closes them.
     pub expires: Option<i64>,
+    /// `msg_trace`: where messages carrying a sampled W3C `traceparent` header are traced.
+    pub msg_trace: Option<MsgTraceDest>,
+}
+
+/// An account's `msg_trace` (or `trace_dest`) setting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MsgTraceDest {
+    /// The subject trace events are published on, in the account.
+    pub dest: String,
+    /// Percentage (1 to 100) of sampled `traceparent` messages that are traced.
+    pub sampling: u8,
 }
 
 /// Per-account limits; `-1` means unlimited, as in Go.
@@ -82,6 +93,8 @@ pub enum ExportKind {
         response: ResponseType,
         /// How long a response may take before its mapping is dropped.
         threshold: Duration,
+        /// `allow_trace`: message tracing goes on into the exporting account.
+        allow_trace: bool,
     },
 }
 
@@ -98,7 +111,10 @@ pub struct Export {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImportKind {
-    Stream,
+    Stream {
+        /// `allow_trace`: message tracing goes on into the importing account.
+        allow_trace: bool,
+    },
     Service {
         /// Share the requester's details with the exporter (`share`).
         share: bool,
@@ -288,6 +304,7 @@ mod tests {
                 ExportKind::Service {
                     response: ResponseType::Singleton,
                     threshold: RESPONSE_THRESHOLD_DEFAULT,
+                    allow_trace: false,
                 }
             } else {
                 ExportKind::Stream
@@ -305,7 +322,7 @@ mod tests {
             kind: if service {
                 ImportKind::Service { share: false }
             } else {
-                ImportKind::Stream
+                ImportKind::Stream { allow_trace: false }
             },
         }
     }

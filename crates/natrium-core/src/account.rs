@@ -106,6 +106,9 @@ pub struct Account {
     /// Whether `state` has links, so that the publish path of an unlinked account stops at
     /// one relaxed load.
     linked: AtomicBool,
+    /// Whether `state` has `msg_trace`: only then may a `traceparent` header start a trace,
+    /// so other accounts' messages are not searched for one.
+    parent_traced: AtomicBool,
     pub stats: AccountStats,
     /// Reply subjects handed to this account's responders for requests imported from others.
     pub responses: responses::Responses,
@@ -131,6 +134,7 @@ impl Account {
     pub fn from_spec(spec: AccountSpec, cache_enabled: bool) -> Self {
         Self {
             name: spec.name.clone(),
+            parent_traced: AtomicBool::new(spec.msg_trace.is_some()),
             sublist: Sublist::new(cache_enabled),
             state: ArcSwap::from_pointee(AccountState { spec, links: None }),
             linked: AtomicBool::new(false),
@@ -167,8 +171,16 @@ impl Account {
     /// Installs a definition and its links; only the registry does, at start and on reload.
     pub(crate) fn set_state(&self, spec: AccountSpec, links: Option<Links>) {
         let linked = links.is_some();
+        let parent_traced = spec.msg_trace.is_some();
         self.state.store(Arc::new(AccountState { spec, links }));
         self.linked.store(linked, Ordering::Release);
+        self.parent_traced.store(parent_traced, Ordering::Relaxed);
+    }
+
+    /// Whether a sampled `traceparent` header starts a trace here (`msg_trace` is set).
+    #[inline]
+    pub fn traces_parent(&self) -> bool {
+        self.parent_traced.load(Ordering::Relaxed)
     }
 
     /// Counts a client in, unless the account's `max_connections` is reached.

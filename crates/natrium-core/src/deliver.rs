@@ -9,9 +9,12 @@
 //! A publish in an account linked to others (exports and imports) then goes on to them:
 //! [`cross`] holds that part. Clients that did not ask for headers get messages with headers
 //! as plain `MSG`s carrying the payload alone, as Go delivers them.
+//!
+//! A traced message (see [`trace`]) takes the same path with a tracer held in the publisher.
 
 mod cross;
 mod internal;
+pub mod trace;
 
 use std::sync::Arc;
 
@@ -61,6 +64,8 @@ pub struct Publisher {
     foreign_out: BatchStats,
     /// Reused for subjects rewritten on their way to another account.
     scratch: Vec<u8>,
+    /// The trace of the message being published, if it is traced.
+    trace: Option<Box<trace::MsgTracer>>,
 }
 
 /// A publisher's own cache of one account's matches, bounded and dropped whenever the
@@ -115,6 +120,7 @@ impl Publisher {
             origin: None,
             foreign_out: BatchStats::default(),
             scratch: Vec::new(),
+            trace: None,
         }
     }
 
@@ -221,7 +227,18 @@ impl Publisher {
         delivered
     }
 
+    #[inline]
     fn deliver(&mut self, sub: &SubRef, msg: &Message<'_>, payload_len: usize) -> bool {
+        if self.trace.is_some() {
+            return self.deliver_traced(sub, msg, payload_len);
+        }
+        self.deliver_plain(sub, msg, payload_len)
+    }
+
+    /// Queues `msg` to `sub` unless its client does not take it (no echo, a denied subject,
+    /// an auto-unsubscribe limit reached).
+    #[inline]
+    fn deliver_plain(&mut self, sub: &SubRef, msg: &Message<'_>, payload_len: usize) -> bool {
         let target = &sub.client;
         if !self.echo && target.cid == self.cid {
             return false;
@@ -237,6 +254,13 @@ impl Publisher {
             DeliveryQuota::DeliverLast => self.finished_subs.push(sub.clone()),
             DeliveryQuota::Exhausted => return false,
         }
+        self.enqueue(sub, msg, payload_len)
+    }
+
+    /// Queues the frame of `msg` for `sub`'s client, whose delivery is decided.
+    #[inline]
+    fn enqueue(&mut self, sub: &SubRef, msg: &Message<'_>, payload_len: usize) -> bool {
+        let target = &sub.client;
         if target.is_internal() {
             return self.deliver_internal(sub, msg);
         }

@@ -8,6 +8,9 @@
 //! is built or queued. Shutdown alone waits, briefly (`SHUTDOWN_EVENT_WAIT`), for its event to
 //! be published, so that subscribers get it before their connections close.
 //!
+//! Message trace events travel the same queue: Go too publishes them from its system event
+//! loop, stamped with the server's identity and event sequence.
+//!
 //! The server's side (which events a closing client causes) is here too, as `impl Server`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +32,8 @@ pub enum ClientEvent {
     LameDuck,
     /// The server is about to close every connection: report it, then answer.
     ShuttingDown(oneshot::Sender<()>),
+    /// A traced message's event, to publish in its account (see `crate::deliver::trace`).
+    MsgTrace(Box<crate::deliver::trace::TraceReport>),
 }
 
 /// What a connect event reports: a small copy, so that a queued event never keeps a

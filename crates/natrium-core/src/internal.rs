@@ -203,6 +203,27 @@ impl InternalClient {
             headers: None,
             payload,
         };
+        self.send(account, &msg);
+    }
+
+    /// Publishes one message with a header block (`NATS/1.0` …) into `account`.
+    pub fn publish_with_headers(
+        &mut self,
+        account: &Arc<Account>,
+        subject: &str,
+        headers: &[u8],
+        payload: &[u8],
+    ) {
+        let msg = Message {
+            subject: subject.as_bytes(),
+            reply: None,
+            headers: Some(headers),
+            payload,
+        };
+        self.send(account, &msg);
+    }
+
+    fn send(&mut self, account: &Arc<Account>, msg: &Message<'_>) {
         // A publisher's match cache belongs to one account: elsewhere, use a fresh one
         // (these are replies to requests, a handful at a time).
         let mut other;
@@ -212,7 +233,7 @@ impl InternalClient {
             other = Publisher::new(self.handle.cid, Arc::clone(&self.stats));
             &mut other
         };
-        publisher.publish(account, &msg);
+        publisher.publish(account, msg);
         // As in Go, the server's own publishes are not counted as messages received; what
         // they deliver to clients is counted as sent.
         publisher.batch.in_msgs = 0;

@@ -153,7 +153,7 @@ fn imports(account: &Account) -> Vec<ImportDoc> {
         .chain(services)
         .map(|i| {
             let (kind, to, share) = match i.kind {
-                ImportKind::Stream => ("stream", String::new(), false),
+                ImportKind::Stream { .. } => ("stream", String::new(), false),
                 ImportKind::Service { share } => ("service", i.local.clone(), share),
             };
             ImportDoc {

@@ -124,6 +124,13 @@ impl RawClient {
         out
     }
 
+    /// Reads exactly `n` bytes (a binary payload whose size a frame header gave).
+    pub fn read_bytes(&mut self, n: usize) -> Vec<u8> {
+        let closed = self.fill_until(|b| b.len() >= n, RAW_TIMEOUT);
+        assert!(self.buf.len() >= n, "closed={closed} before {n} bytes");
+        self.buf.drain(..n).collect()
+    }
+
     /// Waits until the server closes the connection or `timeout` passes, without sending.
     /// Returns what arrived and whether the connection closed.
     pub fn wait_closed(&mut self, timeout: Duration) -> (String, bool) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::account::{
-    AccountLimits, AccountSpec, Export, ExportKind, Import, ImportKind, ResponseType,
+    AccountLimits, AccountSpec, Export, ExportKind, Import, ImportKind, MsgTraceDest, ResponseType,
     RESPONSE_THRESHOLD_DEFAULT,
 };
 use crate::{Permissions, ResponsePermission, SubjectPermission};
@@ -218,6 +218,8 @@ pub struct JwtExport {
     pub response_threshold: i64,
     #[serde(default)]
     pub account_token_position: u32,
+    #[serde(default)]
+    pub allow_trace: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -234,10 +236,23 @@ pub struct JwtImport {
     pub kind: String,
     #[serde(default)]
     pub share: bool,
+    #[serde(default)]
+    pub allow_trace: bool,
+}
+
+/// An account's `trace` claim: where sampled `traceparent` messages are traced.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct JwtMsgTrace {
+    #[serde(default)]
+    pub dest: String,
+    #[serde(default)]
+    pub sampling: i64,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct AccountNats {
+    #[serde(default)]
+    pub trace: Option<JwtMsgTrace>,
     #[serde(default)]
     pub imports: Vec<JwtImport>,
     #[serde(default)]
@@ -318,6 +333,7 @@ impl Claims<AccountNats> {
                             .ok()
                             .filter(|n| *n > 0)
                             .map_or(RESPONSE_THRESHOLD_DEFAULT, Duration::from_nanos),
+                        allow_trace: e.allow_trace,
                     },
                     _ => return None,
                 };
@@ -345,7 +361,12 @@ impl Claims<AccountNats> {
                         } else {
                             i.subject.clone()
                         };
-                        (ImportKind::Stream, local)
+                        (
+                            ImportKind::Stream {
+                                allow_trace: i.allow_trace,
+                            },
+                            local,
+                        )
                     }
                     "service" => {
                         let local = [&i.local_subject, &i.to]
@@ -377,6 +398,16 @@ impl Claims<AccountNats> {
                 max_payload: limit(l.payload),
                 max_leafnodes: limit(l.leaf),
             },
+            msg_trace: self.nats.trace.as_ref().and_then(|t| {
+                // Go drops an invalid destination and takes an out-of-range sampling as 100.
+                nats_subject::is_valid_publish_subject(t.dest.as_bytes()).then(|| MsgTraceDest {
+                    dest: t.dest.clone(),
+                    sampling: u8::try_from(t.sampling)
+                        .ok()
+                        .filter(|n| (1..=100).contains(n))
+                        .unwrap_or(100),
+                })
+            }),
         }
     }
 }

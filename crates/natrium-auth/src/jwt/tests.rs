@@ -229,4 +229,35 @@ fn jwt_account_spec_translation() {
     assert_eq!(spec.imports[1].local, "lq");
     assert_eq!(spec.limits.max_connections, 5);
     assert_eq!(spec.limits.max_payload, 0);
+    assert_eq!(spec.msg_trace, None);
+}
+
+#[test]
+fn jwt_account_message_tracing() {
+    let op = KeyPair::new_operator();
+    let acc = KeyPair::new_account();
+    let nats = json!({
+        "exports": [{"subject": "svc", "type": "service", "allow_trace": true}],
+        "imports": [{"subject": "t", "account": "AX", "type": "stream", "allow_trace": true}],
+        "trace": {"dest": "tr.x", "sampling": 0},
+    });
+    let jwt = sign(&claims(&acc.public_key(), &op, "account", nats), &op);
+    let spec = decode::<AccountNats>(&jwt).unwrap().spec();
+    assert!(matches!(
+        spec.exports[0].kind,
+        ExportKind::Service {
+            allow_trace: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        spec.imports[0].kind,
+        ImportKind::Stream { allow_trace: true }
+    );
+    // Go takes a sampling out of 1..=100 as 100, and drops an invalid destination.
+    let trace = spec.msg_trace.unwrap();
+    assert_eq!((trace.dest.as_str(), trace.sampling), ("tr.x", 100));
+    let nats = json!({"trace": {"dest": "tr.*", "sampling": 50}});
+    let jwt = sign(&claims(&acc.public_key(), &op, "account", nats), &op);
+    assert_eq!(decode::<AccountNats>(&jwt).unwrap().spec().msg_trace, None);
 }

@@ -14,6 +14,7 @@ mod account_items;
 mod account_links;
 mod accounts;
 mod import_mapping;
+mod msg_trace;
 mod operator;
 mod perms;
 

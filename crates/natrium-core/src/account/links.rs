@@ -76,8 +76,12 @@ impl Mapping {
 pub struct StreamForward {
     /// The exported subject (pattern) the import covers, in this account.
     pub from: Box<[u8]>,
+    /// The import's subject in the importing account.
+    pub local: Box<[u8]>,
     pub mapping: Mapping,
     pub to: Weak<Account>,
+    /// `allow_trace` on the import: traced messages stay traced in the importer.
+    pub allow_trace: bool,
 }
 
 impl StreamForward {
@@ -99,6 +103,8 @@ pub struct ServiceForward {
     pub response: ResponseType,
     /// How long the exporter may take to respond.
     pub threshold: Duration,
+    /// `allow_trace` on the export: traced requests stay traced in the exporter.
+    pub allow_trace: bool,
 }
 
 impl ServiceForward {

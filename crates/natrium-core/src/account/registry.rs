@@ -198,19 +198,22 @@ fn link(entries: &[Entry]) -> HashMap<String, Links> {
                 continue;
             };
             match import.kind {
-                ImportKind::Stream => {
+                ImportKind::Stream { allow_trace } => {
                     links
                         .entry(exporter.account.name.clone())
                         .or_default()
                         .streams
                         .push(StreamForward {
                             from: import.subject.as_bytes().into(),
+                            local: import.local.as_bytes().into(),
                             mapping: Mapping::new(&import.subject, &import.local),
                             to: Arc::downgrade(&importer.account),
+                            allow_trace,
                         });
                 }
                 ImportKind::Service { share } => {
-                    let (response, threshold) = service_terms(&exporter.spec, &import.subject);
+                    let (response, threshold, allow_trace) =
+                        service_terms(&exporter.spec, &import.subject);
                     links
                         .entry(importer.account.name.clone())
                         .or_default()
@@ -222,6 +225,7 @@ fn link(entries: &[Entry]) -> HashMap<String, Links> {
                             share,
                             response,
                             threshold,
+                            allow_trace,
                         });
                     links
                         .entry(exporter.account.name.clone())
@@ -234,27 +238,33 @@ fn link(entries: &[Entry]) -> HashMap<String, Links> {
     links
 }
 
-/// The response type and threshold of the exporter's service export covering `subject`.
-fn service_terms(exporter: &AccountSpec, subject: &str) -> (ResponseType, std::time::Duration) {
+/// The response type, threshold and `allow_trace` of the exporter's service export covering
+/// `subject`.
+fn service_terms(
+    exporter: &AccountSpec,
+    subject: &str,
+) -> (ResponseType, std::time::Duration, bool) {
     let services = exporter.exports.iter().filter_map(|e| match e.kind {
         ExportKind::Service {
             response,
             threshold,
-        } => Some((e, response, threshold)),
+            allow_trace,
+        } => Some((e, (response, threshold, allow_trace))),
         ExportKind::Stream => None,
     });
     let mut best = None;
-    for (export, response, threshold) in services {
+    for (export, terms) in services {
         if export.subject == subject {
-            return (response, threshold);
+            return terms;
         }
         if best.is_none() && subject_is_subset(subject.as_bytes(), export.subject.as_bytes()) {
-            best = Some((response, threshold));
+            best = Some(terms);
         }
     }
     best.unwrap_or((
         ResponseType::Singleton,
         natrium_auth::account::RESPONSE_THRESHOLD_DEFAULT,
+        false,
     ))
 }
 
@@ -309,6 +319,7 @@ mod tests {
                 kind: ExportKind::Service {
                     response: ResponseType::Streamed,
                     threshold: std::time::Duration::from_secs(9),
+                    allow_trace: false,
                 },
                 accounts: None,
                 token_position: 0,
@@ -320,7 +331,7 @@ mod tests {
                 account: "A".into(),
                 subject: "s.>".into(),
                 local: "p.s.>".into(),
-                kind: ImportKind::Stream,
+                kind: ImportKind::Stream { allow_trace: false },
             },
             Import {
                 account: "A".into(),
@@ -361,7 +372,7 @@ mod tests {
             account: "A".into(),
             subject: "s.>".into(),
             local: "s.>".into(),
-            kind: ImportKind::Stream,
+            kind: ImportKind::Stream { allow_trace: false },
         }];
         let (after, removed) = before
             .rebuild(&config(&[a, b, spec("D")], "", false))

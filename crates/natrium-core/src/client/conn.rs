@@ -41,6 +41,8 @@ mod login;
 mod logtag;
 #[path = "subs.rs"]
 mod subs;
+#[path = "trace_pub.rs"]
+mod trace_pub;
 
 const PING: &[u8] = b"PING\r\n";
 const PONG: &[u8] = b"PONG\r\n";
@@ -405,7 +407,10 @@ impl Conn {
         next
     }
 
-    fn protocol_error(&self, err: &ProtoError, rest: &[u8]) -> ClosedReason {
+    fn protocol_error(&mut self, err: &ProtoError, rest: &[u8]) -> ClosedReason {
+        if matches!(err, ProtoError::PayloadTooLarge { .. }) {
+            self.trace_refused_payload(rest);
+        }
         log_protocol_error(&self.handle.log_prefix(), err, rest);
         let (wire, reason) = match err {
             ProtoError::PayloadTooLarge { .. } => (
@@ -747,18 +752,13 @@ impl Conn {
             // Kept for drop-in behaviour; see docs/client-protocol.md.
             send_err(&self.handle, &WireError::InvalidPublishSubject);
         }
+        if let Some(h) = msg.headers {
+            if crate::deliver::trace::may_trace(h, self.account.traces_parent()) {
+                return self.on_traced_pub(msg);
+            }
+        }
         if !self.perms.can_publish(msg.subject, &self.handle) {
-            tracing::error!(
-                "{} - Publish Violation - Subject {}",
-                self.handle.log_prefix(),
-                go_quote(msg.subject)
-            );
-            send_err(
-                &self.handle,
-                &WireError::PublishViolation {
-                    subject: msg.subject,
-                },
-            );
+            self.publish_violation(msg.subject);
             return Next::Continue;
         }
         // Go acknowledges a verbose publish before delivering it.
@@ -769,6 +769,15 @@ impl Conn {
             (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64,
         );
         Next::Continue
+    }
+
+    fn publish_violation(&self, subject: &[u8]) {
+        tracing::error!(
+            "{} - Publish Violation - Subject {}",
+            self.handle.log_prefix(),
+            go_quote(subject)
+        );
+        send_err(&self.handle, &WireError::PublishViolation { subject });
     }
 }
 

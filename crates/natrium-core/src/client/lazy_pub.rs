@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::ClientHandle;
 use crate::account::Account;
+use crate::deliver::trace::MsgTracer;
 use crate::deliver::{Message, Publisher};
 use crate::stats::ServerStats;
 
@@ -52,8 +53,23 @@ impl LazyPublisher {
         }
     }
 
+    /// Routes one traced message (see [`Publisher::publish_traced`]).
+    pub(super) fn publish_traced(
+        &mut self,
+        account: &Arc<Account>,
+        msg: &Message<'_>,
+        tracer: Box<MsgTracer>,
+    ) -> Option<Box<MsgTracer>> {
+        self.publisher().publish_traced(account, msg, tracer).1
+    }
+
     /// Routes one message (see [`Publisher::publish`]), making the publisher first if needed.
     pub(super) fn publish(&mut self, account: &Arc<Account>, msg: &Message<'_>) -> usize {
+        self.publisher().publish(account, msg)
+    }
+
+    #[inline]
+    fn publisher(&mut self) -> &mut Publisher {
         let Self {
             inner,
             cid,
@@ -62,15 +78,14 @@ impl LazyPublisher {
             no_responders,
             origin,
         } = self;
-        let publisher = inner.get_or_insert_with(|| {
+        inner.get_or_insert_with(|| {
             let mut p = Publisher::new(*cid, Arc::clone(stats));
             p.set_flags(*echo, *no_responders);
             if let Some((account, client)) = origin {
                 p.set_origin(Arc::clone(account), Arc::clone(client));
             }
             Box::new(p)
-        });
-        publisher.publish(account, msg)
+        })
     }
 
     /// See [`Publisher::flush`]; nothing to do before the first publish.

@@ -44,6 +44,7 @@ pub use conn::run_client;
 pub(crate) use conn::send_err;
 pub(crate) use conn::{finish, greet, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
+pub(crate) use logfmt::go_quote;
 pub use outbound::{Enqueued, Outbound};
 pub use perms::Responses;
 

@@ -15,6 +15,7 @@ use std::time::Instant;
 use nats_proto::headers::{write_adding_field, Headers, NATS_REQUEST_INFO};
 use serde::Serialize;
 
+use super::trace::deliver::ImportTrace;
 use super::{Message, Publisher};
 use crate::account::links::{Links, ServiceForward, StreamForward};
 use crate::account::responses::Pending;
@@ -101,7 +102,9 @@ impl Publisher {
             subject: if mapped { &subject } else { msg.subject },
             ..*msg
         };
+        self.trace_enter_export(forward, &importer);
         let n = self.deliver_in(&importer, &m, None);
+        self.trace_leave_export();
         self.scratch = subject;
         n
     }
@@ -127,15 +130,25 @@ impl Publisher {
                 last: Instant::now(),
             })
         });
-        let headers = self.request_headers(importer, forward.share, msg.headers);
+        let mut headers = Some(self.request_headers(importer, forward.share, msg.headers));
+        let to = if mapped { &subject[..] } else { msg.subject };
+        let allow = forward.allow_trace;
+        let traced = self.trace_service_import(&exporter, importer, msg, to, allow, &mut headers);
+        let stop = matches!(traced, ImportTrace::Stop);
         let m = Message {
-            subject: if mapped { &subject } else { msg.subject },
+            subject: to,
             reply: reply.as_deref(),
-            headers: Some(&headers),
+            headers: headers.as_deref(),
             payload: msg.payload,
         };
-        let n = self.route(&exporter, &m, hops + 1);
-        if n == 0 {
+        let n = if stop {
+            0
+        } else {
+            self.route(&exporter, &m, hops + 1)
+        };
+        self.trace_import_done(&exporter, traced);
+        // A trace-only request is answered by nobody: its reply mapping goes too.
+        if n == 0 || self.trace_only() {
             if let Some(reply) = &reply {
                 exporter.responses.cancel(reply);
             }
@@ -143,7 +156,7 @@ impl Publisher {
         n
     }
 
-    fn route_response(&mut self, exporter: &Account, msg: &Message<'_>, hops: u8) -> usize {
+    fn route_response(&mut self, exporter: &Arc<Account>, msg: &Message<'_>, hops: u8) -> usize {
         // Go ends a chunked response on a message with neither headers nor payload.
         let last_chunk = msg.payload.is_empty() && msg.headers.is_none();
         let Some(route) = exporter
@@ -152,12 +165,28 @@ impl Publisher {
         else {
             return 0;
         };
+        let mut headers = None;
+        let traced = self.trace_service_import(
+            &route.requester,
+            exporter,
+            msg,
+            &route.reply,
+            false,
+            &mut headers,
+        );
+        let stop = matches!(traced, ImportTrace::Stop);
         let m = Message {
             subject: &route.reply,
             reply: None,
+            headers: headers.as_deref().or(msg.headers),
             ..*msg
         };
-        let n = self.route(&route.requester, &m, hops + 1);
+        let n = if stop {
+            0
+        } else {
+            self.route(&route.requester, &m, hops + 1)
+        };
+        self.trace_import_done(&route.requester, traced);
         if n == 0 {
             exporter.responses.cancel(msg.subject);
         }
@@ -259,6 +288,7 @@ mod tests {
             kind: ExportKind::Service {
                 response: ResponseType::Singleton,
                 threshold: RESPONSE_THRESHOLD_DEFAULT,
+                allow_trace: false,
             },
             accounts: None,
             token_position: 0,

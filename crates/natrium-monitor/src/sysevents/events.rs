@@ -7,17 +7,19 @@
 //! - `$SYS.SERVER.<id>.CLIENT.AUTH.ERR` for a client refused at authentication: the disconnect
 //!   event's document, reason `Authentication Failure`;
 //! - `$SYS.SERVER.<id>.LAMEDUCK` and `$SYS.SERVER.<id>.SHUTDOWN`: the bare `server` object;
-//! - the `statsz` document of the heartbeat and of `STATSZ` requests.
+//! - the `statsz` document of the heartbeat and of `STATSZ` requests;
+//! - message trace events, on the destination the traced message named, in its account.
 
 use natrium_core::account::GLOBAL_ACCOUNT;
 use natrium_core::closed::ClosedConn;
+use natrium_core::deliver::trace::{Compression, MsgTraceEvent, TraceReport};
 use natrium_core::events::{ClientEvent, ConnectedClient};
 use natrium_core::stats::ServerStats;
 
 use super::account::conns_event;
 use super::payload::{
-    event_id, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent, MsgBytes, Statsz,
-    CONNECT_EVENT_TYPE, DISCONNECT_EVENT_TYPE,
+    event_id, AccountStat, ClientInfo, ConnectEvent, DisconnectEvent, MsgBytes, ServerHeader,
+    Statsz, CONNECT_EVENT_TYPE, DISCONNECT_EVENT_TYPE,
 };
 use super::service::Services;
 use crate::process;
@@ -55,6 +57,40 @@ impl Services {
                 self.publish_json(&format!("$SYS.SERVER.{id}.SHUTDOWN"), &doc);
                 let _ = done.send(());
             }
+            ClientEvent::MsgTrace(report) => self.msg_trace(&report),
+        }
+    }
+
+    /// A traced message's event: published in the publisher's account, stamped like every
+    /// system event (Go sends it through the same loop).
+    fn msg_trace(&mut self, report: &TraceReport) {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            server: ServerHeader,
+            #[serde(flatten)]
+            event: &'a MsgTraceEvent,
+        }
+        let doc = Doc {
+            server: self.identity.stamp(),
+            event: &report.event,
+        };
+        let Ok(body) = serde_json::to_vec(&doc) else {
+            return;
+        };
+        let (account, dest) = (&report.account, &report.dest);
+        let encoded = match report.compression {
+            Compression::None => return self.client.publish_in(account, dest, None, &body),
+            Compression::Gzip => gzip(&body).map(|b| ("gzip", b)),
+            Compression::Snappy => snappy(&body).map(|b| ("snappy", b)),
+            Compression::Identity => Ok(("identity", body)),
+        };
+        match encoded {
+            Ok((name, body)) => {
+                let headers = format!("NATS/1.0\r\nContent-Encoding: {name}\r\n\r\n");
+                self.client
+                    .publish_with_headers(account, dest, headers.as_bytes(), &body);
+            }
+            Err(e) => tracing::warn!("Could not compress a message trace event: {e}"),
         }
     }
 
@@ -197,5 +233,45 @@ impl Services {
             active_servers: 1,
             gomaxprocs: cores,
         }
+    }
+}
+
+fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(body)?;
+    encoder.finish()
+}
+
+/// Snappy's framing format, as Go writes it (its S2 writer in Snappy-compatible mode).
+fn snappy(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut encoder = snap::write::FrameEncoder::new(Vec::new());
+    encoder.write_all(body)?;
+    encoder.into_inner().map_err(|e| e.error().kind().into())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::io::Read as _;
+
+    #[test]
+    fn msg_trace_event_compressed_readably() {
+        let body = br#"{"server":{},"events":[]}"#.repeat(20);
+        let framed = super::snappy(&body).unwrap();
+        // Snappy's stream identifier chunk, as Go's writer starts its stream.
+        assert!(framed.starts_with(b"\xff\x06\x00\x00sNaPpY"));
+        let mut back = Vec::new();
+        snap::read::FrameDecoder::new(&framed[..])
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, body);
+        let zipped = super::gzip(&body).unwrap();
+        let mut back = Vec::new();
+        flate2::read::GzDecoder::new(&zipped[..])
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, body);
     }
 }

@@ -24,6 +24,7 @@ pub(crate) struct ImportDraft {
     pub(crate) to: String,
     pub(crate) service: bool,
     pub(crate) share: bool,
+    pub(crate) allow_trace: bool,
 }
 
 /// `exports = [ … ]`.
@@ -67,6 +68,7 @@ struct ExportDraft<'a> {
     threshold_seen: bool,
     latency_at: Option<&'a Entry>,
     trace_at: Option<&'a Entry>,
+    allow_trace: bool,
     accounts: Option<Vec<String>>,
     token_position: u32,
 }
@@ -156,9 +158,12 @@ impl<'a> ExportDraft<'a> {
             },
             "allow_trace" => {
                 self.trace_at = Some(field);
-                if let Err(message) = convert::boolean(v) {
-                    report.invalid(field, message);
-                    return Err(Dropped);
+                match convert::boolean(v) {
+                    Ok(b) => self.allow_trace = b,
+                    Err(message) => {
+                        report.invalid(field, message);
+                        return Err(Dropped);
+                    }
                 }
                 if self.stream.is_some() {
                     report.invalid(
@@ -247,6 +252,7 @@ fn finish_export(d: ExportDraft<'_>) -> Option<Export> {
             ExportKind::Service {
                 response: d.response.unwrap_or_default(),
                 threshold: d.threshold.unwrap_or(RESPONSE_THRESHOLD_DEFAULT),
+                allow_trace: d.allow_trace,
             },
         ),
         (None, None) => return None,
@@ -344,6 +350,7 @@ fn import(map: &Map, report: &mut Report) -> Option<ImportDraft> {
     let mut kind: Option<(bool, String, String)> = None;
     let (mut prefix, mut to, mut share) = (String::new(), String::new(), false);
     let mut trace_at: Option<&Entry> = None;
+    let mut allow_trace = false;
     for field in map {
         let v = &field.node.value;
         match field.key.to_ascii_lowercase().as_str() {
@@ -410,9 +417,12 @@ fn import(map: &Map, report: &mut Report) -> Option<ImportDraft> {
                     );
                     continue;
                 }
-                if let Err(message) = convert::boolean(v) {
-                    report.invalid(field, message);
-                    return None;
+                match convert::boolean(v) {
+                    Ok(b) => allow_trace = b,
+                    Err(message) => {
+                        report.invalid(field, message);
+                        return None;
+                    }
                 }
                 trace_at = Some(field);
             }
@@ -432,6 +442,7 @@ fn import(map: &Map, report: &mut Report) -> Option<ImportDraft> {
         to,
         service,
         share,
+        allow_trace,
     })
 }
 

@@ -133,7 +133,9 @@ fn stream_import(
         account: d.account.clone(),
         subject: d.subject.clone(),
         local,
-        kind: ImportKind::Stream,
+        kind: ImportKind::Stream {
+            allow_trace: d.allow_trace,
+        },
     };
     graph.add(importer, &import).map_err(|e| e.to_string())?;
     if !is_literal(d.subject.as_bytes())

@@ -24,8 +24,7 @@ use crate::options::{ServerOptions, UserOption};
 pub(super) const GLOBAL_ACCOUNT: &str = "$G";
 
 /// Account keys Go knows that Natrium does not implement yet.
-const ACCOUNT_NOT_SUPPORTED_YET: &[&str] =
-    &["jetstream", "mappings", "maps", "msg_trace", "trace_dest"];
+const ACCOUNT_NOT_SUPPORTED_YET: &[&str] = &["jetstream", "mappings", "maps"];
 
 /// Exports and imports read from every account, waiting to be linked.
 #[derive(Default)]
@@ -145,6 +144,9 @@ fn account(
             "default_permissions" => defaults = permissions(field, report),
             "limits" => limits(&mut spec.limits, field, report),
             "exports" => spec.exports = exports(field, report),
+            "msg_trace" | "trace_dest" => {
+                super::msg_trace::parse(&mut spec.msg_trace, field, report);
+            }
             "imports" => {
                 for draft in imports(field, report) {
                     pending.imports.push((index, draft));
