@@ -14,8 +14,9 @@ use crate::ws::WsConfig;
 pub struct CoreConfig {
     /// Interface to listen on for clients (Go's `host`, `net`, `-a`).
     pub host: String,
-    /// Client port; 0 or -1 picks a free one.
-    pub port: i32,
+    /// Client port as configured (Go's `int`); 0 or -1 picks a free one, values outside
+    /// 0..=65535 fail at listen time as in Go.
+    pub port: i64,
     /// Advertised name; the server ID when empty.
     pub server_name: String,
     pub max_payload: usize,

@@ -8,7 +8,7 @@
 //! polled (bounded, short waits) only where no event exists: Go writes its ports file in the
 //! background after `Server is ready`, and a log file is not a stream we can follow.
 //!
-//! Layout: [`support`] (helpers), [`listen`], [`files`], [`signals`], [`config`].
+//! Layout: [`support`] (helpers), [`listen`], [`ports`], [`files`], [`signals`], [`config`].
 
 #[path = "launch/config.rs"]
 mod config;
@@ -16,6 +16,8 @@ mod config;
 mod files;
 #[path = "launch/listen.rs"]
 mod listen;
+#[path = "launch/ports.rs"]
+mod ports;
 #[path = "launch/signals.rs"]
 mod signals;
 #[path = "launch/support.rs"]

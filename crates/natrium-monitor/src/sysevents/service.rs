@@ -296,8 +296,8 @@ impl Services {
         match &self.http {
             Some(http) => HttpInfo {
                 host: http.host.clone(),
-                port: if http.tls { 0 } else { i64::from(http.port) },
-                https_port: if http.tls { i64::from(http.port) } else { 0 },
+                port: if http.tls { 0 } else { http.port },
+                https_port: if http.tls { http.port } else { 0 },
                 base_path: http.base_path.clone(),
                 req_stats: http.req_stats.snapshot(),
             },
