@@ -155,8 +155,14 @@ impl Server {
     /// Binds the client port and starts accepting. Returns the bound address.
     pub async fn listen(&self) -> Result<SocketAddr, StartError> {
         let config = self.config();
-        // Go names the configured port in the error, `0.0.0.0:70000` or `0.0.0.0:-1`.
-        let shown = || host_port(&config.host, config.port);
+        // Go names the configured port in the error (`0.0.0.0:70000`), -1 already turned
+        // into the 0 it asks the system for.
+        let shown_port = if config.port == crate::listen::RANDOM_PORT {
+            0
+        } else {
+            config.port
+        };
+        let shown = || host_port(&config.host, shown_port);
         let listener =
             bind_tcp(&config.host, config.port)
                 .await
