@@ -1,6 +1,7 @@
 //! The runtime's settings. The binary fills this from the configuration file and flags, so the
 //! runtime never parses configuration itself.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,6 +59,10 @@ pub struct CoreConfig {
     pub no_system_account: bool,
     /// Operator mode: accounts come from the resolver and are registered on first use.
     pub accounts_on_demand: bool,
+    /// `server_tags`, as Go's `TagList` keeps them (monitoring and system events report them).
+    pub tags: Vec<String>,
+    /// `server_metadata` (monitoring and system events report it).
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl Default for CoreConfig {
@@ -92,6 +97,8 @@ impl Default for CoreConfig {
             system_account: String::new(),
             no_system_account: false,
             accounts_on_demand: false,
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
         }
     }
 }

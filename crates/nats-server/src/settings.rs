@@ -343,6 +343,8 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         system_account: o.system_account.clone(),
         no_system_account: o.no_system_account,
         accounts_on_demand: false,
+        tags: o.server_tags.clone(),
+        metadata: o.server_metadata.clone(),
     };
     Ok(match operator_mode(o)? {
         Some(op) => CoreConfig {

@@ -73,11 +73,13 @@ pub fn start_system_services(server: &Server, http: Option<MonitorSettings>) {
         return;
     };
     let (client, inbox) = InternalClient::start(server, server.system_account());
+    let config = server.config();
     let identity = ServerIdentity::new(
         server.name().to_owned(),
-        server.config().host.clone(),
+        config.host.clone(),
         server.id().to_owned(),
-    );
+    )
+    .with_description(config.tags.clone(), config.metadata.clone());
     let mut services = Services {
         server: server.clone(),
         client,

@@ -24,8 +24,8 @@ use crate::options::{ServerOptions, UserOption};
 pub(super) const GLOBAL_ACCOUNT: &str = "$G";
 
 /// Account keys Go knows that Natrium does not implement yet.
-const ACCOUNT_NOT_SUPPORTED_YET: &[&str] =
-    &["jetstream", "mappings", "maps", "msg_trace", "trace_dest"];
+/// An account's `jetstream` is accepted: it takes effect only when the server runs JetStream.
+const ACCOUNT_NOT_SUPPORTED_YET: &[&str] = &["mappings", "maps", "msg_trace", "trace_dest"];
 
 /// Exports and imports read from every account, waiting to be linked.
 #[derive(Default)]
@@ -145,6 +145,7 @@ fn account(
             "default_permissions" => defaults = permissions(field, report),
             "limits" => limits(&mut spec.limits, field, report),
             "exports" => spec.exports = exports(field, report),
+            "jetstream" => super::jetstream::account(field, report),
             "imports" => {
                 for draft in imports(field, report) {
                     pending.imports.push((index, draft));
