@@ -1,6 +1,7 @@
 //! The runtime's settings. The binary fills this from the configuration file and flags, so the
 //! runtime never parses configuration itself.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,8 +15,9 @@ use crate::ws::WsConfig;
 pub struct CoreConfig {
     /// Interface to listen on for clients (Go's `host`, `net`, `-a`).
     pub host: String,
-    /// Client port; 0 or -1 picks a free one.
-    pub port: i32,
+    /// Client port as configured (Go's `int`); 0 or -1 picks a free one, values outside
+    /// 0..=65535 fail at listen time as in Go.
+    pub port: i64,
     /// Advertised name; the server ID when empty.
     pub server_name: String,
     pub max_payload: usize,
@@ -57,6 +59,10 @@ pub struct CoreConfig {
     pub no_system_account: bool,
     /// Operator mode: accounts come from the resolver and are registered on first use.
     pub accounts_on_demand: bool,
+    /// `server_tags`, as Go's `TagList` keeps them (monitoring and system events report them).
+    pub tags: Vec<String>,
+    /// `server_metadata` (monitoring and system events report it).
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl Default for CoreConfig {
@@ -91,6 +97,8 @@ impl Default for CoreConfig {
             system_account: String::new(),
             no_system_account: false,
             accounts_on_demand: false,
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
         }
     }
 }

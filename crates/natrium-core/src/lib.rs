@@ -1,6 +1,7 @@
 //! Natrium runtime: the part of the server that owns sockets and tasks.
 //!
 //! Layout:
+//! - [`listen`]: opening TCP listeners like Go's `net.Listen`, the port check included.
 //! - [`server`]: start-up, the accept loop, the client registry, lame duck mode and shutdown.
 //! - [`client`]: one client connection: the read loop that parses and dispatches ops, and its
 //!   outbound buffer drained by a writer task.
@@ -34,6 +35,7 @@ mod fxhash;
 pub mod info;
 pub mod internal;
 pub mod limits;
+pub mod listen;
 pub mod reload;
 pub mod server;
 pub mod stats;

@@ -6,20 +6,16 @@
 //! mode only *requests* shutdown when it is done; the binary then runs [`Server::shutdown`], so
 //! that every way of stopping logs the same lines in the same order.
 //!
-//! Listening follows Go's `net.Listen("tcp", …)`: a wildcard host (`0.0.0.0`, `::`, empty)
-//! binds one dual-stack IPv6 socket (IPv4 clients arrive as IPv4-mapped addresses, which are
-//! turned back into IPv4 on accept), falling back to IPv4 when the machine has no IPv6; a host
-//! name is resolved, preferring IPv4; errors read like Go's (`listen tcp 127.0.0.1:4222: bind:
-//! address already in use`) because operators' tooling greps for them. [`bind_tcp`] is shared
-//! with the monitoring listener.
+//! Listening itself (Go's port check, dual-stack wildcard binds, Go's error texts) is in
+//! [`crate::listen`], shared by every listener; its names are re-exported here.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -29,6 +25,7 @@ use crate::config::CoreConfig;
 use crate::fxhash::FxHashMap;
 use crate::info::{Info, InfoHead, COMPATIBLE_VERSION, PROTO_VERSION};
 use crate::limits::INFO_HEADS_KEPT;
+pub use crate::listen::{bind_tcp, go_os_error, host_port, ListenError};
 use crate::stats::ServerStats;
 
 #[derive(Debug, thiserror::Error)]
@@ -39,133 +36,6 @@ pub enum StartError {
     Listen { addr: String, cause: ListenError },
     #[error("{0}")]
     Config(String),
-}
-
-/// Why a listener could not be opened, worded as Go's `net.Listen` error.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ListenError(pub String);
-
-/// Pending connections the kernel may queue per listener. Go asks for `somaxconn`, which is
-/// 4096 on current Linux kernels.
-const LISTEN_BACKLOG: u32 = 4096;
-
-/// An OS error as Go prints it: the C library's text with a lower-case first letter and no
-/// `(os error N)` suffix (`address already in use`, `no such file or directory`).
-pub fn go_os_error(err: &std::io::Error) -> String {
-    let text = err.to_string();
-    let text = match text.rfind(" (os error ") {
-        Some(at) if err.raw_os_error().is_some() => text[..at].to_owned(),
-        _ => text,
-    };
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => text,
-    }
-}
-
-/// Where a listen host points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ListenTarget {
-    /// `0.0.0.0`, `::` or empty: every interface, IPv4 and IPv6.
-    Any,
-    Ip(IpAddr),
-}
-
-async fn resolve_listen_host(host: &str) -> Result<ListenTarget, ListenError> {
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    if bare.is_empty() {
-        return Ok(ListenTarget::Any);
-    }
-    if bare == "localhost" {
-        return Ok(ListenTarget::Ip(Ipv4Addr::LOCALHOST.into()));
-    }
-    if let Ok(ip) = bare.parse::<IpAddr>() {
-        return Ok(if ip.is_unspecified() {
-            ListenTarget::Any
-        } else {
-            ListenTarget::Ip(ip)
-        });
-    }
-    let no_such_host = || ListenError(format!("listen tcp: lookup {bare}: no such host"));
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((bare, 0))
-        .await
-        .map_err(|_| no_such_host())?
-        .collect();
-    // Go prefers an IPv4 address when a name has both.
-    let ip = addrs
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or_else(|| addrs.first())
-        .map(SocketAddr::ip)
-        .ok_or_else(no_such_host)?;
-    Ok(ListenTarget::Ip(ip))
-}
-
-fn bind_socket(addr: SocketAddr) -> Result<TcpListener, (&'static str, std::io::Error)> {
-    let socket = if addr.is_ipv4() {
-        TcpSocket::new_v4()
-    } else {
-        TcpSocket::new_v6()
-    }
-    .map_err(|e| ("socket", e))?;
-    // Go sets SO_REUSEADDR on listeners so that a restart can bind over TIME_WAIT connections.
-    socket.set_reuseaddr(true).map_err(|e| ("setsockopt", e))?;
-    socket.bind(addr).map_err(|e| ("bind", e))?;
-    socket.listen(LISTEN_BACKLOG).map_err(|e| ("listen", e))
-}
-
-/// Whether an IPv6 wildcard bind failed only because the machine has no IPv6.
-fn no_ipv6(err: &std::io::Error) -> bool {
-    matches!(
-        err.raw_os_error(),
-        Some(libc_errno::EAFNOSUPPORT | libc_errno::EADDRNOTAVAIL | libc_errno::EPROTONOSUPPORT)
-    )
-}
-
-/// The few errno values [`no_ipv6`] needs (Linux numbering; the crate does not link libc).
-mod libc_errno {
-    pub const EPROTONOSUPPORT: i32 = 93;
-    pub const EAFNOSUPPORT: i32 = 97;
-    pub const EADDRNOTAVAIL: i32 = 99;
-}
-
-/// Whether an IPv6 socket also accepts IPv4 (`net.ipv6.bindv6only` is 0, the Linux default).
-/// Go clears `IPV6_V6ONLY` itself; tokio cannot, so where the system default is IPv6-only a
-/// wildcard listen stays on IPv4 rather than lose IPv4 clients.
-fn ipv6_sockets_are_dual_stack() -> bool {
-    std::fs::read_to_string("/proc/sys/net/ipv6/bindv6only").map_or(true, |v| v.trim() == "0")
-}
-
-/// Opens a TCP listener on `host:port` the way Go's `net.Listen("tcp", …)` does (see the module
-/// documentation); port 0 picks a free port.
-pub async fn bind_tcp(host: &str, port: u16) -> Result<TcpListener, ListenError> {
-    let target = resolve_listen_host(host).await?;
-    let fail = |shown: SocketAddr, (stage, err): (&str, std::io::Error)| {
-        ListenError(format!(
-            "listen tcp {shown}: {stage}: {}",
-            go_os_error(&err)
-        ))
-    };
-    match target {
-        ListenTarget::Ip(ip) => {
-            let addr = SocketAddr::new(ip, port);
-            bind_socket(addr).map_err(|e| fail(addr, e))
-        }
-        ListenTarget::Any => {
-            // Go names a wildcard listen `0.0.0.0:port` in errors, whichever family it used.
-            let shown = SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), port);
-            if !ipv6_sockets_are_dual_stack() {
-                return bind_socket(shown).map_err(|e| fail(shown, e));
-            }
-            match bind_socket(SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), port)) {
-                Ok(listener) => Ok(listener),
-                Err((_, err)) if no_ipv6(&err) => bind_socket(shown).map_err(|e| fail(shown, e)),
-                Err(e) => Err(fail(shown, e)),
-            }
-        }
-    }
 }
 
 pub(crate) struct Shared {
@@ -233,15 +103,6 @@ pub struct Server {
 /// What the binary keeps to stop the server.
 pub type ServerHandle = Server;
 
-/// Formats `host:port` the way Go logs it (IPv6 in brackets).
-pub fn host_port(host: &str, port: u16) -> String {
-    if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
 impl Server {
     pub fn new(config: CoreConfig) -> Result<Self, StartError> {
         // The listen host is resolved by `listen`, after the banner, as Go does.
@@ -297,14 +158,21 @@ impl Server {
     /// Binds the client port and starts accepting. Returns the bound address.
     pub async fn listen(&self) -> Result<SocketAddr, StartError> {
         let config = self.config();
-        let port = u16::try_from(config.port.max(0)).unwrap_or(0);
-        let shown = || host_port(&config.host, port);
-        let listener = bind_tcp(&config.host, port)
-            .await
-            .map_err(|cause| StartError::Listen {
-                addr: shown(),
-                cause,
-            })?;
+        // Go names the configured port in the error (`0.0.0.0:70000`), -1 already turned
+        // into the 0 it asks the system for.
+        let shown_port = if config.port == crate::listen::RANDOM_PORT {
+            0
+        } else {
+            config.port
+        };
+        let shown = || host_port(&config.host, shown_port);
+        let listener =
+            bind_tcp(&config.host, config.port)
+                .await
+                .map_err(|cause| StartError::Listen {
+                    addr: shown(),
+                    cause,
+                })?;
         let bound = listener.local_addr().map_err(|err| StartError::Listen {
             addr: shown(),
             cause: ListenError(go_os_error(&err)),
@@ -774,26 +642,5 @@ mod tests {
             Duration::from_millis(250)
         );
         assert_eq!(lame_duck_interval(s(30), s(10), 0), s(1));
-    }
-
-    #[test]
-    fn server_go_os_error_text() {
-        let err = std::io::Error::from_raw_os_error(98);
-        assert_eq!(go_os_error(&err), "address already in use");
-        let err = std::io::Error::from_raw_os_error(2);
-        assert_eq!(go_os_error(&err), "no such file or directory");
-    }
-
-    #[tokio::test]
-    async fn server_bind_errors_read_like_go() {
-        let taken = bind_tcp("127.0.0.1", 0).await.expect("bind");
-        let port = taken.local_addr().expect("addr").port();
-        let err = bind_tcp("127.0.0.1", port).await.expect_err("in use");
-        assert_eq!(
-            err.0,
-            format!("listen tcp 127.0.0.1:{port}: bind: address already in use")
-        );
-        let err = bind_tcp("1.2.3.4.5", 0).await.expect_err("bad host");
-        assert_eq!(err.0, "listen tcp: lookup 1.2.3.4.5: no such host");
     }
 }

@@ -24,8 +24,8 @@ use crate::varz::{varz, HttpInfo};
 #[derive(Debug, Clone)]
 pub struct MonitorSettings {
     pub host: String,
-    /// 0 or -1 picks a free port.
-    pub port: i32,
+    /// As configured: 0 or -1 picks a free port; outside 0..=65535 fails to listen, as in Go.
+    pub port: i64,
     pub base_path: String,
     /// Serve HTTPS with the client TLS certificate (`https_port`) instead of HTTP.
     pub tls: bool,
@@ -73,8 +73,7 @@ pub async fn start_monitor(
     server: Server,
     settings: MonitorSettings,
 ) -> Result<SocketAddr, MonitorError> {
-    let port = u16::try_from(settings.port.max(0)).unwrap_or(0);
-    let listener = natrium_core::server::bind_tcp(&settings.host, port)
+    let listener = natrium_core::server::bind_tcp(&settings.host, settings.port)
         .await
         .map_err(MonitorError::Listen)?;
     let bound = listener.local_addr().map_err(|err| {
@@ -91,7 +90,7 @@ pub async fn start_monitor(
     let state = Arc::new(State {
         server: server.clone(),
         host: settings.host,
-        port: i64::from(settings.port),
+        port: settings.port,
         tls: settings.tls,
         base_path: settings.base_path.trim_end_matches('/').to_owned(),
         req_stats: settings.req_stats,

@@ -178,6 +178,10 @@ pub struct Varz {
     http_req_stats: BTreeMap<String, u64>,
     config_load_time: String,
     config_digest: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    metadata: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "String::is_empty")]
     system_account: String,
     slow_consumer_stats: KindStats,
@@ -303,6 +307,8 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         http_req_stats: http.req_stats,
         config_load_time: rfc3339(loaded.at),
         config_digest: loaded.digest,
+        tags: config.tags.clone(),
+        metadata: config.metadata.clone(),
         system_account: if server.has_system_account() {
             server.system_account().name.clone()
         } else {

@@ -1,6 +1,7 @@
 //! Test certificates, generated with rcgen into a temporary directory: a CA, a server
 //! certificate for `localhost`/127.0.0.1, client certificates (valid, expired, and one from
-//! another CA with a many-attribute subject), each as `<name>.pem` and `<name>-key.pem`.
+//! another CA with a many-attribute subject), each as `<name>.pem` and `<name>-key.pem`
+//! (the CA's key too, as `ca-key.pem`), and X.509 v1 client certificates on demand.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,21 @@ pub struct TestCerts {
     ca_der: Vec<u8>,
     /// The main CA, for certificates issued after [`TestCerts::generate`].
     main: Option<Issuer>,
+    /// The other CA (`other-ca.pem`), likewise.
+    other: Option<Issuer>,
+}
+
+/// Who signs an X.509 v1 client certificate (see [`TestCerts::issue_client_v1`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V1Issuer {
+    /// The main CA (`ca.pem`).
+    Main,
+    /// The other CA (`other-ca.pem`).
+    Other,
+    /// Names the main CA as issuer but is signed with the other CA's key.
+    ForgedMain,
+    /// The main CA, valid from 2020-01-01 to 2021-01-01 only.
+    ExpiredMain,
 }
 
 /// emailAddress (PKCS #9).
@@ -69,11 +85,13 @@ impl TestCerts {
             spki: std::collections::HashMap::new(),
             ca_der: Vec::new(),
             main: None,
+            other: None,
         };
         let main = ca("Natrium Test CA");
         certs.ca_der = main.cert.der().to_vec();
         let other = ca("Other Test CA");
-        certs.write("ca", &main.cert, None);
+        // With its key, so that tests can sign with other tools (`openssl x509 -req`).
+        certs.write("ca", &main.cert, Some(&main.key));
         certs.write("other-ca", &other.cert, None);
 
         let mut server = CertificateParams::new(vec!["localhost".to_owned()]).expect("params");
@@ -108,7 +126,38 @@ impl TestCerts {
         ]);
         certs.issue("stranger", stranger, &other);
         certs.main = Some(main);
+        certs.other = Some(other);
         certs
+    }
+
+    /// Issues an X.509 v1 client certificate (`O=Acme, CN=<cn>`, no extensions), as
+    /// `<name>.pem` and `<name>-key.pem`.
+    pub fn issue_client_v1(&mut self, name: &str, cn: &str, issuer: V1Issuer) {
+        let main = self.main.as_ref().expect("main CA");
+        let other = self.other.as_ref().expect("other CA");
+        let (named, signer) = match issuer {
+            V1Issuer::Main | V1Issuer::ExpiredMain => (main, main),
+            V1Issuer::Other => (other, other),
+            V1Issuer::ForgedMain => (main, other),
+        };
+        let (not_before, not_after) = if issuer == V1Issuer::ExpiredMain {
+            ("200101000000Z", "210101000000Z")
+        } else {
+            ("240101000000Z", "491231235959Z")
+        };
+        let key = KeyPair::generate().expect("key");
+        let der = crate::certs_v1::v1_certificate(&crate::certs_v1::V1Spec {
+            cn,
+            issuer_name: &crate::certs_v1::subject_name(named.cert.der()),
+            issuer_pkcs8: &signer.key.serialize_der(),
+            subject_spki: &key.public_key_der(),
+            not_before,
+            not_after,
+        });
+        let pem = pem_block("CERTIFICATE", &der);
+        std::fs::write(self.path(&format!("{name}.pem")), pem).expect("write cert");
+        std::fs::write(self.path(&format!("{name}-key.pem")), key.serialize_pem())
+            .expect("write key");
     }
 
     /// Issues a client certificate from the main CA with `subject` (attributes in
@@ -195,4 +244,16 @@ fn client_params(cn: &str) -> CertificateParams {
     params.distinguished_name = dn(&[(DnType::OrganizationName, "Acme"), (DnType::CommonName, cn)]);
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     params
+}
+
+/// A PEM block of `der`.
+fn pem_block(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in text.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
+        out.push('\n');
+    }
+    out + &format!("-----END {label}-----\n")
 }

@@ -6,6 +6,7 @@
 #![allow(clippy::missing_panics_doc, clippy::must_use_candidate)]
 
 pub mod certs;
+pub mod certs_v1;
 pub mod json;
 pub mod jwt;
 pub mod process;
@@ -13,7 +14,7 @@ pub mod raw;
 pub mod reload;
 pub mod ws;
 
-pub use certs::TestCerts;
+pub use certs::{TestCerts, V1Issuer};
 pub use process::{go_server_path, natrium_path, ServerProcess};
 pub use raw::RawClient;
 pub use ws::WsClient;

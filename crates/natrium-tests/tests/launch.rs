@@ -8,14 +8,19 @@
 //! polled (bounded, short waits) only where no event exists: Go writes its ports file in the
 //! background after `Server is ready`, and a log file is not a stream we can follow.
 //!
-//! Layout: [`support`] (helpers), [`listen`], [`files`], [`signals`], [`config`].
+//! Layout: [`support`] (helpers), [`listen`], [`ports`], [`files`], [`signals`], [`config`],
+//! [`inert`] (options for features Natrium lacks: accepted while they change nothing, or refused).
 
 #[path = "launch/config.rs"]
 mod config;
 #[path = "launch/files.rs"]
 mod files;
+#[path = "launch/inert.rs"]
+mod inert;
 #[path = "launch/listen.rs"]
 mod listen;
+#[path = "launch/ports.rs"]
+mod ports;
 #[path = "launch/signals.rs"]
 mod signals;
 #[path = "launch/support.rs"]

@@ -418,3 +418,25 @@ async fn system_requests_varz_counts_http_requests_like_go() {
         seen.push(stats);
     }
 }
+
+/// `server_tags` and `server_metadata` travel in every reply's `server` object, and a request
+/// filtered by tags is answered only by a server that has them all, as in Go.
+#[tokio::test]
+async fn system_requests_server_tags_filter_and_header_like_go() {
+    let conf = format!("{CONFIG}server_tags: [\"AZ:1\", ssd]\nserver_metadata {{ rack: r7 }}\n");
+    let (_dir, servers) = servers(&conf);
+    for (name, server) in &servers {
+        let sys = login(server, "sys", "sys").await;
+        let subject = "$SYS.REQ.SERVER.PING.VARZ";
+        let varz = ask(&sys, subject, r#"{"tags":["az:1"]}"#).await;
+        assert_eq!(varz["server"]["tags"], json!(["az:1", "ssd"]), "{name}");
+        assert_eq!(varz["server"]["metadata"], json!({"rack": "r7"}), "{name}");
+        assert_eq!(varz["data"]["tags"], json!(["az:1", "ssd"]), "{name}");
+        let both = ask(&sys, subject, r#"{"tags":["SSD", "az:1"]}"#).await;
+        assert_eq!(both["server"]["tags"], json!(["az:1", "ssd"]), "{name}");
+        assert!(
+            unanswered(&sys, subject, r#"{"tags":["ssd", "gpu"]}"#).await,
+            "{name}: a tag it lacks"
+        );
+    }
+}

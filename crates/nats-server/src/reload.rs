@@ -97,6 +97,7 @@ impl Running {
                     tracing::info!("Closed {closed} connections to fall within max_connections");
                 }
             }
+            Action::WarnBlockProfiling(rate) => warn_block_profiling(*rate),
             Action::PidFile => {
                 if let Some(path) = settings::non_empty_path(&new.pidfile) {
                     if let Err(err) = files::write_pid_file(&path) {
@@ -122,6 +123,11 @@ impl Running {
     }
 }
 
+/// Go's warning when `prof_block_rate` is positive, at start and on reload.
+pub fn warn_block_profiling(rate: i64) {
+    tracing::warn!("Block profiling is enabled (rate {rate}), this may have a performance impact");
+}
+
 /// What applying one change needs besides its log line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -132,6 +138,8 @@ pub enum Action {
     PidFile,
     /// Remove the old ports file, write one in the new directory.
     PortsFileDir,
+    /// Go's warning that block profiling is on (Natrium profiles nothing; the line is Go's).
+    WarnBlockProfiling(i64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,6 +274,9 @@ pub fn diff(old: &ServerOptions, new: &ServerOptions, bound_port: u16) -> Result
     w.logging(&old.trace_verbose, &new.trace_verbose, || {
         format!("Reloaded: trace_verbose = {}", new.trace_verbose)
     });
+    w.logging(&old.trace_headers, &new.trace_headers, || {
+        format!("Reloaded: trace_headers = {}", new.trace_headers)
+    });
     w.fixed(
         "NoSublistCache",
         old.disable_sublist_cache,
@@ -326,7 +337,14 @@ fn limits(w: &mut Walk<'_>) -> Result<(), String> {
     w.reload(&old.max_payload, &new.max_payload, || {
         format!("Reloaded: max_payload = {}", new.max_payload)
     });
-    w.fixed("MaxPending", old.max_pending, new.max_pending)
+    w.fixed("MaxPending", old.max_pending, new.max_pending)?;
+    // Go's `JetStreamDomain`, read from a disabled `jetstream` block; the block's other keys
+    // are not kept (Go refuses some of their changes too, or ignores them while it is off).
+    w.fixed(
+        "JetStreamDomain",
+        &old.jetstream_domain,
+        &new.jetstream_domain,
+    )
 }
 
 /// Go's `WriteDeadline` … `ReconnectErrorReports`.
@@ -374,6 +392,22 @@ fn tail(w: &mut Walk<'_>) -> Result<(), String> {
             )
         },
     );
+    w.reload(&old.server_tags, &new.server_tags, || {
+        "Reloaded: tags".to_owned()
+    });
+    w.reload(&old.server_metadata, &new.server_metadata, || {
+        "Reloaded: metadata".to_owned()
+    });
+    // Go's `%v` of a map: `map[a:true b:false]`, keys sorted.
+    let flags = |o: &ServerOptions| {
+        let pairs: Vec<String> = o
+            .feature_flags
+            .iter()
+            .map(|(k, v)| format!("{k}:{v}"))
+            .collect();
+        format!("map[{}]", pairs.join(" "))
+    };
+    w.fixed("FeatureFlags", flags(old), flags(new))?;
     Ok(())
 }
 
@@ -470,6 +504,19 @@ fn files_and_logging(w: &mut Walk<'_>) -> Result<(), String> {
         let show =
             |w: &natrium_conf::options::WebsocketOptions| format!("{{{} {}}}", w.host, w.port);
         return Err(Walk::refuse("Websocket", show(&ws_old), show(&ws_new)));
+    }
+    if old.prof_block_rate != new.prof_block_rate {
+        // Go warns first when the new rate turns block profiling on.
+        if new.prof_block_rate > 0 {
+            w.diff.changes.push(Change {
+                line: None,
+                action: Action::WarnBlockProfiling(new.prof_block_rate),
+            });
+        }
+        w.push(
+            format!("Reloaded: prof_block_rate = {}", new.prof_block_rate),
+            Action::None,
+        );
     }
     // Go writes the new PID file but logs (and writes) nothing when the option is removed.
     if old.pidfile != new.pidfile && !new.pidfile.is_empty() {

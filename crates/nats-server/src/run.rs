@@ -64,6 +64,12 @@ fn banner(server: &Server, settings: &Settings) {
     tracing::info!("  Natrium:  {}", env!("CARGO_PKG_VERSION"));
     tracing::info!("  Name:     {}", server.name());
     tracing::info!("  ID:       {}", server.id());
+    for line in natrium_conf::options::feature_flags_banner(&settings.options.feature_flags) {
+        tracing::info!("{line}");
+    }
+    if settings.options.prof_block_rate > 0 {
+        crate::reload::warn_block_profiling(settings.options.prof_block_rate);
+    }
     if let Some(file) = &settings.config_file {
         let digest = settings
             .config_digest

@@ -223,7 +223,7 @@ fn websocket(o: &ServerOptions) -> Result<Option<Arc<WsConfig>>, ConfError> {
     })?;
     Ok(Some(Arc::new(WsConfig {
         host: ws.host.clone(),
-        port: i32::try_from(ws.port).unwrap_or(-1),
+        port: ws.port,
         tls,
         handshake,
         handshake_timeout: ws.handshake_timeout,
@@ -315,7 +315,7 @@ pub fn load(flags: &Flags) -> Result<Settings, ConfError> {
 pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
     let core = CoreConfig {
         host: o.host.clone(),
-        port: i32::try_from(o.port).unwrap_or(-1),
+        port: o.port,
         server_name: o.server_name.clone(),
         max_payload: usize::try_from(o.max_payload.max(0)).unwrap_or(0),
         max_control_line: usize::try_from(o.max_control_line.max(0)).unwrap_or(0),
@@ -343,6 +343,8 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         system_account: o.system_account.clone(),
         no_system_account: o.no_system_account,
         accounts_on_demand: false,
+        tags: o.server_tags.clone(),
+        metadata: o.server_metadata.clone(),
     };
     Ok(match operator_mode(o)? {
         Some(op) => CoreConfig {
@@ -375,7 +377,7 @@ pub fn log_settings(o: &ServerOptions) -> LogSettings {
 fn monitor_settings(o: &ServerOptions, has_tls: bool) -> (Option<MonitorSettings>, Option<String>) {
     let settings = |port: i64, tls: bool| MonitorSettings {
         host: o.http_host.clone(),
-        port: i32::try_from(port).unwrap_or(-1),
+        port,
         base_path: o.http_base_path.clone(),
         tls,
         req_stats: natrium_monitor::http::HttpReqStats::default(),

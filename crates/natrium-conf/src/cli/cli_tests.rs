@@ -117,6 +117,11 @@ fn cli_errors_worded_like_go() {
         ("-sl stop=abc=def", "invalid signal parameters: [def]"),
         ("-js", "flag -js is not supported yet"),
         ("--routes nats://h:1", "flag -routes is not supported yet"),
+        (
+            "--cluster_name c1",
+            "flag -cluster_name is not supported yet",
+        ),
+        ("--profile 6060", "flag -profile is not supported yet"),
     ];
     for (line, want) in cases {
         assert_eq!(error(line).to_string(), want, "{line}");
@@ -313,4 +318,30 @@ fn cli_tls_help_lists_what_is_supported() {
     {
         assert!(TLS_HELP_TEXT.contains(&format!("\n    {name}\n")), "{name}");
     }
+}
+
+/// Flags that only tune a missing feature, or give a switch its "off" value, start the server.
+#[test]
+fn cli_inert_flags_accepted() {
+    for line in [
+        "-sd /tmp/js",
+        "--store_dir=/tmp/js",
+        "-js=false -sd /tmp/js",
+        "--no_advertise",
+        "--cluster_advertise h:4248",
+        "--connect_retries 5",
+        "--profile 0",
+        "--routes=",
+    ] {
+        assert!(
+            matches!(parse_args(&args(line)), Ok(CliCommand::Run(_))),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        run_flags("-sd /tmp/js").store_dir.as_deref(),
+        Some("/tmp/js")
+    );
+    let merged = merge(ServerOptions::default(), &run_flags("--store_dir x"));
+    assert_eq!(merged.store_dir, "x");
 }

@@ -152,6 +152,8 @@ pub struct Flags {
     pub tls_ca_cert: Option<String>,
     /// `--tlsverify`.
     pub tls_verify: Option<bool>,
+    /// `-sd`, `--store_dir`: JetStream's directory, accepted and unused while JetStream is off.
+    pub store_dir: Option<String>,
 }
 
 impl Flags {
@@ -236,18 +238,16 @@ impl CliError {
     }
 }
 
-/// Flags that exist in Go but configure features Natrium does not implement yet.
+/// Flags that exist in Go and switch on (or, like `--cluster_name`, show clients) a feature
+/// Natrium does not implement yet. Flags that only tune a missing feature are accepted and
+/// ignored: `-sd`/`--store_dir` (JetStream's directory), `--no_advertise`,
+/// `--cluster_advertise`, `--connect_retries` (clustering).
 const NOT_SUPPORTED_YET: &[&str] = &[
     "js",
     "jetstream",
-    "sd",
-    "store_dir",
     "routes",
     "cluster",
     "cluster_name",
-    "no_advertise",
-    "cluster_advertise",
-    "connect_retries",
     "cluster_listen",
     "profile",
 ];
@@ -350,10 +350,14 @@ fn apply_flag(flags: &mut Flags, modes: &mut Modes, name: &str, value: FlagValue
         "h" | "help" => modes.help = b.unwrap_or(false),
         "v" | "version" => modes.version = b.unwrap_or(false),
         "help_tls" => modes.help_tls = b.unwrap_or(false),
-        // `-js=false` asks for nothing Natrium lacks; only a flag that enables something counts.
+        "sd" | "store_dir" => flags.store_dir = s,
+        // `-js=false`, `--profile 0`, `--routes ""` ask for nothing Natrium lacks: only a flag
+        // that switches something on counts.
         other
             if NOT_SUPPORTED_YET.contains(&other)
                 && b != Some(false)
+                && n != Some(0)
+                && s.as_deref() != Some("")
                 && modes.unsupported.is_none() =>
         {
             modes.unsupported = Some(other.to_owned());

@@ -14,39 +14,33 @@ mod account_items;
 mod account_links;
 mod accounts;
 mod import_mapping;
+mod inert;
+mod jetstream;
 mod msg_trace;
 mod operator;
 mod perms;
 
+pub use inert::add_tag;
 use perms::permissions;
 
-/// Top-level options the Go server knows (v2.15) that Natrium does not implement yet. A file
-/// using one is refused rather than half-honoured.
+/// Top-level options the Go server knows (v2.15) for features Natrium does not implement yet.
+/// A file using one is refused rather than half-honoured. Options that only describe or tune
+/// a missing feature, and so change nothing a client sees, are accepted instead (see
+/// `inert.rs` and `jetstream.rs`; `jetstream`, `ocsp`, `prof_port` and
+/// `no_fast_producer_stall` are refused only for the values that switch something on).
 pub const NOT_SUPPORTED_YET: &[&str] = &[
     "cluster",
     "default_js_domain",
     "default_sentinel",
-    "feature_flags",
     "gateway",
-    "jetstream",
     "leaf",
     "leafnodes",
     "mappings",
     "maps",
     "mqtt",
-    "no_fast_producer_stall",
-    "ocsp",
-    "ocsp_cache",
-    "prof_block_rate",
-    "prof_port",
     "proxies",
     "resolver_pinned_accounts",
     "resolver_tls",
-    "server_metadata",
-    "server_tags",
-    "store_dir",
-    "storedir",
-    "trace_headers",
     "trusted",
     "trusted_keys",
     "write_timeout",
@@ -190,6 +184,12 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
             o.trace_verbose = on;
             o.trace = on;
         }
+        // Go traces only the headers of messages; Natrium does not trace payloads at all.
+        "trace_headers" => {
+            let on = convert::boolean(v)?;
+            o.trace_headers = on;
+            o.trace = on;
+        }
         "logtime" => set(&mut o.logtime, convert::boolean(v))?,
         "logtime_utc" => set(&mut o.logtime_utc, convert::boolean(v))?,
         "syslog" => set(&mut o.syslog, convert::boolean(v))?,
@@ -230,6 +230,16 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "no_system_account" | "no_system" | "no_sys_acc" => {
             set(&mut o.no_system_account, convert::boolean(v))?;
         }
+        "jetstream" => jetstream::server(o, e, report),
+        "store_dir" | "storedir" => inert::store_dir(o, e)?,
+        "server_tags" => inert::server_tags(o, e)?,
+        "server_metadata" => inert::server_metadata(o, e, report),
+        "feature_flags" => inert::feature_flags(o, e, report),
+        "ocsp" => inert::ocsp(e, report),
+        "ocsp_cache" => inert::ocsp_cache(e, report),
+        "prof_port" => inert::prof_port(e, report)?,
+        "prof_block_rate" => set(&mut o.prof_block_rate, convert::int(v))?,
+        "no_fast_producer_stall" => inert::no_fast_producer_stall(e, report)?,
         key if NOT_SUPPORTED_YET.contains(&key) => report.not_supported(e, e.key.clone()),
         // Go forgives unknown keys that served as variables (`size = 1MB` then `$size`).
         _ if e.node.used_as_variable() => {}

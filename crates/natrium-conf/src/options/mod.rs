@@ -14,14 +14,17 @@
 
 mod apply;
 mod convert;
+mod feature_flags;
 mod tls;
 mod websocket;
 
-pub use apply::{AUTHORIZATION_NOT_SUPPORTED_YET, NOT_SUPPORTED_YET};
+pub use apply::{add_tag, AUTHORIZATION_NOT_SUPPORTED_YET, NOT_SUPPORTED_YET};
+pub use feature_flags::{feature_flags_banner, FEATURE_FLAG_DEFAULTS};
 pub(crate) use tls::override_from_flags as tls_from_flags;
 pub use tls::{supported_cipher_suites, supported_curves, TlsOptions, TlsVersion};
 pub use websocket::WebsocketOptions;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::error::ConfError;
@@ -164,6 +167,22 @@ pub struct ServerOptions {
     pub reconnect_error_reports: i64,
     /// The websocket listener (`websocket { … }`, alias `ws`); port 0 disables it.
     pub websocket: WebsocketOptions,
+    /// Go traces only message headers (`trace_headers`); setting it sets `trace`.
+    pub trace_headers: bool,
+    /// Server tags (`server_tags`), as Go's `TagList` keeps them: trimmed, lower case, unique.
+    pub server_tags: Vec<String>,
+    /// Server metadata (`server_metadata`), reported in `/varz` and system events.
+    pub server_metadata: BTreeMap<String, String>,
+    /// JetStream's storage directory (`store_dir`, `jetstream { store_dir }`, `-sd`); accepted
+    /// and unused while JetStream is off.
+    pub store_dir: String,
+    /// `jetstream { domain }` of a disabled block; checked at start as Go checks it.
+    pub jetstream_domain: String,
+    /// Go's block profiling rate (`prof_block_rate`); nothing is profiled, Go's warning is
+    /// logged.
+    pub prof_block_rate: i64,
+    /// `feature_flags` (JetStream behaviours), announced in the banner as Go does.
+    pub feature_flags: BTreeMap<String, bool>,
 }
 
 impl Default for ServerOptions {
@@ -224,6 +243,13 @@ impl Default for ServerOptions {
             connect_error_reports: limits::CONNECT_ERROR_REPORTS_DEFAULT,
             reconnect_error_reports: limits::RECONNECT_ERROR_REPORTS_DEFAULT,
             websocket: WebsocketOptions::default(),
+            trace_headers: false,
+            server_tags: Vec::new(),
+            server_metadata: BTreeMap::new(),
+            store_dir: String::new(),
+            jetstream_domain: String::new(),
+            prof_block_rate: 0,
+            feature_flags: BTreeMap::new(),
         }
     }
 }
@@ -378,6 +404,7 @@ impl ServerOptions {
                     message: "no_auth_user not compatible with Trusted Operator".to_owned(),
                 });
             }
+            validate_jetstream_domain(self)?;
             return websocket::validate(self);
         }
         if !self.no_auth_user.is_empty() {
@@ -391,9 +418,27 @@ impl ServerOptions {
                 message: "error resolving system account: account missing".to_owned(),
             });
         }
+        validate_jetstream_domain(self)?;
         // Go checks the websocket block last.
         websocket::validate(self)
     }
+}
+
+/// Go checks the JetStream domain even while JetStream is off: it must make a valid subject.
+fn validate_jetstream_domain(o: &ServerOptions) -> Result<(), ConfError> {
+    if o.jetstream_domain.is_empty() {
+        return Ok(());
+    }
+    let subject = format!("$JS.{}.API.>", o.jetstream_domain);
+    if nats_subject::is_valid_subject(subject.as_bytes()) {
+        return Ok(());
+    }
+    Err(ConfError::Validation {
+        message: format!(
+            "invalid domain name: derived {} is not a valid subject",
+            crate::error::go_quote(&subject)
+        ),
+    })
 }
 
 /// Go's checks of operator mode at start (`validateTrustedOperators`).
@@ -453,3 +498,7 @@ mod tests;
 #[cfg(test)]
 #[path = "accounts_tests.rs"]
 mod accounts_tests;
+
+#[cfg(test)]
+#[path = "inert_tests.rs"]
+mod inert_tests;

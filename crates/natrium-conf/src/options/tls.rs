@@ -298,6 +298,9 @@ fn apply_key(parsed: &mut ParsedTls, lists: &mut Lists, e: &Entry) -> Result<(),
         "pinned_certs" => o.pinned_certs = pinned_certs(e)?,
         "handshake_first" | "first" | "immediate" => handshake_first(o, e)?,
         "min_version" => o.min_version = Some(min_version(v, pos)?),
+        // Their "off" values (Go's defaults) ask for nothing Natrium lacks.
+        "ocsp_peer" if matches!(v, Value::Bool(false)) => {}
+        "connection_rate_limit" if matches!(v, Value::Int(0)) => {}
         other if TLS_NOT_SUPPORTED_YET.contains(&other) => {
             return Err(ConfError::NotSupportedYet {
                 file: pos.file.clone(),

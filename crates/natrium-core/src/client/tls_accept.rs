@@ -34,7 +34,7 @@ use super::{ClientHandle, ClosedReason};
 use crate::info::Info;
 use crate::limits::NOT_TLS_DRAIN_BYTES_MAX;
 use crate::server::Server;
-use crate::tls::verify::{describe, noting_rejected_chain, read_error_text};
+use crate::tls::verify::{describe, noting_rejected_chain, read_error_text, Rejected};
 use crate::tls::x509::hex;
 use crate::tls::{go_suite_name, go_version_name, ClientTls, PeerCert, TlsConnInfo};
 
@@ -250,7 +250,7 @@ async fn handshake(
         }
         Ok(Ok(_)) => {}
         Ok(Err(err)) => {
-            let text = describe(&err, local, handle.addr, &[]);
+            let text = describe(&err, local, handle.addr, &Rejected::default());
             tracing::error!("{prefix} - TLS handshake error: {text}");
             return Err(ClosedReason::TlsHandshakeError);
         }

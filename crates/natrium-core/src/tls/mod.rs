@@ -7,11 +7,14 @@
 //! - `load`: reading the certificate, key and CA files with Go's error texts.
 //! - `verify`: the client-certificate verifier (rustls' WebPKI one, noting the rejected chain
 //!   for Go's error detail) and the translation of handshake errors into Go's log wording.
+//! - `legacy`: the verifier's path for X.509 v1/v2 client certificates, which WebPKI refuses
+//!   and Go accepts.
 //!
 //! The connection-side flow (INFO before or after the handshake, `allow_non_tls` sniffing, the
 //! handshake timeout) lives with the client code, in `client::tls_accept`.
 
 pub mod der;
+mod legacy;
 mod load;
 pub mod pem;
 pub(crate) mod verify;

@@ -1,6 +1,7 @@
 //! Client certificate verification and handshake error reports.
 //!
-//! Verification is rustls' WebPKI verifier. It is wrapped only to note the chain a client
+//! Verification is rustls' WebPKI verifier, except for X.509 v1/v2 client certificates, which
+//! WebPKI refuses and Go accepts (see `legacy`). It is wrapped also to note the chain a client
 //! presented when it is rejected: Go's log line for a rejected certificate names each
 //! presented certificate (`… (CN=mallory SHA-256: 5803…)`), and once rustls has failed the
 //! handshake the chain is gone. The note goes into a task-local slot that the accepting task
@@ -17,8 +18,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rustls::client::danger::HandshakeSignatureValid;
-use rustls::crypto::CryptoProvider;
-use rustls::pki_types::{CertificateDer, UnixTime};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::{CertificateDer, TrustAnchor, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{
@@ -26,30 +27,45 @@ use rustls::{
     PeerIncompatible, RootCertStore, SignatureScheme,
 };
 
+use super::legacy::{LegacyCert, LegacyCertError};
 use super::x509::PeerCert;
 use super::TlsConfigError;
 
-type Slot = Arc<Mutex<Vec<CertificateDer<'static>>>>;
+/// What verification noted about a rejected client certificate.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Rejected {
+    /// The chain the client presented.
+    pub chain: Vec<CertificateDer<'static>>,
+    /// The reason to log when it is not the one the handshake error carries: the error also
+    /// picks the alert sent to the client, and for a v1 certificate Go's alert (`unknown
+    /// certificate authority`) and Go's log line (which names the candidate authority) come
+    /// from different places.
+    pub reason: Option<String>,
+}
+
+type Slot = Arc<Mutex<Rejected>>;
 
 tokio::task_local! {
-    /// The chain the client of the handshake being polled presented, if it was rejected.
-    static REJECTED_CHAIN: Slot;
+    /// What the client of the handshake being polled presented, if it was rejected.
+    static REJECTED: Slot;
 }
 
-/// Runs a handshake, returning its result and the client chain if verification rejected it.
-pub(crate) async fn noting_rejected_chain<F: Future>(
-    handshake: F,
-) -> (F::Output, Vec<CertificateDer<'static>>) {
+/// Runs a handshake, returning its result and what was noted if verification rejected it.
+pub(crate) async fn noting_rejected_chain<F: Future>(handshake: F) -> (F::Output, Rejected) {
     let slot: Slot = Arc::default();
-    let out = REJECTED_CHAIN.scope(Arc::clone(&slot), handshake).await;
-    let chain = std::mem::take(&mut *slot.lock());
-    (out, chain)
+    let out = REJECTED.scope(Arc::clone(&slot), handshake).await;
+    let rejected = std::mem::take(&mut *slot.lock());
+    (out, rejected)
 }
 
-/// WebPKI client verification that notes rejected chains.
+/// WebPKI client verification that notes rejected chains, and verifies X.509 v1/v2 leaves
+/// (which WebPKI refuses) itself.
 #[derive(Debug)]
 struct NotingVerifier {
     inner: Arc<dyn ClientCertVerifier>,
+    /// The trusted authorities, for v1/v2 leaves.
+    anchors: Vec<TrustAnchor<'static>>,
+    algorithms: WebPkiSupportedAlgorithms,
 }
 
 /// The verifier for `verify: true`: a certificate is required and must chain to `roots`.
@@ -57,10 +73,15 @@ pub(super) fn client_verifier(
     roots: RootCertStore,
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ClientCertVerifier>, TlsConfigError> {
+    let anchors = roots.roots.clone();
     let inner = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
         .build()
         .map_err(|e| TlsConfigError::CaFile(format!("failed to use root ca certificates: {e}")))?;
-    Ok(Arc::new(NotingVerifier { inner }))
+    Ok(Arc::new(NotingVerifier {
+        inner,
+        anchors,
+        algorithms: provider.signature_verification_algorithms,
+    }))
 }
 
 impl ClientCertVerifier for NotingVerifier {
@@ -82,15 +103,31 @@ impl ClientCertVerifier for NotingVerifier {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, Error> {
-        let result = self
-            .inner
-            .verify_client_cert(end_entity, intermediates, now);
+        let result = match LegacyCert::parse(end_entity.as_ref()) {
+            Some(legacy) => legacy.verify(intermediates, now, &self.anchors, &self.algorithms),
+            None => self
+                .inner
+                .verify_client_cert(end_entity, intermediates, now),
+        };
+        let (result, reason) = match result {
+            // Go alerts `unknown certificate authority` for these; the log says why.
+            Err(Error::InvalidCertificate(CertificateError::Other(other)))
+                if other.0.is::<LegacyCertError>() =>
+            {
+                let reason = other_error_text(&other);
+                (Err(CertificateError::UnknownIssuer.into()), Some(reason))
+            }
+            other => (other, None),
+        };
         if result.is_err() {
-            let _ = REJECTED_CHAIN.try_with(|slot| {
-                let mut chain = slot.lock();
-                chain.clear();
-                chain.push(end_entity.clone().into_owned());
-                chain.extend(intermediates.iter().map(|c| c.clone().into_owned()));
+            let _ = REJECTED.try_with(|slot| {
+                let mut noted = slot.lock();
+                noted.chain.clear();
+                noted.chain.push(end_entity.clone().into_owned());
+                noted
+                    .chain
+                    .extend(intermediates.iter().map(|c| c.clone().into_owned()));
+                noted.reason = reason;
             });
         }
         result
@@ -102,7 +139,12 @@ impl ClientCertVerifier for NotingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
+        match LegacyCert::parse(cert.as_ref()) {
+            Some(legacy) => {
+                legacy.verify_handshake_signature(message, dss, &self.algorithms, false)
+            }
+            None => self.inner.verify_tls12_signature(message, cert, dss),
+        }
     }
 
     fn verify_tls13_signature(
@@ -111,7 +153,10 @@ impl ClientCertVerifier for NotingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
+        match LegacyCert::parse(cert.as_ref()) {
+            Some(legacy) => legacy.verify_handshake_signature(message, dss, &self.algorithms, true),
+            None => self.inner.verify_tls13_signature(message, cert, dss),
+        }
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -129,10 +174,16 @@ pub(crate) fn describe(
     err: &io::Error,
     local: SocketAddr,
     peer: SocketAddr,
-    rejected_chain: &[CertificateDer<'_>],
+    rejected: &Rejected,
 ) -> String {
     if let Some(tls) = err.get_ref().and_then(|e| e.downcast_ref::<Error>()) {
-        return tls_error_text(tls, rejected_chain);
+        if let (Error::InvalidCertificate(_), Some(reason)) = (tls, &rejected.reason) {
+            return format!(
+                "tls: failed to verify certificate: {reason}{}",
+                chain_detail(&rejected.chain)
+            );
+        }
+        return tls_error_text(tls, &rejected.chain);
     }
     match err.kind() {
         io::ErrorKind::UnexpectedEof => "EOF".to_owned(),
@@ -182,11 +233,10 @@ fn certificate_error_text(err: &CertificateError) -> String {
             .unwrap_or_default()
     };
     match err {
-        // WebPKI reports some broken chains (a CA certificate used as the client's) as
-        // `Other`; Go sees the same chains as not leading to a trusted authority.
-        CertificateError::UnknownIssuer
-        | CertificateError::BadSignature
-        | CertificateError::Other(_) => "x509: certificate signed by unknown authority".to_owned(),
+        CertificateError::UnknownIssuer | CertificateError::BadSignature => {
+            "x509: certificate signed by unknown authority".to_owned()
+        }
+        CertificateError::Other(other) => other_error_text(other),
         CertificateError::ExpiredContext {
             time: now,
             not_after,
@@ -208,6 +258,34 @@ fn certificate_error_text(err: &CertificateError) -> String {
             "x509: certificate specifies an incompatible key usage".to_owned()
         }
         other => format!("x509: {}", Error::InvalidCertificate(other.clone())),
+    }
+}
+
+/// The true reason behind rustls' `Other`: ours for v1/v2 leaves, or WebPKI's, which it only
+/// gives as its variant's name (`CaUsedAsEndEntity`).
+fn other_error_text(err: &rustls::OtherError) -> String {
+    let inner: &(dyn std::error::Error + 'static) = &*err.0;
+    if let Some(legacy) = inner.downcast_ref::<LegacyCertError>() {
+        return legacy.to_string();
+    }
+    let name = inner.to_string();
+    match name.as_str() {
+        // A CA certificate presented as the client's: Go finds no chain to a trusted
+        // authority for it either.
+        "CaUsedAsEndEntity" => "x509: certificate signed by unknown authority".to_owned(),
+        "EndEntityUsedAsCa" => {
+            "x509: certificate is not authorized to sign other certificates".to_owned()
+        }
+        "PathLenConstraintViolated" => {
+            "x509: too many intermediates for path length constraint".to_owned()
+        }
+        "UnsupportedCriticalExtension" => "x509: unhandled critical extension".to_owned(),
+        "NameConstraintViolation" => {
+            "x509: a root or intermediate certificate is not authorized to sign for this name"
+                .to_owned()
+        }
+        "UnsupportedCertVersion" => "x509: unsupported certificate version".to_owned(),
+        _ => format!("x509: certificate refused ({name})"),
     }
 }
 
@@ -279,7 +357,7 @@ mod tests {
     fn tls_handshake_errors_read_like_go() {
         let a: SocketAddr = ([127, 0, 0, 1], 4222).into();
         let b: SocketAddr = ([127, 0, 0, 1], 5555).into();
-        let d = |e: io::Error| describe(&e, a, b, &[]);
+        let d = |e: io::Error| describe(&e, a, b, &Rejected::default());
         assert_eq!(
             d(io_tls(Error::NoCertificatesPresented)),
             "tls: client didn't provide a certificate"

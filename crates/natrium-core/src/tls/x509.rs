@@ -187,7 +187,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
-fn parse_validity(value: &[u8]) -> Result<(i64, i64), DerError> {
+pub(super) fn parse_validity(value: &[u8]) -> Result<(i64, i64), DerError> {
     let mut r = Reader::new(value);
     let from = parse_time(r.any()?)?;
     let until = parse_time(r.any()?)?;
@@ -238,7 +238,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn parse_name(value: &[u8]) -> Result<Vec<Vec<NameAttribute>>, DerError> {
+pub(super) fn parse_name(value: &[u8]) -> Result<Vec<Vec<NameAttribute>>, DerError> {
     let mut rdns = Vec::new();
     let mut r = Reader::new(value);
     while !r.is_empty() {

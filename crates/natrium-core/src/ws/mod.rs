@@ -40,8 +40,8 @@ use crate::tls::ClientTls;
 pub struct WsConfig {
     /// Interface to listen on.
     pub host: String,
-    /// Port; -1 (or 0) picks a free one.
-    pub port: i32,
+    /// Port as configured; -1 (or 0) picks a free one, values outside 0..=65535 fail at listen.
+    pub port: i64,
     /// `tls { }`: serve `wss://`. `None` with `no_tls`.
     pub tls: Option<Arc<ClientTls>>,
     /// The handshake rules (origins, compression, cookies, extra headers).
@@ -167,14 +167,13 @@ impl Server {
         let Some(ws) = self.config().websocket.clone() else {
             return Ok(None);
         };
-        let port = u16::try_from(ws.port.max(0)).unwrap_or(0);
         let fail = |cause: ListenError| {
             StartError::Config(format!(
                 "Unable to listen for websocket connections: {}",
                 cause.0
             ))
         };
-        let listener = bind_tcp(&ws.host, port).await.map_err(fail)?;
+        let listener = bind_tcp(&ws.host, ws.port).await.map_err(fail)?;
         let bound = listener
             .local_addr()
             .map_err(|e| fail(ListenError(go_os_error(&e))))?;

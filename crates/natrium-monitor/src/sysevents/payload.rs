@@ -1,6 +1,7 @@
 //! The JSON documents of system events and system request replies, with the Go server's field
 //! names, nesting and omission rules, so that tools subscribed to `$SYS.>` decode them as-is.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use natrium_core::account::{Account, AccountStats};
@@ -16,6 +17,10 @@ pub struct ServerHeader {
     pub host: String,
     pub id: String,
     pub ver: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
     pub jetstream: bool,
     pub flags: u64,
     pub seq: u64,
@@ -23,10 +28,17 @@ pub struct ServerHeader {
 }
 
 /// The identity part of [`ServerHeader`]; `stamp` adds the sequence number and time.
+///
+/// Tags and metadata are taken when the services start: Go's event loop also reads them once,
+/// and keeps sending the old ones after a reload.
 pub struct ServerIdentity {
     pub name: String,
     pub host: String,
     pub id: String,
+    /// `server_tags`, as configured at start.
+    pub tags: Vec<String>,
+    /// `server_metadata`, as configured at start.
+    pub metadata: BTreeMap<String, String>,
     seq: AtomicU64,
 }
 
@@ -36,8 +48,22 @@ impl ServerIdentity {
             name,
             host,
             id,
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
             seq: AtomicU64::new(0),
         }
+    }
+
+    /// The same identity, with the server's tags and metadata.
+    #[must_use]
+    pub fn with_description(
+        mut self,
+        tags: Vec<String>,
+        metadata: BTreeMap<String, String>,
+    ) -> Self {
+        self.tags = tags;
+        self.metadata = metadata;
+        self
     }
 
     /// Counts a stamp for an event that was not built because nobody listens to it, so that
@@ -52,6 +78,8 @@ impl ServerIdentity {
             host: self.host.clone(),
             id: self.id.clone(),
             ver: natrium_core::info::COMPATIBLE_VERSION,
+            tags: self.tags.clone(),
+            metadata: self.metadata.clone(),
             jetstream: false,
             flags: 0,
             seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,

@@ -195,8 +195,9 @@ impl RequestOptions {
     }
 
     /// Whether this server should answer: every filter given must match (substring, or exact
-    /// with `exact_match`; names compared case-insensitively as Go does). Natrium has no
-    /// cluster, domain or tags yet, so a request naming one is not for it.
+    /// with `exact_match`; names compared case-insensitively as Go does). Tags must all be
+    /// ours. Natrium has no cluster or JetStream domain yet, so a request naming one is not
+    /// for it.
     pub fn selects(&self, identity: &ServerIdentity) -> bool {
         let f = &self.filters;
         let matches = |want: &str, have: &str| {
@@ -210,11 +211,13 @@ impl RequestOptions {
                 have.contains(&want)
             }
         };
+        // Go's `TagList.Contains`: each tag asked for, trimmed and lower-cased, is one of ours.
+        let has_tag = |t: &String| identity.tags.contains(&t.trim().to_lowercase());
         matches(&f.server_name, &identity.name)
             && matches(&f.host, &identity.host)
             && f.cluster.is_empty()
             && f.domain.is_empty()
-            && f.tags.is_empty()
+            && f.tags.iter().all(has_tag)
     }
 }
 
@@ -264,6 +267,7 @@ pub fn failed_reply(identity: &ServerIdentity, description: String) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     const ID: &str = "NSERVER";
 
@@ -312,5 +316,11 @@ mod tests {
         assert!(!parse(br#"{"server_name":"alpha","exact_match":true}"#).selects(&me));
         assert!(!parse(br#"{"cluster":"c1"}"#).selects(&me));
         assert!(RequestOptions::parse(Endpoint::Varz, b"{nope").is_err());
+        assert!(!parse(br#"{"tags":["az:1"]}"#).selects(&me));
+        let tagged = ServerIdentity::new("alpha-1".into(), "0.0.0.0".into(), ID.into())
+            .with_description(vec!["az:1".into(), "ssd".into()], BTreeMap::new());
+        assert!(parse(br#"{"tags":["AZ:1"]}"#).selects(&tagged));
+        assert!(parse(br#"{"tags":["ssd", " az:1 "]}"#).selects(&tagged));
+        assert!(!parse(br#"{"tags":["ssd", "gpu"]}"#).selects(&tagged));
     }
 }

@@ -73,11 +73,13 @@ pub fn start_system_services(server: &Server, http: Option<MonitorSettings>) {
         return;
     };
     let (client, inbox) = InternalClient::start(server, server.system_account());
+    let config = server.config();
     let identity = ServerIdentity::new(
         server.name().to_owned(),
-        server.config().host.clone(),
+        config.host.clone(),
         server.id().to_owned(),
-    );
+    )
+    .with_description(config.tags.clone(), config.metadata.clone());
     let mut services = Services {
         server: server.clone(),
         client,
@@ -296,8 +298,8 @@ impl Services {
         match &self.http {
             Some(http) => HttpInfo {
                 host: http.host.clone(),
-                port: if http.tls { 0 } else { i64::from(http.port) },
-                https_port: if http.tls { i64::from(http.port) } else { 0 },
+                port: if http.tls { 0 } else { http.port },
+                https_port: if http.tls { http.port } else { 0 },
                 base_path: http.base_path.clone(),
                 req_stats: http.req_stats.snapshot(),
             },

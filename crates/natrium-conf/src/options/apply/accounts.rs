@@ -24,7 +24,8 @@ use crate::options::{ServerOptions, UserOption};
 pub(super) const GLOBAL_ACCOUNT: &str = "$G";
 
 /// Account keys Go knows that Natrium does not implement yet.
-const ACCOUNT_NOT_SUPPORTED_YET: &[&str] = &["jetstream", "mappings", "maps"];
+/// An account's `jetstream` is accepted: it takes effect only when the server runs JetStream.
+const ACCOUNT_NOT_SUPPORTED_YET: &[&str] = &["mappings", "maps"];
 
 /// Exports and imports read from every account, waiting to be linked.
 #[derive(Default)]
@@ -147,6 +148,7 @@ fn account(
             "msg_trace" | "trace_dest" => {
                 super::msg_trace::parse(&mut spec.msg_trace, field, report);
             }
+            "jetstream" => super::jetstream::account(field, report),
             "imports" => {
                 for draft in imports(field, report) {
                     pending.imports.push((index, draft));
