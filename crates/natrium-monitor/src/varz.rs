@@ -1,9 +1,9 @@
 //! `/varz`: server identity, configured limits and counters. Durations are integer nanoseconds
 //! and times RFC 3339, as Go's encoding/json writes them.
 //!
-//! Every key is Go's, in Go's order, with Go's JSON type. Go keys left out on purpose, because
-//! the feature behind them does not exist yet: `feature_flags` (JetStream) and
-//! `disk_io_wait_stats` (JetStream file store). `cpu` is always 0 for now.
+//! Every key is Go's, in Go's order, with Go's JSON type. Sections for features Natrium does
+//! not run yet carry what Go reports with the feature off: `feature_flags` (JetStream) holds
+//! Go's defaults and `disk_io_wait_stats` (the file store) zeros. `cpu` is always 0 for now.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +21,26 @@ pub struct KindStats {
     routes: u64,
     gateways: u64,
     leafs: u64,
+}
+
+/// Go's JetStream feature flags with the defaults v2.15.2 reports (a JSON object with the
+/// names sorted, as Go encodes a map). They only steer JetStream, which Natrium does not run
+/// yet, and Go's `feature_flags` option that would change them is refused.
+const FEATURE_FLAGS: [(&str, bool); 4] = [
+    ("js_ack_fc_v2", false),
+    ("js_api_reply_v2", false),
+    ("js_raft_delete_range", true),
+    ("js_snapshot_sources", false),
+];
+
+/// Go's `disk_io_wait_stats`: waits for the file store's disk I/O slots, durations in
+/// nanoseconds. Always zero: Natrium has no file store yet.
+#[derive(Serialize, Default)]
+pub struct DiskIoWaitStats {
+    waiters: u64,
+    waits: u64,
+    wait_time: u64,
+    max_wait_time: u64,
 }
 
 /// The `websocket` section (Go's `WebsocketOptsVarz`): the configured values, every one
@@ -178,10 +198,12 @@ pub struct Varz {
     http_req_stats: BTreeMap<String, u64>,
     config_load_time: String,
     config_digest: String,
+    feature_flags: BTreeMap<&'static str, bool>,
     #[serde(skip_serializing_if = "String::is_empty")]
     system_account: String,
     slow_consumer_stats: KindStats,
     stale_connection_stats: KindStats,
+    disk_io_wait_stats: DiskIoWaitStats,
     /// The server certificate's expiry; omitted without TLS (Go's `omitzero`).
     #[serde(skip_serializing_if = "Option::is_none")]
     tls_cert_not_after: Option<String>,
@@ -303,6 +325,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         http_req_stats: http.req_stats,
         config_load_time: rfc3339(loaded.at),
         config_digest: loaded.digest,
+        feature_flags: FEATURE_FLAGS.into_iter().collect(),
         system_account: if server.has_system_account() {
             server.system_account().name.clone()
         } else {
@@ -316,6 +339,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
             clients: load(&stats.stale_connections),
             ..KindStats::default()
         },
+        disk_io_wait_stats: DiskIoWaitStats::default(),
         tls_cert_not_after: not_after(config.tls.as_ref().and_then(|t| t.cert_not_after)),
     }
 }
