@@ -48,7 +48,7 @@ pub fn load_options(flags: &Flags) -> Result<(ServerOptions, Option<String>), Co
         Some(path) => {
             let loaded = ServerOptions::load(path)?;
             for warning in &loaded.warnings {
-                eprintln!("{warning}");
+                crate::logging::to_stderr(&format!("{warning}\n"));
             }
             (loaded.options, Some(loaded.digest))
         }
