@@ -61,6 +61,9 @@ pub struct CoreConfig {
     pub accounts_on_demand: bool,
     /// `server_tags`, as Go's `TagList` keeps them (monitoring and system events report them).
     pub tags: Vec<String>,
+    /// Go's JetStream feature flags in force: its defaults, with the configured known flags
+    /// over them (`/varz` reports these; unknown configured names are left out, as Go does).
+    pub feature_flags: std::collections::BTreeMap<String, bool>,
     /// `server_metadata` (monitoring and system events report it).
     pub metadata: BTreeMap<String, String>,
 }
@@ -98,6 +101,7 @@ impl Default for CoreConfig {
             no_system_account: false,
             accounts_on_demand: false,
             tags: Vec::new(),
+            feature_flags: std::collections::BTreeMap::new(),
             metadata: BTreeMap::new(),
         }
     }

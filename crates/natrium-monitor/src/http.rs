@@ -1,5 +1,6 @@
 //! The monitoring listener. Each HTTP connection is served by hyper on its own task; handlers
-//! only read server state, so a busy client port never blocks monitoring.
+//! only read server state, so a busy client port never blocks monitoring. Connections are
+//! bounded in number and in how long they may stay silent ([`crate::limits`]).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -11,12 +12,14 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use natrium_core::Server;
 use parking_lot::Mutex;
 use serde::Serialize;
+use tokio::sync::Semaphore;
 
 use crate::connz::{connz, ConnzOptions};
+use crate::limits;
 use crate::query::{Query, QueryError};
 use crate::subsz::{subsz, SubszOptions};
 use crate::varz::{varz, HttpInfo};
@@ -86,7 +89,6 @@ pub async fn start_monitor(
         if settings.tls { "https" } else { "http" },
         natrium_core::server::host_port(&settings.host, bound.port())
     );
-    let tls = settings.tls;
     let state = Arc::new(State {
         server: server.clone(),
         host: settings.host,
@@ -95,27 +97,47 @@ pub async fn start_monitor(
         base_path: settings.base_path.trim_end_matches('/').to_owned(),
         req_stats: settings.req_stats,
     });
-    tokio::spawn(async move {
-        loop {
-            let accepted = tokio::select! {
+    tokio::spawn(accept_loop(server, listener, state));
+    Ok(bound)
+}
+
+/// Accepts monitoring connections until shutdown, each on its own task while fewer than
+/// [`limits::CONNECTIONS_MAX`] are open; one more is closed at once.
+async fn accept_loop(server: Server, listener: tokio::net::TcpListener, state: Arc<State>) {
+    let open = Arc::new(Semaphore::new(limits::CONNECTIONS_MAX));
+    let mut retry_delay = limits::ACCEPT_RETRY_DELAY_MIN;
+    loop {
+        let accepted = tokio::select! {
+            () = server.shutdown_requested() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((stream, _)) = accepted else {
+            // Out of descriptors, most likely: retry later rather than spin.
+            tokio::select! {
                 () = server.shutdown_requested() => break,
-                accepted = listener.accept() => accepted,
-            };
-            let Ok((stream, _)) = accepted else { continue };
-            let state = Arc::clone(&state);
-            tokio::spawn(async move {
-                if tls {
-                    // The certificate in force now: a reload applies to the next handshake.
-                    if let Some(stream) = crate::https::accept(&state.server, stream).await {
-                        serve_http(state, stream).await;
-                    }
-                } else {
+                () = tokio::time::sleep(retry_delay) => {}
+            }
+            retry_delay = (retry_delay * 2).min(limits::ACCEPT_RETRY_DELAY_MAX);
+            continue;
+        };
+        retry_delay = limits::ACCEPT_RETRY_DELAY_MIN;
+        let Ok(permit) = Arc::clone(&open).try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let state = Arc::clone(&state);
+        tokio::spawn(async move {
+            if state.tls {
+                // The certificate in force now: a reload applies to the next handshake.
+                if let Some(stream) = crate::https::accept(&state.server, stream).await {
                     serve_http(state, stream).await;
                 }
-            });
-        }
-    });
-    Ok(bound)
+            } else {
+                serve_http(state, stream).await;
+            }
+            drop(permit);
+        });
+    }
 }
 
 /// Serves HTTP/1.1 on one connection (plain or TLS) until the client is done.
@@ -128,6 +150,8 @@ where
         async move { Ok::<_, Infallible>(handle(&state, &req)) }
     });
     let _ = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits::REQUEST_HEAD_TIMEOUT)
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }

@@ -7,8 +7,6 @@
 //! A plain HTTP request on the HTTPS port gets the answer Go's HTTP server gives:
 //! `HTTP/1.0 400 Bad Request` and `Client sent an HTTP request to an HTTPS server.`
 
-use std::time::Duration;
-
 use natrium_core::Server;
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
@@ -20,16 +18,12 @@ const RECORD_HANDSHAKE: u8 = 0x16;
 /// Go's reply to plain HTTP on an HTTPS port (`net/http`).
 const PLAIN_HTTP_REPLY: &[u8] =
     b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
-/// How long a client may take to send its first byte and finish the handshake; the server's
-/// `tls_timeout` when longer.
-const HANDSHAKE_TIMEOUT_MIN: Duration = Duration::from_secs(2);
 
-/// Runs the handshake; `None` when the connection is done (not TLS, failed, too slow, or TLS
-/// no longer configured).
+/// Runs the handshake; `None` when the connection is done (not TLS, failed, slower than
+/// [`crate::limits::TLS_HANDSHAKE_TIMEOUT`], or TLS no longer configured).
 pub(crate) async fn accept(server: &Server, mut stream: TcpStream) -> Option<TlsStream<TcpStream>> {
     let config = server.config();
     let tls = config.tls.as_ref()?;
-    let limit = config.tls_timeout.max(HANDSHAKE_TIMEOUT_MIN);
     let acceptor = TlsAcceptor::from(std::sync::Arc::clone(&tls.monitor_config));
     let handshake = async {
         let mut first = [0u8; 1];
@@ -44,5 +38,8 @@ pub(crate) async fn accept(server: &Server, mut stream: TcpStream) -> Option<Tls
         }
         acceptor.accept(stream).await.ok()
     };
-    tokio::time::timeout(limit, handshake).await.ok().flatten()
+    tokio::time::timeout(crate::limits::TLS_HANDSHAKE_TIMEOUT, handshake)
+        .await
+        .ok()
+        .flatten()
 }

@@ -1,7 +1,8 @@
 //! HTTP monitoring: a small hyper server answering the Go server's monitoring endpoints with
 //! the same JSON field names, types and units, so dashboards and readiness probes work as-is.
 //!
-//! - [`http`]: the listener and request routing; `https` puts TLS in front for `https_port`.
+//! - [`http`]: the listener and request routing; `https` puts TLS in front for `https_port`;
+//!   [`limits`] bounds how many connections it holds and how long they may stay silent.
 //! - [`varz`], [`connz`], [`subsz`]: the documents; [`query`] decodes their parameters.
 //! - [`accounts`], [`cluster`]: `/accountz`, `/accstatz`; `/routez`, `/gatewayz`, `/leafz`, `/jsz`.
 //! - [`metrics`]: Prometheus text at `/metrics` (ours; Go has none).
@@ -21,6 +22,7 @@ pub mod connz;
 pub mod healthz;
 pub mod http;
 mod https;
+pub mod limits;
 pub mod metrics;
 pub mod process;
 pub mod query;

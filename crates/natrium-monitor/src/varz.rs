@@ -1,9 +1,10 @@
 //! `/varz`: server identity, configured limits and counters. Durations are integer nanoseconds
 //! and times RFC 3339, as Go's encoding/json writes them.
 //!
-//! Every key is Go's, in Go's order, with Go's JSON type. Go keys left out on purpose, because
-//! the feature behind them does not exist yet: `feature_flags` (JetStream) and
-//! `disk_io_wait_stats` (JetStream file store). `cpu` is always 0 for now.
+//! Every key is Go's, in Go's order, with Go's JSON type. Sections for features Natrium does
+//! not run yet carry what Go reports with the feature off: `feature_flags` (JetStream) holds
+//! Go's defaults under the configured flags and `disk_io_wait_stats` (the file store) zeros.
+//! `cpu` is always 0 for now.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,16 @@ pub struct KindStats {
     routes: u64,
     gateways: u64,
     leafs: u64,
+}
+
+/// Go's `disk_io_wait_stats`: waits for the file store's disk I/O slots, durations in
+/// nanoseconds. Always zero: Natrium has no file store yet.
+#[derive(Serialize, Default)]
+pub struct DiskIoWaitStats {
+    waiters: u64,
+    waits: u64,
+    wait_time: u64,
+    max_wait_time: u64,
 }
 
 /// The `websocket` section (Go's `WebsocketOptsVarz`): the configured values, every one
@@ -182,10 +193,14 @@ pub struct Varz {
     tags: Vec<String>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     metadata: BTreeMap<String, String>,
+    /// Go's JetStream feature flags in force (a JSON object with the names sorted, as Go
+    /// encodes a map); they only steer JetStream, which Natrium does not run yet.
+    feature_flags: BTreeMap<String, bool>,
     #[serde(skip_serializing_if = "String::is_empty")]
     system_account: String,
     slow_consumer_stats: KindStats,
     stale_connection_stats: KindStats,
+    disk_io_wait_stats: DiskIoWaitStats,
     /// The server certificate's expiry; omitted without TLS (Go's `omitzero`).
     #[serde(skip_serializing_if = "Option::is_none")]
     tls_cert_not_after: Option<String>,
@@ -309,6 +324,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         config_digest: loaded.digest,
         tags: config.tags.clone(),
         metadata: config.metadata.clone(),
+        feature_flags: config.feature_flags.clone(),
         system_account: if server.has_system_account() {
             server.system_account().name.clone()
         } else {
@@ -322,6 +338,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
             clients: load(&stats.stale_connections),
             ..KindStats::default()
         },
+        disk_io_wait_stats: DiskIoWaitStats::default(),
         tls_cert_not_after: not_after(config.tls.as_ref().and_then(|t| t.cert_not_after)),
     }
 }

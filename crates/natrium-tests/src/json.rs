@@ -31,12 +31,12 @@ pub fn shape_of(value: &Value) -> Vec<String> {
     out
 }
 
-/// Drops the key paths of Go-only fields Natrium leaves out on purpose (JetStream feature
-/// flags and details, the Go runtime's version; see docs/system-events.md).
+/// Drops the key paths of Go-only fields Natrium leaves out on purpose (the event server
+/// object's JetStream feature flags, JetStream details, the Go runtime's version; see
+/// docs/system-events.md). A `VARZ` reply's `data.feature_flags` stays: `/varz` has them.
 pub fn without_go_only(mut keys: Vec<String>) -> Vec<String> {
     keys.retain(|k| {
-        !k.contains("feature_flags")
-            && !k.contains(".disk_io_wait_stats")
+        (!k.contains("feature_flags") || k.starts_with(".data.feature_flags"))
             && !k.ends_with(".go:string")
             && !k.contains(".jetstream.")
     });

@@ -1,9 +1,12 @@
 //! Log targets beyond standard error: a log file rotated by size (`logfile_size_limit`,
 //! `logfile_max_num`), remote syslog over UDP (compared with the Go server's datagrams), and
-//! local syslog refused like Go's when no daemon listens.
+//! local syslog refused like Go's when no daemon listens. Also: servers sharing one standard
+//! error or one log file never interleave inside a line (each line is one `write`).
 
+use std::fs::File;
 use std::net::UdpSocket;
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use natrium_tests::process::run_to_exit;
@@ -143,4 +146,145 @@ fn logging_local_syslog_without_daemon_like_go() {
         assert_eq!(theirs.code, ours.code);
         assert_eq!(strip(&theirs.stderr), strip(&ours.stderr));
     }
+}
+
+/// Children killed on drop.
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// `[pid] 2006/01/02 15:04:05.000000 [LVL] ` followed by text.
+fn well_formed(line: &str) -> bool {
+    let Some((pid, rest)) = line.strip_prefix('[').and_then(|l| l.split_once("] ")) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let shape = |s: &str, pattern: &str| {
+        s.len() == pattern.len()
+            && s.bytes().zip(pattern.bytes()).all(|(c, p)| {
+                if p == b'9' {
+                    c.is_ascii_digit()
+                } else {
+                    c == p
+                }
+            })
+    };
+    let (stamp, rest) = rest.split_at_checked(26).unwrap_or(("", ""));
+    let levels = ["[INF] ", "[DBG] ", "[TRC] ", "[WRN] ", "[ERR] "];
+    digits(pid)
+        && shape(stamp, "9999/99/99 99:99:99.999999")
+        && levels
+            .iter()
+            .any(|l| rest.strip_prefix(' ').is_some_and(|r| r.starts_with(l)))
+}
+
+/// The client ports the servers announced in `text`, one per server.
+fn client_ports(text: &str) -> Vec<u16> {
+    text.lines()
+        .filter_map(|l| l.split("Listening for client connections on ").nth(1))
+        .filter_map(|a| a.trim().rsplit(':').next()?.parse().ok())
+        .collect()
+}
+
+/// Messages each [`chatter`] publishes, each traced as one line.
+const PUBS: usize = 400;
+
+/// Publishes and subscribes so that `-DV` writes trace lines quickly.
+fn chatter(port: u16) {
+    let mut client = RawClient::connect(&format!("127.0.0.1:{port}"));
+    client.send(b"CONNECT {\"verbose\":false}\r\nSUB foo 1\r\n");
+    for _ in 0..PUBS / 2 {
+        client.send(b"PUB foo 5\r\nhello\r\nPUB bar 5\r\nworld\r\n");
+    }
+    client.send(b"PING\r\n");
+    client.read_until(b"PONG\r\n");
+}
+
+/// Three servers tracing to one shared standard error and three to one shared log file, all
+/// at once: every line in both files must be a whole log line.
+#[test]
+fn logging_lines_from_servers_sharing_output_never_interleave() {
+    const SERVERS: usize = 3;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shared_stderr = dir.path().join("stderr.txt");
+    let shared_log = dir.path().join("shared.log");
+    let stderr_file = File::create(&shared_stderr).expect("stderr file");
+    let log_arg = shared_log.display().to_string();
+    let mut children = Children(Vec::new());
+    for i in 0..2 * SERVERS {
+        let mut command = Command::new(natrium_path());
+        command
+            .args(["-a", "127.0.0.1", "-p", "-1", "-DV"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        if i < SERVERS {
+            command.stderr(stderr_file.try_clone().expect("clone"));
+        } else {
+            command.args(["-l", &log_arg]).stderr(Stdio::null());
+        }
+        children.0.push(command.spawn().expect("spawn"));
+    }
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let ready = |p: &Path| read(p).matches("Server is ready").count() == SERVERS;
+    assert!(wait_until(WAIT, || ready(&shared_stderr) && ready(&shared_log)));
+    let mut ports = client_ports(&read(&shared_stderr));
+    ports.extend(client_ports(&read(&shared_log)));
+    assert_eq!(ports.len(), 2 * SERVERS, "{ports:?}");
+    std::thread::scope(|scope| {
+        for port in ports {
+            scope.spawn(move || chatter(port));
+        }
+    });
+    drop(children);
+    for path in [&shared_stderr, &shared_log] {
+        let text = read(path);
+        assert!(text.ends_with('\n'));
+        let traced = text.matches("<<- [PUB ").count();
+        assert!(
+            traced >= SERVERS * PUBS,
+            "{}: {traced} PUB traces",
+            path.display()
+        );
+        let bad: Vec<&str> = text.lines().filter(|l| !well_formed(l)).take(3).collect();
+        assert!(bad.is_empty(), "{}: broken lines {bad:?}", path.display());
+    }
+}
+
+/// Processes failing together on the command line leave whole lines on a shared standard
+/// error. (Starts are too staggered to catch a split write reliably; the binary denies
+/// `eprint!` and its unit tests count the writes.)
+#[test]
+fn logging_command_line_errors_are_whole_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("stderr.txt");
+    let shared = File::create(&path).expect("stderr file");
+    let mut children = Vec::new();
+    for _ in 0..8 {
+        let child = Command::new(natrium_path())
+            .arg("--bogus")
+            .stdout(Stdio::null())
+            .stderr(shared.try_clone().expect("clone"))
+            .spawn()
+            .expect("spawn");
+        children.push(child);
+    }
+    for mut child in children {
+        let _ = child.wait();
+    }
+    let text = std::fs::read_to_string(&path).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 8, "{text}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| *l == "flag provided but not defined: -bogus"),
+        "{text}"
+    );
 }

@@ -27,9 +27,11 @@ fn https_port(server: &ServerProcess) -> u16 {
         .expect("https monitor port")
 }
 
-/// GET `path` over TLS, trusting the test CA for `localhost`; the status and body, or the
-/// handshake error.
-async fn https_get(certs: &TestCerts, port: u16, path: &str) -> Result<(u16, String), String> {
+/// A TLS connection to the HTTPS monitor, trusting the test CA for `localhost`.
+async fn tls_connect(
+    certs: &TestCerts,
+    port: u16,
+) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(rustls::pki_types::CertificateDer::from(
@@ -47,10 +49,16 @@ async fn https_get(certs: &TestCerts, port: u16, path: &str) -> Result<(u16, Str
         .await
         .map_err(|e| e.to_string())?;
     let name = rustls::pki_types::ServerName::try_from("localhost").map_err(|e| e.to_string())?;
-    let mut tls = tokio::time::timeout(WAIT, connector.connect(name, tcp))
+    tokio::time::timeout(WAIT, connector.connect(name, tcp))
         .await
         .map_err(|_| "handshake timed out".to_owned())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// GET `path` over TLS, trusting the test CA for `localhost`; the status and body, or the
+/// handshake error.
+async fn https_get(certs: &TestCerts, port: u16, path: &str) -> Result<(u16, String), String> {
+    let mut tls = tls_connect(certs, port).await?;
     let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     tls.write_all(request.as_bytes())
         .await
@@ -262,4 +270,68 @@ async fn monitor_port_stays_responsive_under_full_load() {
         "monitor under load: {} responses, worst {worst:?}, {sent} messages published",
         times.len()
     );
+}
+
+/// Reads until the server ends the connection, at most 8 s from `since`; when it did.
+async fn closed_since<R>(mut stream: R, since: Instant) -> Option<Duration>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let mut buf = [0u8; 1024];
+    loop {
+        let left = Duration::from_secs(8).saturating_sub(since.elapsed());
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(since.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// One probe of the HTTPS port: no handshake at all, or a handshake followed by `then`.
+async fn https_probe(certs: &TestCerts, port: u16, then: Option<&[u8]>) -> Option<Duration> {
+    let Some(bytes) = then else {
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connect");
+        return closed_since(tcp, Instant::now()).await;
+    };
+    let mut tls = tls_connect(certs, port).await.expect("handshake");
+    let since = Instant::now();
+    tls.write_all(bytes).await.expect("send");
+    closed_since(tls, since).await
+}
+
+/// Go's HTTPS monitor closes a connection that sends no handshake, or nothing (or half a
+/// request) after it, within its 5 s `ReadHeaderTimeout`; so does ours. All probes of both
+/// servers run at once.
+#[tokio::test]
+async fn monitor_https_closes_silent_connections_like_go() {
+    let certs = TestCerts::generate();
+    let conf = https_config(&certs, "");
+    let mut servers = vec![("ours", ServerProcess::start(&["-c", &conf]))];
+    if let Some(go) = ServerProcess::start_go(&["-c", &conf]) {
+        servers.push(("go", go));
+    }
+    let probes: [(&str, Option<&[u8]>); 3] = [
+        ("no handshake", None),
+        ("silent after handshake", Some(b"")),
+        ("half request", Some(b"GET /varz HTTP/1.1\r\nHost: x\r\n")),
+    ];
+    let mut runs = Vec::new();
+    let mut labels = Vec::new();
+    for (name, server) in &servers {
+        let port = https_port(server);
+        for (probe, then) in probes {
+            labels.push(format!("{name} {probe}"));
+            runs.push(https_probe(&certs, port, then));
+        }
+    }
+    let results = futures::future::join_all(runs).await;
+    for (label, closed) in labels.iter().zip(results) {
+        assert!(
+            closed.is_some_and(|t| t >= Duration::from_secs(4) && t <= Duration::from_secs(8)),
+            "{label}: closed after {closed:?}, want about 5 s"
+        );
+    }
 }

@@ -7,6 +7,10 @@
 //! time stamps, and the target — standard error, a file ([`crate::logfile`]: reopen, rotation
 //! by size) or syslog ([`crate::syslog`]). Go picks the target in this order: a log file, then
 //! remote syslog, then local syslog, else standard error.
+//!
+//! Every line reaches its target in one `write` (one datagram for syslog), as does everything
+//! else the binary prints to standard error ([`to_stderr`]): servers sharing a terminal, a
+//! pipe or a log file then never interleave in the middle of a line.
 
 use std::fmt;
 use std::io::Write;
@@ -73,7 +77,7 @@ impl LogOpenError {
             Self::Syslog(text) if text.starts_with("error ") => text.clone(),
             Self::Syslog(text) => format!("error connecting to syslog: {text:?}"),
         };
-        let _ = writeln!(std::io::stderr(), "{stamp} {text}");
+        to_stderr(&format!("{stamp} {text}\n"));
     }
 }
 
@@ -87,7 +91,8 @@ impl fmt::Display for LogOpenError {
 }
 
 enum Target {
-    Stderr,
+    /// Standard error (a recording writer in tests).
+    Stream(Box<dyn Write + Send>),
     File(LogFile),
     Syslog(Syslog),
 }
@@ -109,7 +114,7 @@ impl Target {
                 .map(Target::Syslog)
                 .map_err(LogOpenError::Syslog);
         }
-        Ok(Target::Stderr)
+        Ok(Target::Stream(Box::new(std::io::stderr())))
     }
 }
 
@@ -250,11 +255,11 @@ impl LogSink {
         Ok(())
     }
 
-    /// Writes one whole line (formatted, or bare for syslog) at `level`.
+    /// Writes one whole line (formatted, or bare for syslog) at `level`, in one `write`.
     fn write_line(&self, level: Option<Level>, line: &[u8]) -> std::io::Result<()> {
         let mut target = self.inner.target.lock();
         match &mut *target {
-            Target::Stderr => std::io::stderr().write_all(line),
+            Target::Stream(out) => out.write_all(line),
             Target::File(file) => {
                 let prefix = self.prefix();
                 file.write_line(line, &prefix)
@@ -319,7 +324,19 @@ impl<'a> MakeWriter<'a> for LogSink {
 /// Installs the global logger. Returns the sink so that SIGUSR1 can reopen the file and a
 /// reload can reconfigure it.
 pub fn init(settings: &LogSettings) -> Result<LogSink, LogOpenError> {
-    let target = Target::open(settings)?;
+    let (sink, subscriber) = build(settings, Target::open(settings)?);
+    let _ = tracing::subscriber::set_global_default(subscriber);
+    let over = matches!(&*sink.inner.target.lock(), Target::File(f) if f.over_limit());
+    if over {
+        // Go says so when the limit is set on a file already past it; this very line then
+        // triggers the rotation.
+        tracing::info!("Rotating logfile...");
+    }
+    Ok(sink)
+}
+
+/// The sink writing to `target` and the subscriber formatting into it.
+fn build(settings: &LogSettings, target: Target) -> (LogSink, impl Subscriber + Send + Sync) {
     let bare = matches!(target, Target::Syslog(_));
     let (filter, handle) = reload::Layer::new(settings.level());
     let set_level = Box::new(move |level: LevelFilter| {
@@ -348,14 +365,21 @@ pub fn init(settings: &LogSettings) -> Result<LogSink, LogOpenError> {
         .event_format(format)
         .finish()
         .with(filter);
-    let _ = tracing::subscriber::set_global_default(subscriber);
-    let over = matches!(&*sink.inner.target.lock(), Target::File(f) if f.over_limit());
-    if over {
-        // Go says so when the limit is set on a file already past it; this very line then
-        // triggers the rotation.
-        tracing::info!("Rotating logfile...");
-    }
-    Ok(sink)
+    (sink, subscriber)
+}
+
+/// Writes `text` (whole lines) to standard error in one `write`. `eprintln!` writes each
+/// piece of its format separately, which lets another process's line land in between.
+pub fn to_stderr(text: &str) {
+    let _ = write_whole(&mut std::io::stderr(), text);
+}
+
+fn write_whole(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    debug_assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "not whole lines: {text:?}"
+    );
+    out.write_all(text.as_bytes())
 }
 
 /// Writes a `[FTL]` line where the other log lines go: the log file when there is one (as Go
@@ -374,6 +398,135 @@ pub fn fatal(message: &str, sink: Option<&LogSink>, timestamps: bool, utc: bool)
             "{}[FTL] {message}\n",
             prefix(std::process::id(), timestamps, utc)
         );
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        to_stderr(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records each `write` call it receives.
+    #[derive(Clone, Default)]
+    struct Recorder(Arc<Mutex<Vec<Vec<u8>>>>);
+
+    impl Write for Recorder {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().push(buf.to_vec());
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Recorder {
+        /// The writes, each checked to be exactly one whole line.
+        fn lines(&self) -> Vec<String> {
+            let writes = self.0.lock().clone();
+            for write in &writes {
+                let first_newline = write.iter().position(|&b| b == b'\n');
+                assert!(
+                    first_newline.is_some() && first_newline == write.len().checked_sub(1),
+                    "not one whole line: {:?}",
+                    String::from_utf8_lossy(write)
+                );
+            }
+            writes
+                .iter()
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect()
+        }
+    }
+
+    fn settings() -> LogSettings {
+        LogSettings {
+            timestamps: true,
+            utc: false,
+            debug: true,
+            trace: true,
+            file: None,
+            size_limit: 0,
+            max_files: 0,
+            syslog: false,
+            remote_syslog: String::new(),
+        }
+    }
+
+    #[test]
+    fn logging_each_stderr_line_is_one_write() {
+        let recorder = Recorder::default();
+        let (sink, subscriber) = build(&settings(), Target::Stream(Box::new(recorder.clone())));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!("Starting nats-server");
+            tracing::info!("  Version:  {}", "2.15.2");
+            tracing::warn!(
+                cid = 5,
+                "{} - cid:{} - {}",
+                "127.0.0.1:1234",
+                5,
+                "Slow Consumer"
+            );
+            tracing::debug!("Client connection created");
+            tracing::trace!("<<- [PUB foo 2]");
+            tracing::error!("Error listening on port: {}", "bind: address in use");
+        });
+        fatal("Can't start monitoring", Some(&sink), true, false);
+        let lines = recorder.lines();
+        assert_eq!(lines.len(), 7, "{lines:?}");
+        let pid = format!("[{}] ", std::process::id());
+        assert!(lines.iter().all(|l| l.starts_with(&pid)), "{lines:?}");
+        assert!(
+            lines[0].ends_with("[INF] Starting nats-server\n"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[6].ends_with("[FTL] Can't start monitoring\n"),
+            "{}",
+            lines[6]
+        );
+    }
+
+    #[test]
+    fn logging_stderr_text_is_one_write() {
+        let mut recorder = Recorder::default();
+        let report = "nats-server: conf:1:1: unknown field \"x\"\n";
+        assert!(write_whole(&mut recorder, report).is_ok());
+        assert!(write_whole(&mut recorder, "flag provided but not defined: -bogus\n").is_ok());
+        assert_eq!(recorder.lines().len(), 2);
+        // A report of several lines still goes out in one write.
+        let mut recorder = Recorder::default();
+        assert!(write_whole(&mut recorder, "one\n\n").is_ok());
+        assert_eq!(recorder.0.lock().len(), 1);
+    }
+
+    #[test]
+    fn logging_file_lines_are_whole() {
+        let dir = std::env::temp_dir().join(format!("natrium-logging-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(std::fs::create_dir_all(&dir).is_ok());
+        let path = dir.join("s.log");
+        let settings = LogSettings {
+            file: Some(path.clone()),
+            ..settings()
+        };
+        let Ok(target) = Target::open(&settings) else {
+            panic!("open log file");
+        };
+        let (_sink, subscriber) = build(&settings, target);
+        tracing::subscriber::with_default(subscriber, || {
+            for i in 0..100 {
+                tracing::trace!("<<- [PUB foo.{i} 2]");
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let pid = format!("[{}] ", std::process::id());
+        assert_eq!(text.lines().count(), 100);
+        assert!(text.lines().enumerate().all(
+            |(i, l)| l.starts_with(&pid) && l.ends_with(&format!("[TRC] <<- [PUB foo.{i} 2]"))
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

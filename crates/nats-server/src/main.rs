@@ -1,6 +1,8 @@
 //! `nats-server`: reads flags and the configuration file, sets up logging, starts the runtime
 //! and monitoring, writes the PID and ports files, and turns signals into reload, lame duck
 //! and shutdown. No protocol logic lives here.
+// Standard error takes whole lines in one write (`logging::to_stderr`); `eprint!` splits them.
+#![deny(clippy::print_stderr)]
 
 mod fdlimit;
 mod files;
@@ -26,10 +28,10 @@ fn main() -> ExitCode {
             // Go's flag package prints the error, then the usage, and exits 0; other command
             // line errors are printed as `nats-server: …` with status 1.
             if err.is_usage_error() {
-                eprintln!("{err}");
+                logging::to_stderr(&format!("{err}\n"));
                 print_out(natrium_conf::cli::HELP_TEXT);
             } else {
-                eprintln!("nats-server: {err}");
+                logging::to_stderr(&format!("nats-server: {err}\n"));
             }
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(1));
         }
@@ -53,17 +55,17 @@ fn main() -> ExitCode {
         CliCommand::Signal { command, target } => match signals::send(command, target.as_deref()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
-                eprintln!("nats-server: {err}");
+                logging::to_stderr(&format!("nats-server: {err}\n"));
                 ExitCode::from(1)
             }
         },
         CliCommand::TestConfig(flags) => match test_config(&flags) {
             Ok(message) => {
-                eprintln!("{message}");
+                logging::to_stderr(&format!("{message}\n"));
                 ExitCode::SUCCESS
             }
             Err(err) => {
-                eprint!("{}", err.go_report());
+                logging::to_stderr(&err.go_report());
                 ExitCode::from(1)
             }
         },

@@ -25,7 +25,7 @@ pub fn run(flags: &Flags) -> ExitCode {
         Ok(settings) => settings,
         Err(err) => {
             // Go reports configuration problems as `nats-server: …`, before logging starts.
-            eprint!("{}", err.go_report());
+            logging::to_stderr(&err.go_report());
             return ExitCode::from(1);
         }
     };

@@ -48,7 +48,7 @@ pub fn load_options(flags: &Flags) -> Result<(ServerOptions, Option<String>), Co
         Some(path) => {
             let loaded = ServerOptions::load(path)?;
             for warning in &loaded.warnings {
-                eprintln!("{warning}");
+                crate::logging::to_stderr(&format!("{warning}\n"));
             }
             (loaded.options, Some(loaded.digest))
         }
@@ -344,6 +344,7 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         no_system_account: o.no_system_account,
         accounts_on_demand: false,
         tags: o.server_tags.clone(),
+        feature_flags: natrium_conf::options::feature_flags_in_force(&o.feature_flags),
         metadata: o.server_metadata.clone(),
     };
     Ok(match operator_mode(o)? {

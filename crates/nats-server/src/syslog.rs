@@ -159,4 +159,25 @@ mod tests {
             .err()
             .is_some_and(|e| e == "error invalid network type: \"foo\""));
     }
+
+    #[test]
+    fn syslog_each_message_is_one_datagram_of_one_line() {
+        let Ok(sock) = UdpSocket::bind("127.0.0.1:0") else {
+            return;
+        };
+        let _ = sock.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+        let port = sock.local_addr().map_or(0, |a| a.port());
+        let Ok(mut log) = Syslog::remote(&format!("udp://127.0.0.1:{port}")) else {
+            return;
+        };
+        log.send(Severity::Notice, "Starting nats-server\n");
+        log.send(Severity::Warning, "Slow Consumer Detected");
+        let mut buf = [0u8; 2048];
+        for want in ["Starting nats-server", "Slow Consumer Detected"] {
+            let n = sock.recv(&mut buf).unwrap_or(0);
+            let datagram = String::from_utf8_lossy(buf.get(..n).unwrap_or_default());
+            assert!(datagram.ends_with(&format!(": {want}\n")), "{datagram:?}");
+            assert_eq!(datagram.matches('\n').count(), 1, "{datagram:?}");
+        }
+    }
 }

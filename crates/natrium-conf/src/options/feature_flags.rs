@@ -12,6 +12,18 @@ pub const FEATURE_FLAG_DEFAULTS: &[(&str, bool)] = &[
     ("js_snapshot_sources", false),
 ];
 
+/// The flags in force: Go's defaults, with the configured known flags over them (unknown
+/// names are left out, as Go's `/varz` leaves them out).
+pub fn feature_flags_in_force(configured: &BTreeMap<String, bool>) -> BTreeMap<String, bool> {
+    FEATURE_FLAG_DEFAULTS
+        .iter()
+        .map(|&(name, default)| {
+            let on = configured.get(name).copied().unwrap_or(default);
+            (name.to_owned(), on)
+        })
+        .collect()
+}
+
 /// The banner lines Go logs for configured flags (none when the option is absent or empty):
 /// known flags with their state (`opt-in`, `opt-out`, `enabled`, `disabled`), then unknown
 /// ones, each list in name order.

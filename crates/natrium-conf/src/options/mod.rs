@@ -19,7 +19,7 @@ mod tls;
 mod websocket;
 
 pub use apply::{add_tag, AUTHORIZATION_NOT_SUPPORTED_YET, NOT_SUPPORTED_YET};
-pub use feature_flags::{feature_flags_banner, FEATURE_FLAG_DEFAULTS};
+pub use feature_flags::{feature_flags_banner, feature_flags_in_force, FEATURE_FLAG_DEFAULTS};
 pub(crate) use tls::override_from_flags as tls_from_flags;
 pub use tls::{supported_cipher_suites, supported_curves, TlsOptions, TlsVersion};
 pub use websocket::WebsocketOptions;
