@@ -235,7 +235,7 @@ impl MsgTracer {
         let acc = if account == self.ingress_account() {
             String::new()
         } else {
-            account.to_owned()
+            account
         };
         self.event.events.push(TraceStep::Egress(Egress {
             ts: now_ts(),
