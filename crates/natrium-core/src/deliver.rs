@@ -24,6 +24,7 @@ use nats_subject::MatchResult;
 
 use crate::account::{Account, SubRef};
 use crate::client::{ClientHandle, DeliveryQuota, Enqueued};
+use crate::endpoint::{Endpoint, Origin, Sink};
 use crate::fxhash::FxHashMap;
 use crate::limits::{
     CLIENT_MATCH_CACHE_ENTRIES, OUTBOUND_STALL_BYTES_MAX, PENDING_FLUSH_TARGETS_MAX,
@@ -55,6 +56,10 @@ pub struct Publisher {
     plain_ready: bool,
     pending_flush: Vec<Arc<ClientHandle>>,
     stalled: Vec<Arc<ClientHandle>>,
+    /// Sinks past their mark in this batch: the publisher waits for them as for `stalled`.
+    stalled_sinks: Vec<Arc<dyn Sink>>,
+    /// The current message's parts as shared bytes, made at its first delivery to a sink.
+    sink_parts: Option<internal::SinkParts>,
     finished_subs: Vec<SubRef>,
     pub batch: BatchStats,
     /// The publishing client and its account: the account's counters get the batch, and
@@ -95,12 +100,6 @@ impl MatchCache {
     }
 }
 
-/// Who publishes: see [`Publisher::set_origin`].
-struct Origin {
-    account: Arc<Account>,
-    client: Arc<ClientHandle>,
-}
-
 impl Publisher {
     pub fn new(cid: u64, stats: Arc<ServerStats>) -> Self {
         Self {
@@ -115,6 +114,8 @@ impl Publisher {
             plain_ready: false,
             pending_flush: Vec::new(),
             stalled: Vec::new(),
+            stalled_sinks: Vec::new(),
+            sink_parts: None,
             finished_subs: Vec::new(),
             batch: BatchStats::default(),
             origin: None,
@@ -192,6 +193,7 @@ impl Publisher {
             None => self.template.set_msg(msg.subject, msg.reply, payload_len),
         }
         self.plain_ready = false;
+        self.sink_parts = None;
     }
 
     /// Queues `msg` to every plain subscription of `result` and one member of each queue
@@ -239,8 +241,7 @@ impl Publisher {
     /// an auto-unsubscribe limit reached).
     #[inline]
     fn deliver_plain(&mut self, sub: &SubRef, msg: &Message<'_>, payload_len: usize) -> bool {
-        let target = &sub.client;
-        if !self.echo && target.cid == self.cid {
+        if !self.echo && sub.endpoint.cid() == self.cid {
             return false;
         }
         // A wildcard subscription may cover subjects its client may not receive.
@@ -257,13 +258,14 @@ impl Publisher {
         self.enqueue(sub, msg, payload_len)
     }
 
-    /// Queues the frame of `msg` for `sub`'s client, whose delivery is decided.
+    /// Queues the frame of `msg` for `sub`'s client (or hands it to its sink), whose delivery
+    /// is decided.
     #[inline]
     fn enqueue(&mut self, sub: &SubRef, msg: &Message<'_>, payload_len: usize) -> bool {
-        let target = &sub.client;
-        if target.is_internal() {
-            return self.deliver_internal(sub, msg);
-        }
+        let target = match &sub.endpoint {
+            Endpoint::Client(client) => client,
+            Endpoint::Sink(sink, sid) => return self.deliver_to_sink(sink, *sid, msg),
+        };
         // Go strips headers for clients that did not ask for them.
         let stripped = msg.headers.is_some() && !target.accepts_headers();
         if stripped && !self.plain_ready {
@@ -336,13 +338,17 @@ impl Publisher {
     /// their client's account (`account` for clients not logged into one).
     fn remove_finished(&mut self, account: &Account) {
         for sub in self.finished_subs.drain(..) {
-            let own = sub.client.account();
+            // Only clients' subscriptions have auto-unsubscribe limits.
+            let Some(client) = sub.endpoint.client() else {
+                continue;
+            };
+            let own = client.account();
             let _ = own.as_deref().unwrap_or(account).sublist.remove(
                 &sub.subject,
                 sub.queue.as_deref(),
                 &sub,
             );
-            let mut subs = sub.client.subs.lock();
+            let mut subs = client.subs.lock();
             if subs.get(&sub.sid).is_some_and(|s| Arc::ptr_eq(s, &sub.0)) {
                 subs.remove(&sub.sid);
             }
@@ -354,8 +360,11 @@ impl Publisher {
     fn send_no_responders(&mut self, account: &Account, subject: &[u8], reply: &[u8]) {
         let matches = account.sublist.matches(reply);
         // Only a plain subscription of the requester's gets it (Go skips queue subscribers).
-        let own = matches.plain.iter().find(|s| s.client.cid == self.cid);
-        let Some(sub) = own else { return };
+        let own = matches.plain.iter().find_map(|s| {
+            let client = s.endpoint.client().filter(|c| c.cid == self.cid)?;
+            Some((s, client))
+        });
+        let Some((sub, client)) = own else { return };
         let mut header = Vec::with_capacity(nats_proto::headers::no_responders_len(subject.len()));
         write_no_responders(&mut header, subject);
         let mut line = Vec::with_capacity(64 + reply.len());
@@ -368,8 +377,8 @@ impl Publisher {
             header.len(),
         );
         let parts: [&[u8]; 3] = [&line, &header, b"\r\n"];
-        if sub.client.out.enqueue_msg(&parts, header.len()) != Enqueued::Closed {
-            sub.client.out.flush();
+        if client.out.enqueue_msg(&parts, header.len()) != Enqueued::Closed {
+            client.out.flush();
         }
     }
 
@@ -402,13 +411,13 @@ impl Publisher {
     /// Whether this batch pushed a subscriber past its stall mark (see
     /// [`stall_if_needed`](Self::stall_if_needed)).
     pub fn must_stall(&self) -> bool {
-        !self.stalled.is_empty()
+        !self.stalled.is_empty() || !self.stalled_sinks.is_empty()
     }
 
     /// Waits, at most `PUBLISHER_STALL_MAX` per batch, until every subscriber this batch pushed
     /// past its stall mark has drained below it again.
     pub async fn stall_if_needed(&mut self) {
-        if self.stalled.is_empty() {
+        if !self.must_stall() {
             return;
         }
         // Far past the mark, the subscriber's writer is not keeping up (often it is just not
@@ -425,6 +434,9 @@ impl Publisher {
         let deadline = tokio::time::Instant::now() + wait;
         for target in self.stalled.drain(..) {
             let _ = tokio::time::timeout_at(deadline, target.out.wait_below_stall_mark()).await;
+        }
+        for sink in self.stalled_sinks.drain(..) {
+            let _ = tokio::time::timeout_at(deadline, sink.until_ready()).await;
         }
     }
 }

@@ -1,103 +1,79 @@
 //! Internal clients: the server's own subscribers and publishers, such as the system
 //! account's request handlers and event publisher.
 //!
-//! An internal client is a [`ClientHandle`] like any other, so deliveries to it go through the
-//! same outbound buffer, with the same stall and slow-consumer rules, and the publish path
-//! needs no special case beyond one flag: each delivery to an internal client carries the
-//! publisher's identity in a `Nats-Request-Info` header (see `crate::deliver`), so that a
-//! request handler knows who asked. Its writer task, instead of writing to a socket, reads the
-//! `MSG`/`HMSG` frames back and hands each message to the owner over a bounded channel
-//! (overflow: the message is dropped and logged; see `INTERNAL_INBOX_MSGS_MAX`). It is never
-//! registered as a connection, so monitoring's connection lists do not show it.
+//! An internal client subscribes through an in-process sink (`crate::endpoint`): each message
+//! arrives typed on a bounded channel, with no `MSG` frame formatted for it and none parsed
+//! back, and carries the publisher's identity in a `Nats-Request-Info` header so that a
+//! request handler knows who asked. Overflow rule: when the owner falls
+//! `INTERNAL_INBOX_MSGS_MAX` messages behind, new ones are dropped, counted and logged (the
+//! requester times out and retries, as with Go's internal send queue); the publisher is never
+//! stalled and the client is never cut as a slow consumer. It has no connection, so
+//! monitoring's connection lists do not show it.
 //!
 //! One internal client may subscribe in several accounts, as the system services answer some
 //! requests in every account (Go imports them from the system account); each message says
 //! which subscription took it, and [`InternalClient::account_of`] which account that is in.
 
 use std::collections::BTreeMap;
-use std::io;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use bytes::Bytes;
-use nats_proto::server_msg::{parse_msg_frame, MsgParsed};
 use tokio::sync::mpsc;
 
 use crate::account::{Account, SubRef};
-use crate::client::io::OutSink;
-use crate::client::{ClientHandle, ClosedReason, Subscription};
+use crate::client::Subscription;
 use crate::deliver::{Message, Publisher};
-use crate::limits::{INTERNAL_INBOX_MSGS_MAX, INTERNAL_PENDING_BYTES_MAX};
+use crate::endpoint::{Delivery, Endpoint, Sink, SinkAccept};
+use crate::limits::INTERNAL_INBOX_MSGS_MAX;
 use crate::stats::ServerStats;
 use crate::Server;
 
-/// One message delivered to an internal subscription.
-#[derive(Debug, Clone)]
-pub struct InboundMsg {
-    pub subject: String,
-    pub reply: Option<String>,
-    /// The header block; `Nats-Request-Info` in it says who published the message.
-    pub headers: Option<Bytes>,
-    pub payload: Bytes,
-    /// The subscription that took it (see [`InternalClient::account_of`]); 0 if unreadable.
-    pub sid: u64,
-}
+/// One message delivered to an internal subscription: the subject, reply, header block (with
+/// `Nats-Request-Info` saying who published it) and payload, and `sid`, the subscription that
+/// took it (see [`InternalClient::account_of`]).
+pub type InboundMsg = Delivery;
 
-/// The owner's side of an internal client. Dropping it closes the client and removes its
-/// subscriptions.
+/// The owner's side of an internal client. Dropping it removes its subscriptions.
 pub struct InternalClient {
     /// Where [`InternalClient::subscribe`] and [`InternalClient::publish`] act.
     home: Arc<Account>,
-    handle: Arc<ClientHandle>,
+    inbox: Arc<Inbox>,
     publisher: Publisher,
     stats: Arc<ServerStats>,
     subs: BTreeMap<u64, (Arc<Account>, Arc<Subscription>)>,
     next_sid: u64,
 }
 
-/// Reads delivered frames back into messages for the owner.
-struct InboxSink {
+/// The sink behind an internal client's subscriptions.
+struct Inbox {
     tx: mpsc::Sender<InboundMsg>,
     cid: u64,
+    /// Messages dropped because the owner was `INTERNAL_INBOX_MSGS_MAX` behind.
+    dropped: AtomicU64,
 }
 
-fn sid_number(sid: &[u8]) -> u64 {
-    std::str::from_utf8(sid)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
-}
-
-impl OutSink for InboxSink {
-    async fn write_batch(&mut self, batch: &[u8], _stall: Duration) -> io::Result<()> {
-        let mut rest = batch;
-        loop {
-            match parse_msg_frame(rest) {
-                Ok(MsgParsed::Frame { frame, consumed }) => {
-                    let msg = InboundMsg {
-                        subject: String::from_utf8_lossy(frame.subject).into_owned(),
-                        reply: frame.reply.map(|r| String::from_utf8_lossy(r).into_owned()),
-                        headers: frame.headers.map(Bytes::copy_from_slice),
-                        payload: Bytes::copy_from_slice(frame.payload),
-                        sid: sid_number(frame.sid),
-                    };
-                    if self.tx.try_send(msg).is_err() {
-                        tracing::warn!(
-                            "Internal client cid:{} dropped a message: its queue is full",
-                            self.cid
-                        );
-                    }
-                    rest = rest.get(consumed..).unwrap_or_default();
-                }
-                // The buffer only ever holds whole frames, written by the publish path.
-                Ok(MsgParsed::Incomplete) | Err(_) => return Ok(()),
-            }
-        }
+impl Sink for Inbox {
+    fn cid(&self) -> u64 {
+        self.cid
     }
 
-    async fn shutdown(&mut self) -> io::Result<()> {
-        Ok(())
+    fn wants_request_info(&self) -> bool {
+        true
+    }
+
+    fn deliver(&self, msg: Delivery) -> SinkAccept {
+        if self.tx.try_send(msg).is_ok() {
+            return SinkAccept::Accepted;
+        }
+        // Full (or the owner is gone): drop, count, and say so once per power of two.
+        let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+        if dropped.is_power_of_two() {
+            tracing::warn!(
+                "Internal client cid:{} dropped a message: its queue is full ({dropped} so far)",
+                self.cid
+            );
+        }
+        SinkAccept::Dropped
     }
 }
 
@@ -107,32 +83,32 @@ impl InternalClient {
     pub fn start(server: &Server, account: Arc<Account>) -> (Self, mpsc::Receiver<InboundMsg>) {
         let shared = &server.shared;
         let cid = shared.next_cid();
-        let addr = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
-        let closing = shared.shutdown.child_token();
-        let handle = Arc::new(ClientHandle::new_internal(
-            cid,
-            addr,
-            INTERNAL_PENDING_BYTES_MAX,
-            closing,
-        ));
         let (tx, rx) = mpsc::channel(INTERNAL_INBOX_MSGS_MAX);
-        let sink = InboxSink { tx, cid };
-        let writer = crate::client::writer::run_writer(
-            Arc::clone(&handle),
-            sink,
-            server.config().write_deadline,
-        );
-        shared.tracker.spawn(writer);
+        let inbox = Arc::new(Inbox {
+            tx,
+            cid,
+            dropped: AtomicU64::new(0),
+        });
         let stats = Arc::clone(&shared.stats);
         let client = Self {
             home: account,
-            handle,
+            inbox,
             publisher: Publisher::new(cid, Arc::clone(&stats)),
             stats,
             subs: BTreeMap::new(),
             next_sid: 1,
         };
         (client, rx)
+    }
+
+    /// The connection id the client publishes and receives as.
+    pub fn cid(&self) -> u64 {
+        self.inbox.cid
+    }
+
+    /// Messages dropped so far because the owner fell behind.
+    pub fn dropped(&self) -> u64 {
+        self.inbox.dropped.load(Ordering::Relaxed)
     }
 
     /// Subscribes to `subject` in the home account; `false` if the subject is not a valid
@@ -146,12 +122,12 @@ impl InternalClient {
     /// subject is not a valid subscription subject.
     pub fn subscribe_in(&mut self, account: &Arc<Account>, subject: &str) -> Option<u64> {
         let sid = self.next_sid;
-        let sid_text = sid.to_string();
+        let sink: Arc<dyn Sink> = Arc::clone(&self.inbox) as Arc<dyn Sink>;
         let sub = Arc::new(Subscription {
-            client: Arc::clone(&self.handle),
+            endpoint: Endpoint::Sink(sink, sid),
             subject: subject.as_bytes().into(),
             queue: None,
-            sid: sid_text.as_bytes().into(),
+            sid: sid.to_string().into_bytes().into(),
             max_msgs: 0.into(),
             delivered: 0.into(),
             deny_filter: None,
@@ -163,10 +139,6 @@ impl InternalClient {
             return None;
         }
         self.next_sid += 1;
-        self.handle
-            .subs
-            .lock()
-            .insert(sid_text.as_bytes().into(), Arc::clone(&sub));
         self.subs.insert(sid, (Arc::clone(account), sub));
         Some(sid)
     }
@@ -174,7 +146,7 @@ impl InternalClient {
     /// Removes subscription `sid`.
     pub fn unsubscribe(&mut self, sid: u64) {
         if let Some((account, sub)) = self.subs.remove(&sid) {
-            remove_sub(&self.handle, &account, &sub);
+            remove_sub(&account, &sub);
         }
     }
 
@@ -230,7 +202,7 @@ impl InternalClient {
         let publisher = if Arc::ptr_eq(account, &self.home) {
             &mut self.publisher
         } else {
-            other = Publisher::new(self.handle.cid, Arc::clone(&self.stats));
+            other = Publisher::new(self.inbox.cid, Arc::clone(&self.stats));
             &mut other
         };
         publisher.publish(account, msg);
@@ -258,18 +230,16 @@ impl InternalClient {
     }
 }
 
-fn remove_sub(handle: &ClientHandle, account: &Account, sub: &Arc<Subscription>) {
+fn remove_sub(account: &Account, sub: &Arc<Subscription>) {
     let _ = account
         .sublist
         .remove(&sub.subject, None, &SubRef(Arc::clone(sub)));
-    handle.subs.lock().remove(&sub.sid);
 }
 
 impl Drop for InternalClient {
     fn drop(&mut self) {
         for (account, sub) in std::mem::take(&mut self.subs).into_values() {
-            remove_sub(&self.handle, &account, &sub);
+            remove_sub(&account, &sub);
         }
-        self.handle.close(ClosedReason::ServerShutdown);
     }
 }

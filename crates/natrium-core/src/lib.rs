@@ -30,6 +30,7 @@ pub mod client;
 pub mod closed;
 pub mod config;
 pub mod deliver;
+pub mod endpoint;
 pub mod events;
 mod fxhash;
 pub mod info;

@@ -75,10 +75,6 @@ pub const NOT_TLS_DRAIN_BYTES_MAX: usize = 64 * 1024;
 /// retries, which is better than stalling every publisher behind the system account.
 pub const INTERNAL_INBOX_MSGS_MAX: usize = 256;
 
-/// Outbound bytes an internal client may hold before it counts as a slow consumer, as a
-/// socket client's `max_pending`; system requests are small, so this is generous.
-pub const INTERNAL_PENDING_BYTES_MAX: usize = 8 * 1024 * 1024;
-
 /// Client events (connects, disconnects) waiting for the system events task. Past it events
 /// are dropped and counted, so that a burst of connections never blocks their accept path.
 pub const CLIENT_EVENTS_QUEUED_MAX: usize = 4096;

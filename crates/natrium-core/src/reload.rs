@@ -109,7 +109,7 @@ impl Server {
             let Some(account) = client.account() else {
                 continue;
             };
-            if client.closed_reason().is_some() || client.is_internal() {
+            if client.closed_reason().is_some() {
                 continue;
             }
             let max = account.state().spec.limits.max_connections;

@@ -114,7 +114,7 @@ pub fn subsz(server: &Server, opts: &SubszOptions) -> Subsz {
                         sid: s.sid,
                         msgs: s.msgs,
                         max: s.max,
-                        cid: sub.client.cid,
+                        cid: sub.endpoint.cid(),
                     });
                 }
             }

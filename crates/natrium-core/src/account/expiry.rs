@@ -53,10 +53,7 @@ fn close_clients_of(server: &Server, expired: &[&Arc<Account>]) {
         let Some(account) = client.account() else {
             continue;
         };
-        if client.is_internal()
-            || client.closed_reason().is_some()
-            || !expired.iter().any(|e| Arc::ptr_eq(e, &account))
-        {
+        if client.closed_reason().is_some() || !expired.iter().any(|e| Arc::ptr_eq(e, &account)) {
             continue;
         }
         tracing::debug!("{} - Account Authentication Expired", client.log_prefix());

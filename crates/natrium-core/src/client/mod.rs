@@ -163,8 +163,6 @@ pub struct ClientHandle {
     /// Whether the client takes messages with headers (CONNECT `headers`); others get the
     /// payload alone, as Go delivers to them.
     headers: AtomicBool,
-    /// An internal client (`crate::internal`): deliveries to it say who published them.
-    internal: bool,
 }
 
 /// What a websocket client's upgrade request said about where it comes from.
@@ -197,29 +195,7 @@ impl ClientHandle {
             log_tag: OnceLock::new(),
             account: arc_swap::ArcSwapOption::empty(),
             headers: AtomicBool::new(false),
-            internal: false,
         }
-    }
-
-    /// A handle for an internal client: it takes headers, and each delivery to it carries
-    /// the publisher's identity in `Nats-Request-Info` (see `crate::deliver`).
-    pub(crate) fn new_internal(
-        cid: u64,
-        addr: SocketAddr,
-        max_pending: usize,
-        closing: CancellationToken,
-    ) -> Self {
-        Self {
-            internal: true,
-            headers: AtomicBool::new(true),
-            ..Self::new(cid, addr, max_pending, closing)
-        }
-    }
-
-    /// Whether this is an internal client's handle.
-    #[inline]
-    pub fn is_internal(&self) -> bool {
-        self.internal
     }
 
     /// The permissions in force for the client (`None`: unrestricted, or not yet connected).
@@ -405,9 +381,10 @@ impl ClientHandle {
     }
 }
 
-/// One SUB of one client.
+/// One subscription: a client's SUB, or an in-process subscriber's.
 pub struct Subscription {
-    pub client: Arc<ClientHandle>,
+    /// Where its messages go.
+    pub endpoint: crate::endpoint::Endpoint,
     pub subject: Box<[u8]>,
     pub queue: Option<Box<[u8]>>,
     pub sid: Box<[u8]>,

@@ -294,7 +294,7 @@ fn replace_permissions(
         }
         // A subscription is immutable once indexed: the refiltered one takes its place.
         let next = Arc::new(Subscription {
-            client: Arc::clone(&sub.client),
+            endpoint: sub.endpoint.clone(),
             subject: sub.subject.clone(),
             queue: sub.queue.clone(),
             sid: sub.sid.clone(),

@@ -11,6 +11,7 @@ use super::super::logfmt::go_quote;
 use super::super::Subscription;
 use super::{send_err, Conn};
 use crate::account::SubRef;
+use crate::endpoint::Endpoint;
 use crate::limits::MAX_SUBS_LOG_INTERVAL;
 
 impl Conn {
@@ -68,7 +69,7 @@ impl Conn {
             return;
         }
         let sub = Arc::new(Subscription {
-            client: Arc::clone(&self.handle),
+            endpoint: Endpoint::Client(Arc::clone(&self.handle)),
             subject: subject.into(),
             queue: queue.map(Into::into),
             sid: sid.into(),

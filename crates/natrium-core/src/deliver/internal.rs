@@ -1,35 +1,75 @@
-//! Deliveries to internal clients (`crate::internal`): the frame carries the publisher's
-//! identity in a `Nats-Request-Info` header, as a request crossing into the system account
-//! does in Go, so that a handler such as `$SYS.REQ.USER.INFO` knows who asked.
+//! Deliveries to in-process subscribers (`crate::endpoint::Sink`): the message is handed
+//! over typed, its parts copied once per publish into shared bytes whichever number of sinks
+//! take it. A sink that asks for it (the system services) gets the publisher's identity in a
+//! `Nats-Request-Info` header, as a request crossing into the system account carries it in
+//! Go, so that a handler such as `$SYS.REQ.USER.INFO` knows who asked.
 //!
 //! A `Nats-Request-Info` the publisher wrote itself is replaced, so that no client can speak
-//! for another. Internal clients only receive requests addressed to the server, never the
-//! message stream, so this path may allocate.
+//! for another. Only the server's own services ask for it, and they receive requests
+//! addressed to the server, never the message stream, so that path may allocate.
 
+use std::sync::Arc;
+
+use bytes::Bytes;
 use nats_proto::headers::{write_end, write_field, write_version_line, Headers, NATS_REQUEST_INFO};
-use nats_proto::MsgFrameTemplate;
 
 use super::{Message, Publisher};
-use crate::account::SubRef;
+use crate::endpoint::{Delivery, Sink, SinkAccept};
+
+/// The current message's parts as shared bytes (see `Publisher::sink_parts`).
+pub(super) struct SinkParts {
+    subject: Bytes,
+    reply: Option<Bytes>,
+    headers: Option<Bytes>,
+    payload: Bytes,
+}
+
+impl SinkParts {
+    fn of(msg: &Message<'_>) -> Self {
+        Self {
+            subject: Bytes::copy_from_slice(msg.subject),
+            reply: msg.reply.map(Bytes::copy_from_slice),
+            headers: msg.headers.map(Bytes::copy_from_slice),
+            payload: Bytes::copy_from_slice(msg.payload),
+        }
+    }
+}
 
 impl Publisher {
-    /// Queues `msg` to an internal client's subscription with the publisher's identity added;
-    /// the subscription's delivery was already counted.
-    #[cold]
-    pub(super) fn deliver_internal(&mut self, sub: &SubRef, msg: &Message<'_>) -> bool {
-        let block = self.internal_headers(msg.headers);
-        let total = block.len() + msg.payload.len();
-        let template = MsgFrameTemplate::hmsg(msg.subject, msg.reply, block.len(), total);
-        let parts: [&[u8]; 6] = [
-            template.prefix(),
-            &sub.sid,
-            template.suffix(),
-            &block,
-            msg.payload,
-            b"\r\n",
-        ];
-        let queued = sub.client.out.enqueue_msg(&parts, total);
-        self.after_enqueue(&sub.client, queued, total, msg.reply)
+    /// Hands `msg` to `sink` for its subscription `sid`; the delivery was already counted.
+    pub(super) fn deliver_to_sink(
+        &mut self,
+        sink: &Arc<dyn Sink>,
+        sid: u64,
+        msg: &Message<'_>,
+    ) -> bool {
+        let parts = self.sink_parts.get_or_insert_with(|| SinkParts::of(msg));
+        let mut delivery = Delivery {
+            subject: parts.subject.clone(),
+            reply: parts.reply.clone(),
+            headers: parts.headers.clone(),
+            payload: parts.payload.clone(),
+            sid,
+            origin: self.origin.clone(),
+        };
+        // The identity goes in when there is one; a header block is rebuilt anyway when the
+        // publisher wrote one, so that a forged identity never reaches the sink.
+        if sink.wants_request_info() && (self.origin.is_some() || msg.headers.is_some()) {
+            delivery.headers = Some(Bytes::from(self.internal_headers(msg.headers)));
+        }
+        let len = delivery.headers.as_ref().map_or(0, Bytes::len) + delivery.payload.len();
+        match sink.deliver(delivery) {
+            SinkAccept::Accepted => {}
+            SinkAccept::AcceptedStall => {
+                if !self.stalled_sinks.iter().any(|s| Arc::ptr_eq(s, sink)) {
+                    self.stalled_sinks.push(Arc::clone(sink));
+                }
+            }
+            SinkAccept::Dropped => return false,
+        }
+        self.batch.out_msgs += 1;
+        self.batch.out_bytes += len as u64;
+        true
     }
 
     /// The message's header block without any `Nats-Request-Info`, plus ours when a client

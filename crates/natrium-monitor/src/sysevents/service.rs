@@ -220,7 +220,14 @@ impl Services {
     }
 
     fn request(&mut self, msg: &InboundMsg) {
-        let Some(reply) = msg.reply.as_deref() else {
+        // Subjects the services answer are text; a request whose subject or reply is not
+        // UTF-8 matched only through a wildcard and is not one of theirs.
+        let (Some(reply), Ok(subject)) = (
+            msg.reply
+                .as_deref()
+                .and_then(|r| std::str::from_utf8(r).ok()),
+            std::str::from_utf8(&msg.subject),
+        ) else {
             return;
         };
         let (Some(&route), Some(account)) = (
@@ -231,8 +238,8 @@ impl Services {
         };
         let (server, id, body) = (&self.server, &self.identity, &msg.payload[..]);
         let answer = match route {
-            Route::Server => self.server_request(&msg.subject, body),
-            Route::Account(Some(req)) => match acc::subject_account(&msg.subject) {
+            Route::Server => self.server_request(subject, body),
+            Route::Account(Some(req)) => match acc::subject_account(subject) {
                 Ok(name) => acc::answer(server, id, Some(name), req, body),
                 Err(err) => Some(requests::failed_reply(id, err.0)),
             },

@@ -20,6 +20,7 @@ use crate::account::responses::Pending;
 use crate::account::{Account, SubRef};
 use crate::client::DeliveryQuota;
 use crate::deliver::{Message, Publisher};
+use crate::endpoint::Endpoint;
 
 /// How a request crossing a service import is traced (see [`Publisher::trace_service_import`]).
 pub(in crate::deliver) enum ImportTrace {
@@ -85,13 +86,16 @@ impl Publisher {
                 return t.only || self.deliver_plain(sub, msg, payload_len);
             }
         }
-        let target = &sub.client;
-        if target.is_internal() {
-            // The server's own services: no egress entry, as for Go's internal callbacks, which
-            // take trace-only messages too. Elsewhere than in the system account Go reaches
-            // them through service imports that do not allow tracing: trace-only stops there.
-            return (!t.only || t.system) && self.deliver_plain(sub, msg, payload_len);
-        }
+        let target = match &sub.endpoint {
+            Endpoint::Client(client) => client,
+            // In-process subscribers (the server's own services): no egress entry, as for Go's
+            // internal callbacks, which take trace-only messages too. Elsewhere than in the
+            // system account Go reaches them through service imports that do not allow
+            // tracing: trace-only stops there.
+            Endpoint::Sink(..) => {
+                return (!t.only || t.system) && self.deliver_plain(sub, msg, payload_len);
+            }
+        };
         let queue = sub.queue.as_deref();
         if !self.echo && target.cid == self.cid {
             t.egress(target, subject, queue, NO_ECHO);
