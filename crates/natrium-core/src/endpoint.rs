@@ -180,7 +180,7 @@ mod tests {
             .unwrap();
     }
 
-    fn msg<'a>(payload: &'a [u8]) -> Message<'a> {
+    fn msg(payload: &[u8]) -> Message<'_> {
         Message {
             subject: b"orders.new",
             reply: Some(b"_INBOX.1"),
