@@ -14,6 +14,8 @@
 //!   account's responders (`_R_.…`) and where each response goes.
 //! - [`stats`]: per-account counters for `/accstatz`.
 //! - `expiry`: closes the clients of an account whose JWT expired.
+//! - [`interest`]: listeners told when interest in a subject appears or goes; every
+//!   subscription change goes through [`Account::subscribe`] and [`Account::unsubscribe`].
 //!
 //! An account with no imports or exports in use has no links: publishing in it costs one
 //! atomic load more than before accounts existed.
@@ -23,6 +25,7 @@
 //! [`AccountState`]; publishes in flight finish with the state they loaded.
 
 pub(crate) mod expiry;
+pub mod interest;
 pub mod links;
 pub mod registry;
 pub mod responses;
@@ -118,6 +121,8 @@ pub struct Account {
     /// become so when a user logs into them (or into an account importing from them), as Go
     /// registers resolver accounts on first use; others are from the start.
     registered: AtomicBool,
+    /// Interest listeners; their lock also orders the account's subscription changes.
+    interest: interest::InterestHooks,
 }
 
 impl Account {
@@ -142,6 +147,7 @@ impl Account {
             responses: responses::Responses::new(),
             updated: chrono::Utc::now(),
             registered: AtomicBool::new(true),
+            interest: interest::InterestHooks::default(),
         }
     }
 

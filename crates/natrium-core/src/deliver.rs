@@ -343,11 +343,7 @@ impl Publisher {
                 continue;
             };
             let own = client.account();
-            let _ = own.as_deref().unwrap_or(account).sublist.remove(
-                &sub.subject,
-                sub.queue.as_deref(),
-                &sub,
-            );
+            let _ = own.as_deref().unwrap_or(account).unsubscribe(&sub);
             let mut subs = client.subs.lock();
             if subs.get(&sub.sid).is_some_and(|s| Arc::ptr_eq(s, &sub.0)) {
                 subs.remove(&sub.sid);

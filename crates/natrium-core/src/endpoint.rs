@@ -174,10 +174,7 @@ mod tests {
             delivered: 0.into(),
             deny_filter: None,
         });
-        account
-            .sublist
-            .insert(subject.as_bytes(), None, SubRef(sub))
-            .unwrap();
+        account.subscribe(SubRef(sub)).unwrap();
     }
 
     fn msg(payload: &[u8]) -> Message<'_> {

@@ -132,10 +132,7 @@ impl InternalClient {
             delivered: 0.into(),
             deny_filter: None,
         });
-        let inserted = account
-            .sublist
-            .insert(subject.as_bytes(), None, SubRef(Arc::clone(&sub)));
-        if inserted.is_err() {
+        if account.subscribe(SubRef(Arc::clone(&sub))).is_err() {
             return None;
         }
         self.next_sid += 1;
@@ -231,9 +228,7 @@ impl InternalClient {
 }
 
 fn remove_sub(account: &Account, sub: &Arc<Subscription>) {
-    let _ = account
-        .sublist
-        .remove(&sub.subject, None, &SubRef(Arc::clone(sub)));
+    let _ = account.unsubscribe(&SubRef(Arc::clone(sub)));
 }
 
 impl Drop for InternalClient {

@@ -50,6 +50,6 @@ pub use error::SublistError;
 pub use matching::{subject_is_subset, subject_matches, subjects_collide};
 pub use result::{MatchResult, QueueGroup};
 pub use stats::SublistStats;
-pub use sublist::Sublist;
+pub use sublist::{InterestChange, Sublist};
 pub use transform::{SubjectTransform, TransformError};
 pub use validate::{is_literal, is_valid_publish_subject, is_valid_queue_name, is_valid_subject};

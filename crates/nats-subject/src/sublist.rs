@@ -40,6 +40,20 @@ use crate::stats::SublistStats;
 use crate::trie::Trie;
 use crate::validate::{has_no_empty_token, is_literal};
 
+/// How one insert or removal moved the interest in its exact subject and queue group (not in
+/// the subjects its wildcards cover): what a listener forwarding interest elsewhere (a route,
+/// a leafnode, a push consumer) acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterestChange {
+    /// Others were already there (or, for an insert, the value already was).
+    Unchanged,
+    /// The first subscription on this subject (plain), or the first member of this queue group
+    /// on it.
+    Appeared,
+    /// The last one went.
+    Gone,
+}
+
 /// What `inner` guards: the trie and the counters that change only with it.
 struct Inner<T> {
     trie: Trie<T>,
@@ -86,33 +100,44 @@ impl<T: Clone + Eq + std::hash::Hash + Send + Sync> Sublist<T> {
     }
 
     /// Adds `value` on `subject` (in group `queue`, if given). Inserting a value already
-    /// present on the same subject and queue changes nothing and is not an error.
+    /// present on the same subject and queue changes nothing and is not an error. Says whether
+    /// interest in exactly this subject (and queue group) appeared with it.
     pub fn insert(
         &self,
         subject: &[u8],
         queue: Option<&[u8]>,
         value: T,
-    ) -> Result<(), SublistError> {
+    ) -> Result<InterestChange, SublistError> {
         let mut inner = self.inner.write();
-        if inner.trie.insert(subject, queue, value)? {
+        let (added, first) = inner.trie.insert(subject, queue, value)?;
+        if added {
             inner.inserts += 1;
             self.changed(&mut inner, subject);
         }
-        Ok(())
+        Ok(if first {
+            InterestChange::Appeared
+        } else {
+            InterestChange::Unchanged
+        })
     }
 
-    /// Removes `value` from `subject` and `queue`, pruning trie nodes left empty.
+    /// Removes `value` from `subject` and `queue`, pruning trie nodes left empty. Says whether
+    /// interest in exactly this subject (and queue group) went with it.
     pub fn remove(
         &self,
         subject: &[u8],
         queue: Option<&[u8]>,
         value: &T,
-    ) -> Result<(), SublistError> {
+    ) -> Result<InterestChange, SublistError> {
         let mut inner = self.inner.write();
-        inner.trie.remove(subject, queue, value)?;
+        let last = inner.trie.remove(subject, queue, value)?;
         inner.removes += 1;
         self.changed(&mut inner, subject);
-        Ok(())
+        Ok(if last {
+            InterestChange::Gone
+        } else {
+            InterestChange::Unchanged
+        })
     }
 
     /// Puts `new` in the place of `old` on `subject` and `queue` in one step: a match sees one

@@ -138,16 +138,27 @@ impl<T> Node<T> {
     fn has_subs(&self) -> bool {
         !self.plain.is_empty() || !self.queues.is_empty()
     }
+
+    /// Whether anything is left on this subject in `queue` (plain when `None`).
+    fn has_member(&self, queue: Option<&[u8]>) -> bool {
+        match queue {
+            None => !self.plain.is_empty(),
+            Some(queue) => self.queues.iter().any(|g| &*g.name == queue),
+        }
+    }
 }
 
 impl<T: Clone + Eq + Hash> Node<T> {
-    /// Adds `value`; false if it was already there.
-    fn add(&mut self, queue: Option<&[u8]>, value: T) -> bool {
+    /// Adds `value`; false if it was already there. Also says whether it is the first on this
+    /// subject (plain) or in its queue group here.
+    fn add(&mut self, queue: Option<&[u8]>, value: T) -> (bool, bool) {
         let Some(queue) = queue else {
-            return self.plain.insert(value);
+            let first = self.plain.is_empty();
+            let added = self.plain.insert(value);
+            return (added, added && first);
         };
         if let Some(group) = self.queues.iter_mut().find(|g| &*g.name == queue) {
-            return group.members.insert(value);
+            return (group.members.insert(value), false);
         }
         let mut members = Members::new();
         members.insert(value);
@@ -155,7 +166,7 @@ impl<T: Clone + Eq + Hash> Node<T> {
             name: Box::from(queue),
             members,
         });
-        true
+        (true, true)
     }
 
     /// Removes `value`; false if it was not there. Order within the node is not kept.
@@ -163,6 +174,7 @@ impl<T: Clone + Eq + Hash> Node<T> {
         let Some(queue) = queue else {
             return self.plain.remove(value);
         };
+        // An emptied group is dropped: `has_member` then says the interest is gone.
         let Some(gi) = self.queues.iter().position(|g| &*g.name == queue) else {
             return false;
         };
@@ -242,12 +254,14 @@ impl<T: Clone + Eq + Hash> Trie<T> {
     }
 
     /// Adds a subscription. `Ok(false)`: that value was already on that subject and queue.
+    /// Adds a subscription: `(added, first)`, where `first` says it is the first on its exact
+    /// subject (plain) or in its queue group there.
     pub(crate) fn insert(
         &mut self,
         subject: &[u8],
         queue: Option<&[u8]>,
         value: T,
-    ) -> Result<bool, SublistError> {
+    ) -> Result<(bool, bool), SublistError> {
         if !is_valid_subject(subject) {
             return Err(SublistError::InvalidSubject);
         }
@@ -269,9 +283,9 @@ impl<T: Clone + Eq + Hash> Trie<T> {
                 .child_or_insert(token, nodes)
                 .ok_or(SublistError::InvalidSubject)?;
             let Some(tail) = tail else {
-                let added = node.add(queue, value);
+                let (added, first) = node.add(queue, value);
                 *subs += usize::from(added);
-                return Ok(added);
+                return Ok((added, first));
             };
             if node.next.is_none() {
                 *levels += 1;
@@ -283,26 +297,30 @@ impl<T: Clone + Eq + Hash> Trie<T> {
         }
     }
 
-    /// Removes a subscription and prunes the nodes it leaves empty.
+    /// Removes a subscription and prunes the nodes it leaves empty. Returns whether it was the
+    /// last on its exact subject (plain) or in its queue group there.
     pub(crate) fn remove(
         &mut self,
         subject: &[u8],
         queue: Option<&[u8]>,
         value: &T,
-    ) -> Result<(), SublistError> {
+    ) -> Result<bool, SublistError> {
         if !is_valid_subject(subject) {
             return Err(SublistError::InvalidSubject);
         }
         let mut level = &mut self.root;
         let mut rest = subject;
-        let leaf_empty = loop {
+        let (leaf_empty, last) = loop {
             let (token, tail) = split_token(rest);
             let node = level.child_mut(token).ok_or(SublistError::NotFound)?;
             let Some(tail) = tail else {
                 if !node.remove(queue, value) {
                     return Err(SublistError::NotFound);
                 }
-                break !node.has_subs() && node.next.is_none();
+                break (
+                    !node.has_subs() && node.next.is_none(),
+                    !node.has_member(queue),
+                );
             };
             level = node.next.as_deref_mut().ok_or(SublistError::NotFound)?;
             rest = tail;
@@ -311,7 +329,7 @@ impl<T: Clone + Eq + Hash> Trie<T> {
         if leaf_empty {
             self.prune(subject);
         }
-        Ok(())
+        Ok(last)
     }
 
     /// Removes the chain of nodes that the now-empty leaf of `subject` hangs from: every node

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use nats_subject::{
-    is_valid_publish_subject, is_valid_subject, subject_matches, subjects_collide, Sublist,
-    SublistError,
+    is_valid_publish_subject, is_valid_subject, subject_matches, subjects_collide, InterestChange,
+    Sublist, SublistError,
 };
 use proptest::prelude::*;
 
@@ -116,8 +116,15 @@ fn apply(sl: &Sublist<u8>, reference: &mut Vec<Entry>, op: &Op) {
     match op {
         Op::Insert(p, q, id) => {
             let q = queue_name(*q);
-            sl.insert(p.as_bytes(), q.as_deref(), *id).unwrap();
+            let change = sl.insert(p.as_bytes(), q.as_deref(), *id).unwrap();
+            let had_interest = reference.iter().any(|(rp, rq, _)| *rp == *p && *rq == q);
             let entry = (p.clone(), q, *id);
+            let expected = if had_interest {
+                InterestChange::Unchanged
+            } else {
+                InterestChange::Appeared
+            };
+            assert_eq!(change, expected, "insert {entry:?}");
             if !reference.contains(&entry) {
                 reference.push(entry);
             }
@@ -127,7 +134,14 @@ fn apply(sl: &Sublist<u8>, reference: &mut Vec<Entry>, op: &Op) {
                 return;
             }
             let (p, q, id) = reference.swap_remove(i % reference.len());
-            sl.remove(p.as_bytes(), q.as_deref(), &id).unwrap();
+            let change = sl.remove(p.as_bytes(), q.as_deref(), &id).unwrap();
+            let left = reference.iter().any(|(rp, rq, _)| *rp == p && *rq == q);
+            let expected = if left {
+                InterestChange::Unchanged
+            } else {
+                InterestChange::Gone
+            };
+            assert_eq!(change, expected, "remove {p} {q:?}");
         }
         Op::RemoveRandom(p, q, id) => {
             let q = queue_name(*q);
@@ -135,7 +149,7 @@ fn apply(sl: &Sublist<u8>, reference: &mut Vec<Entry>, op: &Op) {
             let got = sl.remove(p.as_bytes(), q.as_deref(), id);
             if let Some(i) = reference.iter().position(|e| *e == entry) {
                 reference.swap_remove(i);
-                assert_eq!(got, Ok(()));
+                assert!(got.is_ok());
             } else {
                 assert_eq!(got, Err(SublistError::NotFound));
             }

@@ -278,10 +278,7 @@ fn replace_permissions(
     let mut removed = Vec::with_capacity(forbidden.len());
     for sid in forbidden {
         if let Some(sub) = subs.remove(&sid) {
-            let _ =
-                account
-                    .sublist
-                    .remove(&sub.subject, sub.queue.as_deref(), &SubRef(sub.clone()));
+            let _ = account.unsubscribe(&SubRef(sub.clone()));
             removed.push(sub);
         }
     }

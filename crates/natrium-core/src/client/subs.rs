@@ -77,12 +77,7 @@ impl Conn {
             delivered: 0.into(),
             deny_filter: self.perms.delivery_filter(subject, queue),
         });
-        if self
-            .account
-            .sublist
-            .insert(subject, queue, SubRef(Arc::clone(&sub)))
-            .is_err()
-        {
+        if self.account.subscribe(SubRef(Arc::clone(&sub))).is_err() {
             drop(subs);
             send_err(&self.handle, &WireError::InvalidSubject);
             return;
@@ -104,11 +99,7 @@ impl Conn {
             };
             if !keep {
                 if let Some(sub) = subs.remove(sid) {
-                    let _ = self.account.sublist.remove(
-                        &sub.subject,
-                        sub.queue.as_deref(),
-                        &SubRef(sub.clone()),
-                    );
+                    let _ = self.account.unsubscribe(&SubRef(sub));
                 }
             }
         }
@@ -119,11 +110,7 @@ impl Conn {
     pub(super) fn remove_all_subscriptions(&mut self) {
         let subs = std::mem::take(&mut *self.handle.subs.lock());
         for sub in subs.into_values() {
-            let _ = self.account.sublist.remove(
-                &sub.subject,
-                sub.queue.as_deref(),
-                &SubRef(sub.clone()),
-            );
+            let _ = self.account.unsubscribe(&SubRef(sub));
         }
     }
 }
