@@ -1,39 +1,68 @@
-//! Lifecycle events for whoever reports them (the system account's event publisher): a
-//! connection that finished CONNECT, one that closed, one refused at authentication, and the
-//! server entering lame duck mode or shutting down. The runtime only queues them; it does not
-//! know how they are formatted or where they go.
+//! Server events for whoever listens: a connection that finished CONNECT, one that closed,
+//! one refused at authentication, the server entering lame duck mode or shutting down, an
+//! account created, reloaded or removed by a configuration reload, and a traced message's
+//! event. The runtime only queues them; it does not know how they are formatted or where they
+//! go. Any number of listeners may register ([`Server::events`]); each gets every event.
 //!
-//! The queue is bounded (`CLIENT_EVENTS_QUEUED_MAX`); when it is full, events are dropped and
-//! counted rather than making a connecting or closing client wait. Without a listener nothing
-//! is built or queued. Shutdown alone waits, briefly (`SHUTDOWN_EVENT_WAIT`), for its event to
-//! be published, so that subscribers get it before their connections close.
+//! Each listener's queue is bounded (`CLIENT_EVENTS_QUEUED_MAX`); when it is full, the event
+//! is dropped for that listener and counted rather than making a connecting or closing client
+//! wait. A listener that went away is forgotten at the next event. Without a listener nothing
+//! is built or queued. Shutdown alone waits, briefly (`SHUTDOWN_EVENT_WAIT`), until every
+//! listener has handled its event, so that subscribers get it before their connections close.
 //!
-//! Message trace events travel the same queue: Go too publishes them from its system event
+//! Message trace events travel the same queues: Go too publishes them from its system event
 //! loop, stamped with the server's identity and event sequence.
 //!
 //! The server's side (which events a closing client causes) is here too, as `impl Server`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot};
+use parking_lot::RwLock;
+use tokio::sync::mpsc;
 
+use crate::account::Account;
 use crate::client::{ClientHandle, ClosedReason};
 use crate::closed::ClosedConn;
 use crate::limits::{CLIENT_EVENTS_QUEUED_MAX, SHUTDOWN_EVENT_WAIT};
 use crate::Server;
 
-pub enum ClientEvent {
-    Connected(Box<ConnectedClient>),
+/// One event, shared by every listener.
+#[derive(Clone)]
+pub enum ServerEvent {
+    Connected(Arc<ConnectedClient>),
     Disconnected(Arc<ClosedConn>),
     /// A client refused at authentication (its close is reported as `Disconnected` too).
     AuthFailed(Arc<ClosedConn>),
     /// Lame duck mode began.
     LameDuck,
-    /// The server is about to close every connection: report it, then answer.
-    ShuttingDown(oneshot::Sender<()>),
+    /// The server is about to close every connection: handle it, then acknowledge.
+    ShuttingDown(ShutdownAck),
     /// A traced message's event, to publish in its account (see `crate::deliver::trace`).
-    MsgTrace(Box<crate::deliver::trace::TraceReport>),
+    MsgTrace(Arc<crate::deliver::trace::TraceReport>),
+    /// An account's life, as a reload changes it (accounts made at start are not reported).
+    Account(AccountEvent),
+}
+
+/// What happened to an account.
+#[derive(Clone)]
+pub enum AccountEvent {
+    /// New, and can be logged into from now on.
+    Created(Arc<Account>),
+    /// Kept through a reload that changed the accounts: same subscriptions and clients, its
+    /// definition (exports, imports, limits) as now configured.
+    Reloaded(Arc<Account>),
+    /// Gone from the configuration; its clients are closed or moved by the reload.
+    Removed(Arc<Account>),
+}
+
+/// A listener's acknowledgement of the shutdown event: dropping it (or calling
+/// [`ShutdownAck::done`]) says the listener has handled it.
+#[derive(Clone)]
+pub struct ShutdownAck(#[allow(dead_code)] mpsc::Sender<()>);
+
+impl ShutdownAck {
+    pub fn done(self) {}
 }
 
 /// What a connect event reports: a small copy, so that a queued event never keeps a
@@ -48,8 +77,8 @@ pub struct ConnectedClient {
 }
 
 impl ConnectedClient {
-    pub fn of(handle: &ClientHandle) -> Box<Self> {
-        Box::new(Self {
+    pub fn of(handle: &ClientHandle) -> Arc<Self> {
+        Arc::new(Self {
             cid: handle.cid,
             addr: handle.addr,
             started: handle.started,
@@ -60,45 +89,82 @@ impl ConnectedClient {
     }
 }
 
+/// The listeners' queues.
 #[derive(Default)]
 pub struct EventHook {
-    tx: OnceLock<mpsc::Sender<ClientEvent>>,
+    listeners: RwLock<Vec<mpsc::Sender<ServerEvent>>>,
+    /// Whether any listener is registered: one relaxed load when nobody listens.
+    listened: AtomicBool,
     dropped: AtomicU64,
 }
 
 impl EventHook {
-    /// The receiving end, for the first caller only.
-    pub fn listen(&self) -> Option<mpsc::Receiver<ClientEvent>> {
+    /// A new listener: every event from now on arrives on the returned receiver.
+    pub fn listen(&self) -> mpsc::Receiver<ServerEvent> {
         let (tx, rx) = mpsc::channel(CLIENT_EVENTS_QUEUED_MAX);
-        self.tx.set(tx).ok().map(|()| rx)
+        self.listeners.write().push(tx);
+        self.listened.store(true, Ordering::Relaxed);
+        rx
     }
 
     pub fn is_listened(&self) -> bool {
-        self.tx.get().is_some()
+        self.listened.load(Ordering::Relaxed)
     }
 
-    pub fn emit(&self, event: ClientEvent) {
-        if let Some(tx) = self.tx.get() {
-            if tx.try_send(event).is_err() {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
+    pub fn emit(&self, event: ServerEvent) {
+        if !self.is_listened() {
+            return;
+        }
+        let mut gone = false;
+        let listeners = self.listeners.read();
+        // Each listener gets a clone but the last, which gets the event itself.
+        let mut event = Some(event);
+        for (i, tx) in listeners.iter().enumerate() {
+            let one = if i + 1 == listeners.len() {
+                event.take()
+            } else {
+                event.clone()
+            };
+            let Some(one) = one else { break };
+            match tx.try_send(one) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => gone = true,
             }
+        }
+        drop(listeners);
+        if gone {
+            let mut listeners = self.listeners.write();
+            listeners.retain(|tx| !tx.is_closed());
+            self.listened
+                .store(!listeners.is_empty(), Ordering::Relaxed);
         }
     }
 
-    /// Events lost to a full queue.
+    /// Events lost to a full queue (counted once per listener that missed one).
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Queues the shutdown event behind those already queued and waits until the listener
-    /// has published it, or `SHUTDOWN_EVENT_WAIT` has passed, or the listener is gone.
+    /// Queues the shutdown event behind those already queued and waits until every listener
+    /// has handled it, or `SHUTDOWN_EVENT_WAIT` has passed.
     pub async fn announce_shutdown(&self) {
-        let Some(tx) = self.tx.get() else { return };
-        let (done, published) = oneshot::channel();
+        let listeners: Vec<_> = self.listeners.read().clone();
+        if listeners.is_empty() {
+            return;
+        }
+        let (ack, mut acked) = mpsc::channel::<()>(1);
         let wait = async {
-            if tx.send(ClientEvent::ShuttingDown(done)).await.is_ok() {
-                let _ = published.await;
+            for tx in &listeners {
+                let _ = tx
+                    .send(ServerEvent::ShuttingDown(ShutdownAck(ack.clone())))
+                    .await;
             }
+            drop(ack);
+            // Resolves once every acknowledgement has been dropped.
+            let _ = acked.recv().await;
         };
         let _ = tokio::time::timeout(SHUTDOWN_EVENT_WAIT, wait).await;
     }
@@ -122,21 +188,21 @@ impl Server {
         if snapshot.reason == ClosedReason::AuthenticationViolation {
             shared
                 .events
-                .emit(ClientEvent::AuthFailed(Arc::clone(&snapshot)));
+                .emit(ServerEvent::AuthFailed(Arc::clone(&snapshot)));
         }
-        shared.events.emit(ClientEvent::Disconnected(snapshot));
+        shared.events.emit(ServerEvent::Disconnected(snapshot));
     }
 
     /// Reports a client that completed CONNECT to the events listener.
     pub(crate) fn client_connected(&self, client: &ClientHandle) {
         let events = &self.shared.events;
         if events.is_listened() {
-            events.emit(ClientEvent::Connected(ConnectedClient::of(client)));
+            events.emit(ServerEvent::Connected(ConnectedClient::of(client)));
         }
     }
 
-    /// Lifecycle events from now on, for the first caller only.
-    pub fn client_events(&self) -> Option<mpsc::Receiver<ClientEvent>> {
+    /// Server events from now on, for a new listener.
+    pub fn events(&self) -> mpsc::Receiver<ServerEvent> {
         self.shared.events.listen()
     }
 
@@ -150,32 +216,36 @@ impl Server {
 mod tests {
     use super::*;
 
+    async fn run_listener(mut rx: mpsc::Receiver<ServerEvent>) -> Vec<&'static str> {
+        let mut seen = Vec::new();
+        while let Some(event) = rx.recv().await {
+            match event {
+                ServerEvent::ShuttingDown(ack) => {
+                    seen.push("shutdown");
+                    ack.done();
+                    return seen;
+                }
+                ServerEvent::LameDuck => seen.push("ldm"),
+                _ => seen.push("other"),
+            }
+        }
+        seen
+    }
+
     #[tokio::test]
-    async fn events_shutdown_waits_for_the_listener() {
+    async fn events_every_listener_gets_them_and_shutdown_waits_for_all() {
         let hook = EventHook::default();
         // Nobody listens: nothing to wait for.
         hook.announce_shutdown().await;
-        let Some(mut rx) = hook.listen() else {
-            unreachable!("first listener")
-        };
-        hook.emit(ClientEvent::LameDuck);
-        let listener = tokio::spawn(async move {
-            let mut seen = Vec::new();
-            while let Some(event) = rx.recv().await {
-                match event {
-                    ClientEvent::ShuttingDown(done) => {
-                        seen.push("shutdown");
-                        let _ = done.send(());
-                        return seen;
-                    }
-                    ClientEvent::LameDuck => seen.push("ldm"),
-                    _ => seen.push("other"),
-                }
-            }
-            seen
-        });
+        let first = tokio::spawn(run_listener(hook.listen()));
+        let second = tokio::spawn(run_listener(hook.listen()));
+        // A listener that went away is forgotten.
+        drop(hook.listen());
+        hook.emit(ServerEvent::LameDuck);
         hook.announce_shutdown().await;
-        let seen = listener.await.unwrap_or_default();
-        assert_eq!(seen, ["ldm", "shutdown"]);
+        for listener in [first, second] {
+            assert_eq!(listener.await.unwrap_or_default(), ["ldm", "shutdown"]);
+        }
+        assert_eq!(hook.listeners.read().len(), 2);
     }
 }

@@ -22,6 +22,7 @@ use nats_proto::WireError;
 use crate::account::Account;
 use crate::client::{reauth, ClosedReason};
 use crate::config::CoreConfig;
+use crate::events::{AccountEvent, ServerEvent};
 use crate::server::{Server, StartError};
 
 impl Server {
@@ -50,14 +51,34 @@ impl Server {
     /// Swaps in the accounts `config` describes (before the settings naming them, so that a
     /// client logging in meanwhile finds its account).
     fn rebuild_accounts(&self, config: &CoreConfig) -> Result<(), StartError> {
-        let (accounts, removed) = self
-            .registry()
+        let old = self.registry();
+        let (accounts, removed) = old
             .rebuild(config)
             .map_err(|e| StartError::Config(e.to_string()))?;
+        let events = &self.shared.events;
+        let listened = events.is_listened();
+        let changes: Vec<AccountEvent> = if listened {
+            accounts
+                .all()
+                .iter()
+                .map(|a| match old.get(&a.name) {
+                    Some(before) if Arc::ptr_eq(before, a) => AccountEvent::Reloaded(Arc::clone(a)),
+                    _ => AccountEvent::Created(Arc::clone(a)),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.set_registry(accounts);
-        if config.accounts_on_demand {
-            for account in removed {
+        for change in changes {
+            events.emit(ServerEvent::Account(change));
+        }
+        for account in removed {
+            if config.accounts_on_demand {
                 tracing::info!("Reloaded: deleting account [removed]: {:?}", account.name);
+            }
+            if listened {
+                events.emit(ServerEvent::Account(AccountEvent::Removed(account)));
             }
         }
         Ok(())
@@ -130,5 +151,57 @@ impl Server {
             }
         }
         closed
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use natrium_auth::account::AccountSpec;
+
+    use super::*;
+
+    fn with_accounts(names: &[&str]) -> CoreConfig {
+        CoreConfig {
+            accounts: names
+                .iter()
+                .map(|n| AccountSpec {
+                    name: (*n).to_owned(),
+                    ..AccountSpec::default()
+                })
+                .collect(),
+            ..CoreConfig::default()
+        }
+    }
+
+    fn drain(rx: &mut tokio::sync::mpsc::Receiver<ServerEvent>) -> Vec<String> {
+        let mut seen = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let ServerEvent::Account(change) = event {
+                seen.push(match change {
+                    AccountEvent::Created(a) => format!("created {}", a.name),
+                    AccountEvent::Reloaded(a) => format!("reloaded {}", a.name),
+                    AccountEvent::Removed(a) => format!("removed {}", a.name),
+                });
+            }
+        }
+        seen.sort();
+        seen
+    }
+
+    #[tokio::test]
+    async fn reload_reports_accounts_created_kept_and_removed() {
+        let server = Server::new(with_accounts(&["A"])).unwrap();
+        let mut events = server.events();
+        server.install_config(with_accounts(&["A", "B"])).unwrap();
+        assert_eq!(
+            drain(&mut events),
+            ["created B", "reloaded $G", "reloaded $SYS", "reloaded A"]
+        );
+        server.install_config(with_accounts(&["B"])).unwrap();
+        assert_eq!(
+            drain(&mut events),
+            ["reloaded $G", "reloaded $SYS", "reloaded B", "removed A"]
+        );
     }
 }

@@ -550,7 +550,7 @@ impl Server {
             return;
         }
         tracing::info!("Entering lame duck mode, stop accepting new clients");
-        shared.events.emit(crate::events::ClientEvent::LameDuck);
+        shared.events.emit(crate::events::ServerEvent::LameDuck);
         shared.stop_accepting.cancel();
         // No client may connect once the INFO below has gone out.
         tokio::select! {

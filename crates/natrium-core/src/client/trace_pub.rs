@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{go_quote, Conn, Next};
 use crate::deliver::trace::{self, MsgTracer, TracePlan};
 use crate::deliver::Message;
-use crate::events::ClientEvent;
+use crate::events::ServerEvent;
 
 impl Conn {
     /// [`Conn::on_pub`]'s rest for a message whose headers mention tracing.
@@ -114,7 +114,9 @@ impl Conn {
     fn send_trace(&self, tracer: MsgTracer) {
         let events = &self.server.shared.events;
         if events.is_listened() {
-            events.emit(ClientEvent::MsgTrace(Box::new(tracer.into_report())));
+            events.emit(ServerEvent::MsgTrace(std::sync::Arc::new(
+                tracer.into_report(),
+            )));
         }
     }
 }

@@ -13,7 +13,7 @@
 use natrium_core::account::GLOBAL_ACCOUNT;
 use natrium_core::closed::ClosedConn;
 use natrium_core::deliver::trace::{Compression, MsgTraceEvent, TraceReport};
-use natrium_core::events::{ClientEvent, ConnectedClient};
+use natrium_core::events::{ConnectedClient, ServerEvent};
 use natrium_core::stats::ServerStats;
 
 use super::account::conns_event;
@@ -26,11 +26,11 @@ use crate::process;
 use crate::varz::rfc3339;
 
 impl Services {
-    pub(super) fn event(&mut self, event: ClientEvent) {
+    pub(super) fn event(&mut self, event: ServerEvent) {
         let id = self.server.id().to_owned();
         match event {
-            ClientEvent::Connected(client) => self.connected(*client),
-            ClientEvent::Disconnected(closed) => {
+            ServerEvent::Connected(client) => self.connected(&client),
+            ServerEvent::Disconnected(closed) => {
                 let account = closed.account.clone();
                 let subject = format!("$SYS.ACCOUNT.{account}.DISCONNECT");
                 if !self.wanted(&subject) {
@@ -41,23 +41,26 @@ impl Services {
                 self.account_conns(&account);
                 self.publish_json(&subject, &doc);
             }
-            ClientEvent::AuthFailed(closed) => {
+            ServerEvent::AuthFailed(closed) => {
                 let subject = format!("$SYS.SERVER.{id}.CLIENT.AUTH.ERR");
                 if self.wanted(&subject) {
                     let doc = self.disconnect_doc(&closed);
                     self.publish_json(&subject, &doc);
                 }
             }
-            ClientEvent::LameDuck => {
+            ServerEvent::LameDuck => {
                 let doc = self.identity.stamp();
                 self.publish_json(&format!("$SYS.SERVER.{id}.LAMEDUCK"), &doc);
             }
-            ClientEvent::ShuttingDown(done) => {
+            ServerEvent::ShuttingDown(ack) => {
                 let doc = self.identity.stamp();
                 self.publish_json(&format!("$SYS.SERVER.{id}.SHUTDOWN"), &doc);
-                let _ = done.send(());
+                ack.done();
             }
-            ClientEvent::MsgTrace(report) => self.msg_trace(&report),
+            ServerEvent::MsgTrace(report) => self.msg_trace(&report),
+            // Go has no system event for these; the per-account subscriptions follow the
+            // registry at the next heartbeat.
+            ServerEvent::Account(_) => {}
         }
     }
 
@@ -105,15 +108,15 @@ impl Services {
         false
     }
 
-    fn connected(&mut self, client: ConnectedClient) {
-        let account = client.account;
+    fn connected(&mut self, client: &ConnectedClient) {
+        let account = client.account.clone();
         self.serve_account(&account);
         let subject = format!("$SYS.ACCOUNT.{account}.CONNECT");
         if !self.wanted(&subject) {
             self.account_conns(&account);
             return;
         }
-        let meta = client.meta;
+        let meta = client.meta.clone();
         let info = ClientInfo {
             start: Some(rfc3339(client.started)),
             host: client.addr.ip().to_string(),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use natrium_core::account::Account;
-use natrium_core::events::ClientEvent;
+use natrium_core::events::ServerEvent;
 use natrium_core::internal::{InboundMsg, InternalClient};
 use natrium_core::Server;
 use tokio::sync::mpsc;
@@ -69,9 +69,7 @@ pub fn start_system_services(server: &Server, http: Option<MonitorSettings>) {
     if !server.has_system_account() {
         return;
     }
-    let Some(events) = server.client_events() else {
-        return;
-    };
+    let events = server.events();
     let (client, inbox) = InternalClient::start(server, server.system_account());
     let config = server.config();
     let identity = ServerIdentity::new(
@@ -191,7 +189,7 @@ impl Services {
     async fn run(
         &mut self,
         mut inbox: mpsc::Receiver<InboundMsg>,
-        mut events: mpsc::Receiver<ClientEvent>,
+        mut events: mpsc::Receiver<ServerEvent>,
         server: &Server,
     ) {
         let mut every = STATSZ_FIRST;
