@@ -37,10 +37,11 @@ use std::sync::Arc;
 use arc_swap::{ArcSwap, Guard};
 
 use natrium_auth::account::AccountSpec;
-use nats_subject::Sublist;
+use nats_subject::{Sublist, SublistError};
 
 use crate::client::Subscription;
 
+pub use interest::InterestListener;
 pub use links::Links;
 pub use registry::Accounts;
 pub use stats::AccountStats;
@@ -199,6 +200,39 @@ impl Account {
         } else {
             format!("{}/{}", self.name, state.spec.name_tag)
         }
+    }
+
+    /// Puts `sub` in the account's index; interest listeners hear of interest that appears
+    /// with it (see [`interest`]).
+    pub fn subscribe(&self, sub: SubRef) -> Result<(), SublistError> {
+        let hooks = self.interest.hold();
+        let held = Arc::clone(&sub.0);
+        let change = self
+            .sublist
+            .insert(&held.subject, held.queue.as_deref(), sub)?;
+        hooks.tell(&self.name, &held.subject, held.queue.as_deref(), change);
+        Ok(())
+    }
+
+    /// Takes `sub` out of the account's index; interest listeners hear of interest that goes
+    /// with it.
+    pub fn unsubscribe(&self, sub: &SubRef) -> Result<(), SublistError> {
+        let hooks = self.interest.hold();
+        let change = self
+            .sublist
+            .remove(&sub.subject, sub.queue.as_deref(), sub)?;
+        hooks.tell(&self.name, &sub.subject, sub.queue.as_deref(), change);
+        Ok(())
+    }
+
+    /// Registers `listener` for this account's interest changes from now on.
+    pub fn add_interest_listener(&self, listener: Arc<dyn InterestListener>) {
+        self.interest.add(listener);
+    }
+
+    /// Unregisters `listener` (the same `Arc`).
+    pub fn remove_interest_listener(&self, listener: &Arc<dyn InterestListener>) {
+        self.interest.remove(listener);
     }
 
     pub fn try_add_client(&self) -> bool {

@@ -18,6 +18,8 @@ pub mod trace;
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use nats_proto::headers::write_no_responders;
 use nats_proto::MsgFrameTemplate;
 use nats_subject::MatchResult;
@@ -59,7 +61,7 @@ pub struct Publisher {
     /// Sinks past their mark in this batch: the publisher waits for them as for `stalled`.
     stalled_sinks: Vec<Arc<dyn Sink>>,
     /// The current message's parts as shared bytes, made at its first delivery to a sink.
-    sink_parts: Option<internal::SinkParts>,
+    sink_parts: Option<SinkParts>,
     finished_subs: Vec<SubRef>,
     pub batch: BatchStats,
     /// The publishing client and its account: the account's counters get the batch, and
@@ -71,6 +73,25 @@ pub struct Publisher {
     scratch: Vec<u8>,
     /// The trace of the message being published, if it is traced.
     trace: Option<Box<trace::MsgTracer>>,
+}
+
+/// The current message's parts as shared bytes (see `Publisher::sink_parts`).
+struct SinkParts {
+    subject: Bytes,
+    reply: Option<Bytes>,
+    headers: Option<Bytes>,
+    payload: Bytes,
+}
+
+impl SinkParts {
+    fn of(msg: &Message<'_>) -> Self {
+        Self {
+            subject: Bytes::copy_from_slice(msg.subject),
+            reply: msg.reply.map(Bytes::copy_from_slice),
+            headers: msg.headers.map(Bytes::copy_from_slice),
+            payload: Bytes::copy_from_slice(msg.payload),
+        }
+    }
 }
 
 /// A publisher's own cache of one account's matches, bounded and dropped whenever the

@@ -2,8 +2,8 @@
 //! (and queue group) appears — its first subscription, or a queue group's first member — or
 //! goes with the last. This is what push consumers, routes, gateways and leafnodes act on.
 //!
-//! Every subscription change of an account goes through [`Account::subscribe`] and
-//! [`Account::unsubscribe`], under the account's interest lock (a short mutex around the index
+//! Every subscription change of an account goes through `Account::subscribe` and
+//! `Account::unsubscribe`, under the account's interest lock (a short mutex around the index
 //! change and the calls to the listeners), so listeners see the changes in the order they were
 //! made and a listener registered between two changes misses neither's effect on what it
 //! reads from the index afterwards. Subscription changes are not the publish path: the lock
@@ -12,17 +12,16 @@
 
 use std::sync::Arc;
 
-use nats_subject::{InterestChange, SublistError};
+use nats_subject::InterestChange;
 use parking_lot::{Mutex, MutexGuard};
-
-use super::{Account, SubRef};
 
 /// Told when interest in a subject appears in or leaves an account.
 pub trait InterestListener: Send + Sync {
-    /// `change` is `Appeared` or `Gone` for `subject` in `queue` (plain when `None`).
+    /// `change` is `Appeared` or `Gone` for `subject` in `queue` (plain when `None`), in the
+    /// account named `account`.
     fn interest_changed(
         &self,
-        account: &Account,
+        account: &str,
         subject: &[u8],
         queue: Option<&[u8]>,
         change: InterestChange,
@@ -35,52 +34,29 @@ pub struct InterestHooks {
     listeners: Mutex<Vec<Arc<dyn InterestListener>>>,
 }
 
+/// The account's listeners, held while one subscription change is made and told.
+pub struct HeldHooks<'a>(MutexGuard<'a, Vec<Arc<dyn InterestListener>>>);
+
 impl InterestHooks {
-    fn lock(&self) -> MutexGuard<'_, Vec<Arc<dyn InterestListener>>> {
-        self.listeners.lock()
+    /// Takes the lock for one subscription change (see the module doc).
+    pub fn hold(&self) -> HeldHooks<'_> {
+        HeldHooks(self.listeners.lock())
+    }
+
+    pub fn add(&self, listener: Arc<dyn InterestListener>) {
+        self.listeners.lock().push(listener);
+    }
+
+    pub fn remove(&self, listener: &Arc<dyn InterestListener>) {
+        self.listeners.lock().retain(|l| !Arc::ptr_eq(l, listener));
     }
 }
 
-impl Account {
-    /// Puts `sub` in the account's index; listeners hear of interest that appears with it.
-    pub fn subscribe(&self, sub: SubRef) -> Result<(), SublistError> {
-        let listeners = self.interest.lock();
-        let subject = Arc::clone(&sub.0);
-        let change = self
-            .sublist
-            .insert(&subject.subject, subject.queue.as_deref(), sub)?;
-        self.tell(
-            &listeners,
-            &subject.subject,
-            subject.queue.as_deref(),
-            change,
-        );
-        Ok(())
-    }
-
-    /// Takes `sub` out of the account's index; listeners hear of interest that goes with it.
-    pub fn unsubscribe(&self, sub: &SubRef) -> Result<(), SublistError> {
-        let listeners = self.interest.lock();
-        let change = self
-            .sublist
-            .remove(&sub.subject, sub.queue.as_deref(), sub)?;
-        self.tell(&listeners, &sub.subject, sub.queue.as_deref(), change);
-        Ok(())
-    }
-
-    /// Registers `listener` for this account's interest changes from now on.
-    pub fn add_interest_listener(&self, listener: Arc<dyn InterestListener>) {
-        self.interest.lock().push(listener);
-    }
-
-    /// Unregisters `listener` (the same `Arc`).
-    pub fn remove_interest_listener(&self, listener: &Arc<dyn InterestListener>) {
-        self.interest.lock().retain(|l| !Arc::ptr_eq(l, listener));
-    }
-
-    fn tell(
+impl HeldHooks<'_> {
+    /// Tells every listener of a change that moved interest.
+    pub fn tell(
         &self,
-        listeners: &[Arc<dyn InterestListener>],
+        account: &str,
         subject: &[u8],
         queue: Option<&[u8]>,
         change: InterestChange,
@@ -88,8 +64,8 @@ impl Account {
         if change == InterestChange::Unchanged {
             return;
         }
-        for listener in listeners {
-            listener.interest_changed(self, subject, queue, change);
+        for listener in self.0.iter() {
+            listener.interest_changed(account, subject, queue, change);
         }
     }
 }
@@ -102,6 +78,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
+    use crate::account::{Account, SubRef};
     use crate::client::{ClientHandle, Subscription};
     use crate::endpoint::Endpoint;
 
@@ -111,15 +88,14 @@ mod tests {
     impl InterestListener for Recorder {
         fn interest_changed(
             &self,
-            account: &Account,
+            account: &str,
             subject: &[u8],
             queue: Option<&[u8]>,
             change: InterestChange,
         ) {
             let queue = queue.map(|q| String::from_utf8_lossy(q).into_owned());
             self.0.lock().push(format!(
-                "{} {change:?} {} {}",
-                account.name,
+                "{account} {change:?} {} {}",
                 String::from_utf8_lossy(subject),
                 queue.unwrap_or_default()
             ));

@@ -13,27 +13,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use nats_proto::headers::{write_end, write_field, write_version_line, Headers, NATS_REQUEST_INFO};
 
-use super::{Message, Publisher};
+use super::{Message, Publisher, SinkParts};
 use crate::endpoint::{Delivery, Sink, SinkAccept};
-
-/// The current message's parts as shared bytes (see `Publisher::sink_parts`).
-pub(super) struct SinkParts {
-    subject: Bytes,
-    reply: Option<Bytes>,
-    headers: Option<Bytes>,
-    payload: Bytes,
-}
-
-impl SinkParts {
-    fn of(msg: &Message<'_>) -> Self {
-        Self {
-            subject: Bytes::copy_from_slice(msg.subject),
-            reply: msg.reply.map(Bytes::copy_from_slice),
-            headers: msg.headers.map(Bytes::copy_from_slice),
-            payload: Bytes::copy_from_slice(msg.payload),
-        }
-    }
-}
 
 impl Publisher {
     /// Hands `msg` to `sink` for its subscription `sid`; the delivery was already counted.
