@@ -39,6 +39,7 @@ pub mod limits;
 pub mod listen;
 pub mod reload;
 pub mod server;
+pub mod shutdown;
 pub mod stats;
 pub mod tls;
 pub mod ws;

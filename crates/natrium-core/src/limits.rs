@@ -82,3 +82,11 @@ pub const CLIENT_EVENTS_QUEUED_MAX: usize = 4096;
 /// How long shutdown waits for the system events task to publish the `SHUTDOWN` event before it
 /// closes the connections anyway (Go waits for its send loop; a stuck one must not hang exit).
 pub const SHUTDOWN_EVENT_WAIT: Duration = Duration::from_secs(2);
+
+/// How long shutdown waits for the closed connections' tasks (each flushes within
+/// `CLOSE_FLUSH_DEADLINE`) before services drain anyway.
+pub const CONNECTIONS_CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// How long the services registered with `Server::on_drain` get, together, in shutdown's drain
+/// phase (a store flushing and syncing). Past it shutdown goes on and says which are late.
+pub const SERVICE_DRAIN_DEADLINE: Duration = Duration::from_secs(30);

@@ -60,7 +60,17 @@ pub(crate) struct Shared {
     detached_system: Arc<Account>,
     pub clients: Mutex<FxHashMap<u64, Arc<ClientHandle>>>,
     next_cid: AtomicU64,
+    /// Cancelled last in shutdown: services stop (see `crate::shutdown`).
     pub shutdown: CancellationToken,
+    /// Cancelled when shutdown begins (it stops lame duck's pacing).
+    pub(crate) shutdown_begun: CancellationToken,
+    /// Parent of every connection's token (and of WebSocket handshakes): cancelled once
+    /// shutdown has closed the clients, so that a connection still handshaking ends too.
+    pub(crate) connections: CancellationToken,
+    /// Connection tasks and the accept loops: shutdown waits for them before services drain.
+    pub(crate) conn_tracker: TaskTracker,
+    /// What services do between the last connection's end and their stop.
+    pub(crate) drains: crate::shutdown::drains::DrainHooks,
     pub(crate) stop_accepting: CancellationToken,
     /// Cancelled once the accept loop has dropped the client listener.
     accept_stopped: CancellationToken,
@@ -122,6 +132,7 @@ impl Server {
         let accounts = Accounts::build(&config).map_err(|e| StartError::Config(e.to_string()))?;
         let global = Arc::clone(accounts.global());
         let started = chrono::Utc::now();
+        let shutdown = CancellationToken::new();
         Ok(Self {
             shared: Arc::new(Shared {
                 config: RwLock::new(Arc::new(config)),
@@ -139,7 +150,11 @@ impl Server {
                 detached_system: Arc::new(Account::new(crate::account::SYSTEM_ACCOUNT, false)),
                 clients: Mutex::new(FxHashMap::default()),
                 next_cid: AtomicU64::new(1),
-                shutdown: CancellationToken::new(),
+                shutdown_begun: CancellationToken::new(),
+                connections: shutdown.child_token(),
+                conn_tracker: TaskTracker::new(),
+                drains: crate::shutdown::drains::DrainHooks::default(),
+                shutdown,
                 stop_accepting: CancellationToken::new(),
                 accept_stopped: CancellationToken::new(),
                 shutdown_request: CancellationToken::new(),
@@ -199,7 +214,7 @@ impl Server {
         }
         let server = self.clone();
         self.shared
-            .tracker
+            .conn_tracker
             .spawn(async move { server.accept_loop(listener).await });
         Ok(bound)
     }
@@ -263,7 +278,7 @@ impl Server {
             .fetch_add(1, Ordering::Relaxed);
         let server = self.clone();
         shared
-            .tracker
+            .conn_tracker
             .spawn(async move { run_client(server, stream, addr, cid).await });
     }
 
@@ -476,7 +491,7 @@ impl Server {
     }
 
     pub fn is_shutting_down(&self) -> bool {
-        self.shared.shutdown.is_cancelled()
+        self.shared.shutdown_begun.is_cancelled()
     }
 
     /// Whether the client listener is open: false before it is bound, in lame duck mode and
@@ -484,7 +499,7 @@ impl Server {
     pub fn is_accepting(&self) -> bool {
         self.client_addr().is_some()
             && !self.shared.stop_accepting.is_cancelled()
-            && !self.shared.shutdown.is_cancelled()
+            && !self.shared.shutdown_begun.is_cancelled()
     }
 
     /// Asks whoever owns the server (the binary) to shut it down.
@@ -502,7 +517,8 @@ impl Server {
         self.shared.tracker.spawn(task);
     }
 
-    /// Fires when the server shuts down (not at lame duck mode's start).
+    /// Fires when services must stop: last in shutdown, after the connections have closed and
+    /// the services have drained (not at lame duck mode's start).
     pub async fn shutting_down(&self) {
         self.shared.shutdown.cancelled().await;
     }
@@ -514,25 +530,11 @@ impl Server {
         }
     }
 
-    /// Closes every connection (flushing what they have queued) and waits for their tasks.
-    pub async fn shutdown(&self) {
-        let shared = &self.shared;
-        shared.stop_accepting.cancel();
-        // Subscribers to `$SYS.SERVER.<id>.SHUTDOWN` get it before their connections close.
-        shared.events.announce_shutdown().await;
-        for client in self.clients() {
-            client.close(ClosedReason::ServerShutdown);
-        }
-        shared.shutdown.cancel();
-        shared.tracker.close();
-        shared.tracker.wait().await;
-    }
-
     /// Sleeps `duration`; false if shutdown started meanwhile.
     async fn sleep_unless_shutdown(&self, duration: Duration) -> bool {
         tokio::select! {
             () = tokio::time::sleep(duration) => true,
-            () = self.shared.shutdown.cancelled() => false,
+            () = self.shared.shutdown_begun.cancelled() => false,
         }
     }
 
@@ -555,7 +557,7 @@ impl Server {
         // No client may connect once the INFO below has gone out.
         tokio::select! {
             () = shared.accept_stopped.cancelled() => {}
-            () = shared.shutdown.cancelled() => return,
+            () = shared.shutdown_begun.cancelled() => return,
         }
         let clients = self.clients();
         if clients.is_empty() {

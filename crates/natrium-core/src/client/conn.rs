@@ -126,7 +126,7 @@ struct PingState {
 /// for the greeting stays alive across the read loop.
 pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid: u64) {
     let config = server.config();
-    let closing = server.shared.shutdown.child_token();
+    let closing = server.shared.connections.child_token();
     let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
     if let Some(tls) = &config.tls {
         let tls = Arc::clone(tls);

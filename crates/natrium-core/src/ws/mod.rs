@@ -188,7 +188,7 @@ impl Server {
         }
         let server = self.clone();
         self.shared
-            .tracker
+            .conn_tracker
             .spawn(async move { server.ws_accept_loop(listener, ws).await });
         Ok(Some(bound))
     }
@@ -211,7 +211,7 @@ impl Server {
                     .clone()
                     .unwrap_or_else(|| Arc::clone(&ws));
                 self.shared
-                    .tracker
+                    .conn_tracker
                     .spawn(async move { server.run_ws(stream, addr, ws).await });
             })
             .await;
@@ -221,7 +221,7 @@ impl Server {
     /// client connection.
     async fn run_ws(self, stream: TcpStream, addr: SocketAddr, ws: Arc<WsConfig>) {
         let deadline = tokio::time::Instant::now() + ws.handshake_deadline();
-        let shutdown = self.shared.shutdown.clone();
+        let shutdown = self.shared.connections.clone();
         match &ws.tls {
             None => {
                 let mut stream = stream;
@@ -296,7 +296,7 @@ impl Server {
         let peer = WsPeer {
             client_ip: up.client_ip,
         };
-        let closing = shared.shutdown.child_token();
+        let closing = shared.connections.child_token();
         let handle = Arc::new(ClientHandle::new_websocket(
             cid,
             addr,
