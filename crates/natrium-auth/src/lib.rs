@@ -9,6 +9,7 @@
 //! holds the reply subjects `allow_responses` lets a connection publish to. [`account`]
 //! describes accounts (exports, imports, limits) and decides whether an import is allowed.
 
+use subtle::ConstantTimeEq as _;
 use thiserror::Error;
 
 pub mod account;
@@ -267,15 +268,10 @@ pub(crate) fn secret_matches(configured: &str, offered: &str) -> bool {
     if configured.starts_with(BCRYPT_PREFIX) {
         bcrypt::verify(offered, configured).unwrap_or(false)
     } else {
-        constant_time_eq(configured.as_bytes(), offered.as_bytes())
+        // `ct_eq` answers false at once for different lengths, as Go's
+        // `subtle.ConstantTimeCompare` does: only the length can be learnt.
+        bool::from(configured.as_bytes().ct_eq(offered.as_bytes()))
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
