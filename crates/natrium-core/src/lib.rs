@@ -31,7 +31,6 @@ pub mod closed;
 pub mod config;
 pub mod deliver;
 pub mod events;
-mod fxhash;
 pub mod info;
 pub mod internal;
 pub mod limits;

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use natrium_auth::account::ResponseType;
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 
 use super::Account;
-use crate::fxhash::FxHashMap;
 
 /// Most pending responses per exporting account. A requester flooding requests at a service
 /// that never answers would otherwise keep one entry per request for the whole threshold.

@@ -33,10 +33,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 
 use crate::account::Account;
-use crate::fxhash::FxHashMap;
 use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use activity::Activity;
