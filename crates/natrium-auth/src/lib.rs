@@ -9,6 +9,25 @@
 //! holds the reply subjects `allow_responses` lets a connection publish to. [`account`]
 //! describes accounts (exports, imports, limits) and decides whether an import is allowed.
 
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::dbg_macro,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 use subtle::ConstantTimeEq as _;
 use thiserror::Error;
 
