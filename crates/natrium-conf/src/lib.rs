@@ -10,7 +10,6 @@
 //!   [`ConfError::NotSupportedYet`].
 //! * [`cli`] — Go `flag`-package compatible parsing of `nats-server`'s flags into a
 //!   [`CliCommand`], and [`merge`] of flags over file options.
-//! * [`duration`] — Go's `time.ParseDuration` and `Duration.String`.
 //! * [`limits`] — Go's defaults and this crate's parsing bounds.
 //!
 //! This is a leaf crate: no I/O beyond reading configuration files, no async runtime.
@@ -34,7 +33,6 @@
 )]
 
 pub mod cli;
-pub mod duration;
 mod error;
 pub mod lang;
 pub mod limits;

@@ -14,10 +14,10 @@
 use std::path::PathBuf;
 
 use natrium_conf::cli::Flags;
-use natrium_conf::duration::{duration_to_nanos, format_go_duration};
 use natrium_conf::options::TlsOptions;
 use natrium_conf::ServerOptions;
 use natrium_core::Server;
+use natrium_gofmt::go_duration;
 
 use crate::files;
 use crate::logging::LogSink;
@@ -165,10 +165,6 @@ fn go_float(v: f64) -> String {
     }
 }
 
-fn go_dur(d: std::time::Duration) -> String {
-    format_go_duration(duration_to_nanos(d))
-}
-
 /// What of the TLS block makes Go's `TLSConfig` differ: the files' contents and the settings
 /// that shape the handshake. Timeout, pinned certificates and handshake-first are separate Go
 /// fields.
@@ -312,7 +308,10 @@ pub fn diff(old: &ServerOptions, new: &ServerOptions, bound_port: u16) -> Result
 fn limits(w: &mut Walk<'_>) -> Result<(), String> {
     let (old, new) = (w.old, w.new);
     w.reload(&old.ping_interval, &new.ping_interval, || {
-        format!("Reloaded: ping_interval = {}", go_dur(new.ping_interval))
+        format!(
+            "Reloaded: ping_interval = {}",
+            go_duration(new.ping_interval)
+        )
     });
     w.reload(&old.ping_max, &new.ping_max, || {
         format!("Reloaded: ping_max = {}", new.ping_max)
@@ -351,7 +350,10 @@ fn limits(w: &mut Walk<'_>) -> Result<(), String> {
 fn tail(w: &mut Walk<'_>) -> Result<(), String> {
     let (old, new) = (w.old, w.new);
     w.reload(&old.write_deadline, &new.write_deadline, || {
-        format!("Reloaded: write_deadline = {}", go_dur(new.write_deadline))
+        format!(
+            "Reloaded: write_deadline = {}",
+            go_duration(new.write_deadline)
+        )
     });
     w.fixed(
         "MaxClosedClients",
@@ -360,13 +362,13 @@ fn tail(w: &mut Walk<'_>) -> Result<(), String> {
     )?;
     w.fixed(
         "LameDuckDuration",
-        go_dur(old.lame_duck_duration),
-        go_dur(new.lame_duck_duration),
+        go_duration(old.lame_duck_duration),
+        go_duration(new.lame_duck_duration),
     )?;
     w.fixed(
         "LameDuckGracePeriod",
-        go_dur(old.lame_duck_grace_period),
-        go_dur(new.lame_duck_grace_period),
+        go_duration(old.lame_duck_grace_period),
+        go_duration(new.lame_duck_grace_period),
     )?;
     w.reload(&old.max_traced_msg_len, &new.max_traced_msg_len, || {
         format!("Reloaded: max_traced_msg_len = {}", new.max_traced_msg_len)
@@ -577,7 +579,7 @@ fn tls_fields(w: &mut Walk<'_>) -> Result<(), String> {
     w.reload(&fallback(old_tls), &fallback(new_tls), || {
         format!(
             "Reloaded: Client TLS handshake first fallback delay: {}",
-            go_dur(fallback(new_tls))
+            go_duration(fallback(new_tls))
         )
     });
     w.fixed("AllowNonTLS", old.allow_non_tls, new.allow_non_tls)

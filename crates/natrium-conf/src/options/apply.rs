@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use natrium_gofmt::{go_duration_nanos, nanos_to_duration, parse_go_duration};
+
 use super::convert;
 use super::{ServerOptions, UserOption};
-use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
@@ -203,7 +204,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
                 _ => {
                     return Err(format!(
                         "invalid lame_duck_duration of {}, minimum is 30 seconds",
-                        format_go_duration(nanos)
+                        go_duration_nanos(nanos)
                     ));
                 }
             };
@@ -293,7 +294,7 @@ pub(super) fn loose_duration(
     nanos_to_duration(nanos).ok_or_else(|| {
         format!(
             "invalid {name} of {}, cannot be negative",
-            format_go_duration(nanos)
+            go_duration_nanos(nanos)
         )
     })
 }
@@ -384,7 +385,7 @@ fn add_block_users(
                 e,
                 format!(
                     "Duplicate {what} {} detected",
-                    crate::error::go_quote(&id(user))
+                    natrium_gofmt::go_quote(&id(user))
                 ),
             );
             return;

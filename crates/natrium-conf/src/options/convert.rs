@@ -1,8 +1,8 @@
 //! Typed reads of configuration values, failing with the messages Go prints for the same
 //! mistakes (Go's type assertions panic and the panic text becomes the error).
 
-use crate::duration::parse_go_duration;
-use crate::error::go_quote;
+use natrium_gofmt::{go_quote, parse_go_duration};
+
 use crate::lang::{Map, Value};
 
 /// Go's `interface conversion: interface {} is string, not int64`.
@@ -11,6 +11,28 @@ pub(crate) fn conversion(actual: &Value, expected: &str) -> String {
         "interface conversion: interface {{}} is {}, not {expected}",
         actual.go_type_name()
     )
+}
+
+/// Go's `%+v` of a scalar configuration value (what its "got …" messages print).
+pub(crate) fn go_plus_v(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(n) => n.to_string(),
+        Value::Float(f) => crate::lang::format_float(*f),
+        Value::Str(s) => s.clone(),
+        other => other.go_type_name().to_owned(),
+    }
+}
+
+/// Go's `%q` of a configuration value: a string quoted, an integer as the character it codes
+/// for (`'é'`), anything else as Go's bad-verb text (`%!q(bool=true)`).
+pub(crate) fn go_q(v: &Value) -> String {
+    match v {
+        Value::Str(s) => go_quote(s),
+        Value::Int(n) => natrium_gofmt::go_quote_rune(*n),
+        other => format!("%!q({}={})", other.go_type_name(), go_plus_v(other)),
+    }
 }
 
 pub(crate) fn int(v: &Value) -> Result<i64, String> {
