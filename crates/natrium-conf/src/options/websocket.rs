@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use natrium_gofmt::{nanos_to_duration, parse_go_duration};
 
-use super::apply::{loose_duration, Report};
-use super::convert;
+use super::convert::{self, loose_duration, Report};
 use super::tls::parse_tls;
 use super::{ServerOptions, TlsOptions};
 use crate::error::ConfError;
