@@ -1,6 +1,8 @@
-//! Credential checks for client connections, as the Go server does them: a single token, a
-//! single user and password, or a list of users, each secret written plainly or as a bcrypt
-//! hash (`$2a$…`). Pure: no I/O, no async runtime.
+//! Authentication and authorization decisions for client connections, as the Go server makes
+//! them: a single token, a single user and password, or a list of users (each secret written
+//! plainly or as a bcrypt hash, `$2a$…`), nkeys, client certificates, and operator-mode JWTs;
+//! then what the user may publish and subscribe to, and which account it belongs to. Pure: no
+//! I/O, no async runtime.
 //!
 //! Layout: [`AuthConfig`] is what the configuration compiles to; [`Credentials`] is what a
 //! client's CONNECT offers; [`AuthConfig::check`] decides. `verify_and_map` decides from a
@@ -8,6 +10,8 @@
 //! are configured as [`Permissions`] and checked as [`ClientPermissions`]; [`ReplyTable`]
 //! holds the reply subjects `allow_responses` lets a connection publish to. [`account`]
 //! describes accounts (exports, imports, limits) and decides whether an import is allowed.
+//! [`jwt`] decodes and verifies NATS JWTs for operator mode. [`limits`] bounds the state a
+//! connection keeps.
 
 #![deny(
     clippy::unwrap_used,
