@@ -1,6 +1,8 @@
-//! Credential checks for client connections, as the Go server does them: a single token, a
-//! single user and password, or a list of users, each secret written plainly or as a bcrypt
-//! hash (`$2a$…`). Pure: no I/O, no async runtime.
+//! Authentication and authorization decisions for client connections, as the Go server makes
+//! them: a single token, a single user and password, or a list of users (each secret written
+//! plainly or as a bcrypt hash, `$2a$…`), nkeys, client certificates, and operator-mode JWTs;
+//! then what the user may publish and subscribe to, and which account it belongs to. Pure: no
+//! I/O, no async runtime.
 //!
 //! Layout: [`AuthConfig`] is what the configuration compiles to; [`Credentials`] is what a
 //! client's CONNECT offers; [`AuthConfig::check`] decides. `verify_and_map` decides from a
@@ -8,7 +10,29 @@
 //! are configured as [`Permissions`] and checked as [`ClientPermissions`]; [`ReplyTable`]
 //! holds the reply subjects `allow_responses` lets a connection publish to. [`account`]
 //! describes accounts (exports, imports, limits) and decides whether an import is allowed.
+//! [`jwt`] decodes and verifies NATS JWTs for operator mode. [`limits`] bounds the state a
+//! connection keeps.
 
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::dbg_macro,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+use subtle::ConstantTimeEq as _;
 use thiserror::Error;
 
 pub mod account;
@@ -267,15 +291,10 @@ pub(crate) fn secret_matches(configured: &str, offered: &str) -> bool {
     if configured.starts_with(BCRYPT_PREFIX) {
         bcrypt::verify(offered, configured).unwrap_or(false)
     } else {
-        constant_time_eq(configured.as_bytes(), offered.as_bytes())
+        // `ct_eq` answers false at once for different lengths, as Go's
+        // `subtle.ConstantTimeCompare` does: only the length can be learnt.
+        bool::from(configured.as_bytes().ct_eq(offered.as_bytes()))
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! match wins. Each step reports Go's debug line through a callback, so the runtime can log
 //! exactly what Go logs.
 
-use std::fmt::Write as _;
+use natrium_gofmt::go_quote;
 
 use crate::dn::{dn_from_subject, parse_dn, OID_DOMAIN_COMPONENT};
 use crate::{secret_matches, AuthConfig, User};
@@ -78,7 +78,7 @@ impl AuthConfig {
             if let Some(user) = names.iter().find_map(|n| by_name(n)) {
                 debug(format!(
                     "Using {what} found in cert for auth [{}]",
-                    quote(&user.name)
+                    go_quote(&user.name)
                 ));
                 return Some(user);
             }
@@ -96,13 +96,13 @@ impl AuthConfig {
             if let Some((user, _)) = found {
                 debug(format!(
                     "Using DistinguishedNameMatch for auth [{}]",
-                    quote(&user.name)
+                    go_quote(&user.name)
                 ));
                 return Some(user);
             }
             debug(format!(
                 "DistinguishedNameMatch could not be used for auth [{}]",
-                quote(rdn)
+                go_quote(rdn)
             ));
         }
         let dcs = domain_components(cert.rdns);
@@ -111,23 +111,23 @@ impl AuthConfig {
             if let Some(user) = by_name(&with_dcs) {
                 debug(format!(
                     "Using RDNSequence for auth [{}]",
-                    quote(&user.name)
+                    go_quote(&user.name)
                 ));
                 return Some(user);
             }
             debug(format!(
                 "RDNSequence could not be used for auth [{}]",
-                quote(&with_dcs)
+                go_quote(&with_dcs)
             ));
         }
         if let Some(user) = by_name(rdn) {
             debug(format!(
                 "Using certificate subject for auth [{}]",
-                quote(&user.name)
+                go_quote(&user.name)
             ));
             return Some(user);
         }
-        debug(format!("User in cert [{}], not found", quote(rdn)));
+        debug(format!("User in cert [{}], not found", go_quote(rdn)));
         None
     }
 }
@@ -148,27 +148,6 @@ fn domain_components(rdns: &[Vec<(&str, Option<&str>)>]) -> String {
             out.push_str(value);
         }
     }
-    out
-}
-
-/// Go's `%q` of a string, for the debug lines.
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
 

@@ -2,8 +2,9 @@
 //! (A B, B A, … for `--rounds`), fresh servers per run, and writes a Markdown table of medians.
 //!
 //! Usage: `natrium-bench --go PATH --ours PATH [--rounds 3] [--messages N] [--seconds S]
-//! [--frames-per-write N] [--only SUBSTRING[,SUBSTRING…]] [--out FILE] [--smoke]`. `--smoke` runs each scenario once, briefly,
-//! against Natrium alone (CI uses it so the harness never silently breaks).
+//! [--frames-per-write N] [--only SUBSTRING[,SUBSTRING…]] [--out FILE] [--smoke]`. `--smoke`
+//! runs each scenario once, briefly, against Natrium alone (CI uses it so the harness never
+//! silently breaks).
 
 mod report;
 mod scenarios;

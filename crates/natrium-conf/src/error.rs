@@ -8,7 +8,6 @@
 //! byte; `Display` gives the same text without the prefix and trailing newlines.
 
 use std::fmt;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// Where a key or value starts: the file as Go names it, the line (1-based) and Go's column.
@@ -149,7 +148,7 @@ pub enum ConfError {
         max: usize,
     },
     /// A key no version of the Go server knows: `f.conf:1:0: unknown field "foo"`.
-    #[error("{pos}: unknown field {}", go_quote(.field))]
+    #[error("{pos}: unknown field {}", natrium_gofmt::go_quote(.field))]
     UnknownField {
         /// Position of the key.
         pos: Position,
@@ -250,35 +249,6 @@ impl ConfError {
             _ => Some(Self::Many(warnings)),
         }
     }
-}
-
-/// Go's `strconv.Quote` (what `%q` prints): printable characters as they are, the usual
-/// backslash escapes, `\xHH`/`\uHHHH` for other control characters.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if u32::from(c) < 0x80 && c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Go's lower-case text for an I/O error, as its `syscall.Errno` strings read.

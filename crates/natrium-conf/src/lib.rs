@@ -10,8 +10,10 @@
 //!   [`ConfError::NotSupportedYet`].
 //! * [`cli`] — Go `flag`-package compatible parsing of `nats-server`'s flags into a
 //!   [`CliCommand`], and [`merge`] of flags over file options.
-//! * [`duration`] — Go's `time.ParseDuration` and `Duration.String`.
-//! * [`limits`] — Go's defaults and this crate's parsing bounds.
+//! * [`reload`] — the comparison Go makes on a reload: the `Reloaded: …` lines in Go's
+//!   order, and Go's refusal for the first option that cannot change.
+//! * [`limits`] — Go's defaults (re-exported from `natrium-gofmt`) and this crate's parsing
+//!   bounds.
 //!
 //! This is a leaf crate: no I/O beyond reading configuration files, no async runtime.
 #![deny(
@@ -34,11 +36,11 @@
 )]
 
 pub mod cli;
-pub mod duration;
 mod error;
 pub mod lang;
 pub mod limits;
 pub mod options;
+pub mod reload;
 
 pub use cli::{merge, parse_args, CliCommand, CliError, Flags, SignalCommand};
 pub use error::{ConfError, Position};

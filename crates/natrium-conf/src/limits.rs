@@ -1,53 +1,20 @@
 //! Go's option defaults and this crate's own parsing bounds, as named constants with units last.
 //!
-//! The defaults are part of the drop-in contract: each one is the value the Go server uses when
-//! the option is absent (checked against `nats-server` v2.15.x through `/varz`). The parsing
-//! bounds have no Go counterpart (Go recurses without limit and crashes on include cycles); they
-//! exist so that a hostile or broken file produces an error instead of a stack overflow.
+//! The defaults are part of the drop-in contract and live in [`natrium_gofmt::defaults`], shared
+//! with the runtime and the codecs; they are re-exported here under the names the options use.
+//! The parsing bounds have no Go counterpart (Go recurses without limit and crashes on include
+//! cycles); they exist so that a hostile or broken file produces an error instead of a stack
+//! overflow.
 
-use std::time::Duration;
-
-/// Client port when none is configured (Go `DEFAULT_PORT`).
-pub const PORT_DEFAULT: i64 = 4222;
-/// Port value meaning "pick a free port" (Go `RANDOM_PORT`).
-pub const PORT_RANDOM: i64 = -1;
-/// Interface the client listener binds when none is configured (Go `DEFAULT_HOST`).
-pub const HOST_DEFAULT: &str = "0.0.0.0";
-/// Largest message payload a client may publish (Go `MAX_PAYLOAD_SIZE`, 1 MiB).
-pub const MAX_PAYLOAD_BYTES_DEFAULT: i32 = 1024 * 1024;
-/// Longest protocol control line (Go `MAX_CONTROL_LINE_SIZE`).
-pub const MAX_CONTROL_LINE_BYTES_DEFAULT: i32 = 4096;
-/// Most client connections (Go `DEFAULT_MAX_CONNECTIONS`, 64 Ki).
-pub const MAX_CONNECTIONS_DEFAULT: i64 = 64 * 1024;
-/// Most subscriptions per connection; 0 means unlimited (Go default).
-pub const MAX_SUBSCRIPTIONS_DEFAULT: i64 = 0;
-/// Most bytes buffered for one client before it is a slow consumer (Go `MAX_PENDING_SIZE`).
-pub const MAX_PENDING_BYTES_DEFAULT: i64 = 64 * 1024 * 1024;
-/// Interval between server PINGs (Go `DEFAULT_PING_INTERVAL`).
-pub const PING_INTERVAL_DEFAULT: Duration = Duration::from_secs(2 * 60);
-/// Unanswered PINGs before the connection is closed as stale (Go `DEFAULT_PING_MAX_OUT`).
-pub const PING_MAX_DEFAULT: i64 = 2;
-/// How long a flush to a client may block (Go `DEFAULT_FLUSH_DEADLINE`).
-pub const WRITE_DEADLINE_DEFAULT: Duration = Duration::from_secs(10);
-/// How long a client has to send CONNECT (Go `AUTH_TIMEOUT`, float seconds in the config).
-pub const AUTH_TIMEOUT_SECS_DEFAULT: f64 = 2.0;
-/// Seconds a client has to complete the TLS handshake (Go `TLS_TIMEOUT`).
-pub const TLS_TIMEOUT_SECS_DEFAULT: f64 = 2.0;
-/// `handshake_first: auto` waits this long for a client's TLS handshake before sending INFO
-/// in plain text (Go `DEFAULT_TLS_HANDSHAKE_FIRST_FALLBACK_DELAY`).
-pub const TLS_HANDSHAKE_FIRST_FALLBACK_DEFAULT: Duration = Duration::from_millis(50);
-/// Lame-duck mode spreads client closes over this long (Go `DEFAULT_LAME_DUCK_DURATION`).
-pub const LAME_DUCK_DURATION_DEFAULT: Duration = Duration::from_secs(2 * 60);
-/// Go refuses a lame-duck duration shorter than this.
-pub const LAME_DUCK_DURATION_MIN: Duration = Duration::from_secs(30);
-/// Wait before lame-duck mode starts closing clients (Go `DEFAULT_LAME_DUCK_GRACE_PERIOD`).
-pub const LAME_DUCK_GRACE_PERIOD_DEFAULT: Duration = Duration::from_secs(10);
-/// Report every Nth failed connect attempt (Go `DEFAULT_CONNECT_ERROR_REPORTS`).
-pub const CONNECT_ERROR_REPORTS_DEFAULT: i64 = 3600;
-/// Report every Nth failed reconnect attempt (Go `DEFAULT_RECONNECT_ERROR_REPORTS`).
-pub const RECONNECT_ERROR_REPORTS_DEFAULT: i64 = 1;
-/// Closed connections remembered for `/connz?state=closed` (Go `DEFAULT_MAX_CLOSED_CLIENTS`).
-pub const MAX_CLOSED_CLIENTS_DEFAULT: i64 = 10_000;
+pub use natrium_gofmt::defaults::{
+    AUTH_TIMEOUT_SECS_DEFAULT, CONNECT_ERROR_REPORTS_DEFAULT, HOST_DEFAULT,
+    LAME_DUCK_DURATION_DEFAULT, LAME_DUCK_DURATION_MIN, LAME_DUCK_GRACE_PERIOD_DEFAULT,
+    MAX_CLOSED_CLIENTS_DEFAULT, MAX_CONNECTIONS_DEFAULT, MAX_CONTROL_LINE_BYTES_DEFAULT,
+    MAX_PAYLOAD_BYTES_DEFAULT, MAX_PENDING_BYTES_DEFAULT, MAX_SUBSCRIPTIONS_DEFAULT,
+    PING_INTERVAL_DEFAULT, PING_MAX_DEFAULT, PORT_DEFAULT, PORT_RANDOM,
+    RECONNECT_ERROR_REPORTS_DEFAULT, TLS_HANDSHAKE_FIRST_FALLBACK_DEFAULT,
+    TLS_TIMEOUT_SECS_DEFAULT, WRITE_DEADLINE_DEFAULT,
+};
 
 /// Deepest include chain. Go has no limit and dies of stack exhaustion on a cycle; we stop here.
 pub const INCLUDE_DEPTH_MAX: usize = 32;
@@ -59,7 +26,3 @@ pub const NESTING_DEPTH_MAX: usize = 256;
 pub const ENV_EXPANSION_DEPTH_MAX: usize = 16;
 /// Largest configuration file (including each included file) we read.
 pub const CONFIG_FILE_BYTES_MAX: u64 = 64 * 1024 * 1024;
-
-const _: () = assert!(LAME_DUCK_DURATION_DEFAULT.as_secs() >= LAME_DUCK_DURATION_MIN.as_secs());
-const _: () = assert!(MAX_PAYLOAD_BYTES_DEFAULT as i64 <= MAX_PENDING_BYTES_DEFAULT);
-const _: () = assert!(MAX_CONTROL_LINE_BYTES_DEFAULT > 0);

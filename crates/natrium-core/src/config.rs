@@ -7,10 +7,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use natrium_gofmt::defaults;
+
 use crate::tls::ClientTls;
 use crate::ws::WsConfig;
 
-/// Everything the runtime needs to run a server, with Go's defaults.
+/// Everything the runtime needs to run a server, with Go's defaults (from
+/// [`natrium_gofmt::defaults`], where the configuration takes them too).
 #[derive(Debug, Clone)]
 pub struct CoreConfig {
     /// Interface to listen on for clients (Go's `host`, `net`, `-a`).
@@ -71,30 +74,30 @@ pub struct CoreConfig {
 impl Default for CoreConfig {
     fn default() -> Self {
         Self {
-            host: "0.0.0.0".to_owned(),
-            port: 4222,
+            host: defaults::HOST_DEFAULT.to_owned(),
+            port: defaults::PORT_DEFAULT,
             server_name: String::new(),
-            max_payload: 1024 * 1024,
-            max_control_line: 4096,
-            max_connections: 64 * 1024,
-            max_subscriptions: 0,
-            max_pending: 64 * 1024 * 1024,
-            ping_interval: Duration::from_secs(120),
-            ping_max: 2,
-            write_deadline: Duration::from_secs(10),
-            auth_timeout: Duration::from_secs(2),
+            max_payload: defaults::MAX_PAYLOAD_BYTES_DEFAULT as usize,
+            max_control_line: defaults::MAX_CONTROL_LINE_BYTES_DEFAULT as usize,
+            max_connections: defaults::MAX_CONNECTIONS_DEFAULT as usize,
+            max_subscriptions: defaults::MAX_SUBSCRIPTIONS_DEFAULT as usize,
+            max_pending: defaults::MAX_PENDING_BYTES_DEFAULT as usize,
+            ping_interval: defaults::PING_INTERVAL_DEFAULT,
+            ping_max: defaults::PING_MAX_DEFAULT as u32,
+            write_deadline: defaults::WRITE_DEADLINE_DEFAULT,
+            auth_timeout: Duration::from_secs_f64(defaults::AUTH_TIMEOUT_SECS_DEFAULT),
             auth: natrium_auth::AuthConfig::None,
             no_header_support: false,
             disable_sublist_cache: false,
-            lame_duck_duration: Duration::from_secs(120),
-            lame_duck_grace_period: Duration::from_secs(10),
+            lame_duck_duration: defaults::LAME_DUCK_DURATION_DEFAULT,
+            lame_duck_grace_period: defaults::LAME_DUCK_GRACE_PERIOD_DEFAULT,
             ports_file_dir: None,
             trace: false,
             debug: false,
             max_traced_msg_len: 0,
             tls: None,
-            tls_timeout: Duration::from_secs(2),
-            max_closed_clients: 10_000,
+            tls_timeout: Duration::from_secs_f64(defaults::TLS_TIMEOUT_SECS_DEFAULT),
+            max_closed_clients: defaults::MAX_CLOSED_CLIENTS_DEFAULT as usize,
             websocket: None,
             accounts: Vec::new(),
             system_account: String::new(),

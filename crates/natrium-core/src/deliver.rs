@@ -23,11 +23,11 @@ use bytes::Bytes;
 use nats_proto::headers::write_no_responders;
 use nats_proto::MsgFrameTemplate;
 use nats_subject::MatchResult;
+use rustc_hash::FxHashMap;
 
 use crate::account::{Account, SubRef};
 use crate::client::{ClientHandle, DeliveryQuota, Enqueued};
 use crate::endpoint::{Endpoint, Origin, Sink};
-use crate::fxhash::FxHashMap;
 use crate::limits::{
     CLIENT_MATCH_CACHE_ENTRIES, OUTBOUND_STALL_BYTES_MAX, PENDING_FLUSH_TARGETS_MAX,
     PUBLISHER_STALL_FAR_BEHIND_MAX, PUBLISHER_STALL_MAX,

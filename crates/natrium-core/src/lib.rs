@@ -5,10 +5,16 @@
 //! - [`server`]: start-up, the accept loop, the client registry, lame duck mode and shutdown.
 //! - [`client`]: one client connection: the read loop that parses and dispatches ops, and its
 //!   outbound buffer drained by a writer task.
-//! - [`deliver`]: routing one publish to the matching subscriptions, queue groups, no-responders.
-//! - [`account`]: an account's subject namespace (only `$G` until accounts land).
+//! - [`deliver`]: delivering one publish to the matching subscriptions, queue groups,
+//!   no-responders, and across accounts through imports.
+//! - [`account`]: accounts: each one's subject namespace, its exports and imports, the table of
+//!   responses owed to requesters in other accounts, and the registry of all of them.
+//! - [`internal`]: the server's own clients (system account services), which receive through
+//!   the same outbound machinery as sockets.
+//! - [`events`]: the bounded queue of lifecycle events (connect, disconnect, refusal,
+//!   shutdown) for whoever reports them; [`closed`]: the ring of closed connections.
 //! - [`info`]: the INFO document sent to clients.
-//! - [`stats`]: server-wide counters read by monitoring.
+//! - [`stats`]: server-wide counters read by monitoring; [`limits`]: the runtime's own bounds.
 //! - [`config`]: the runtime's own typed settings, filled in by the binary.
 //! - [`reload`]: swapping in new settings at run time and re-checking connected clients.
 //! - [`tls`]: client TLS: building the rustls configuration from files with Go's errors, peer
@@ -16,8 +22,10 @@
 //! - [`ws`]: WebSocket clients: the `websocket { }` listener, the HTTP upgrade, and the framing
 //!   adapters the client tasks run over (the codec is `natrium-ws`).
 //!
-//! The wire codec lives in `nats-proto` and the subscription index in `nats-subject`; this crate
-//! only wires them to tokio.
+//! The wire codec lives in `nats-proto`, the subscription index in `nats-subject`, credential
+//! and permission decisions in `natrium-auth`, and Go's log-line formats and option defaults in
+//! `natrium-gofmt`; this crate wires them to tokio. It never names JetStream, MQTT, clustering
+//! or monitoring: those attach through its internal-client and connection APIs.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -32,7 +40,6 @@ pub mod config;
 pub mod deliver;
 pub mod endpoint;
 pub mod events;
-mod fxhash;
 pub mod info;
 pub mod internal;
 pub mod limits;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
+use rustc_hash::FxHashMap;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -22,7 +23,6 @@ use tokio_util::task::TaskTracker;
 use crate::account::{Account, Accounts};
 use crate::client::{run_client, ClientHandle, ClosedReason};
 use crate::config::CoreConfig;
-use crate::fxhash::FxHashMap;
 use crate::info::{Info, InfoHead, COMPATIBLE_VERSION, PROTO_VERSION};
 use crate::limits::INFO_HEADS_KEPT;
 pub use crate::listen::{bind_tcp, go_os_error, host_port, ListenError};

@@ -514,41 +514,7 @@ pub fn go_rtt(nanos: u64) -> String {
     } else {
         nanos
     };
-    go_duration_nanos(nanos)
-}
-
-fn trim_fraction(whole: u64, frac: u64, digits: usize) -> String {
-    if frac == 0 {
-        return whole.to_string();
-    }
-    let f = format!("{frac:0digits$}");
-    format!("{whole}.{}", f.trim_end_matches('0'))
-}
-
-/// Go's `time.Duration.String()` for non-negative durations.
-pub fn go_duration_nanos(nanos: u64) -> String {
-    match nanos {
-        0 => "0s".to_owned(),
-        1..=999 => format!("{nanos}ns"),
-        1_000..=999_999 => format!("{}µs", trim_fraction(nanos / 1_000, nanos % 1_000, 3)),
-        1_000_000..=999_999_999 => {
-            format!(
-                "{}ms",
-                trim_fraction(nanos / 1_000_000, nanos % 1_000_000, 6)
-            )
-        }
-        _ => {
-            let secs = nanos / 1_000_000_000;
-            let frac = nanos % 1_000_000_000;
-            let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
-            let s = format!("{}s", trim_fraction(s, frac, 9));
-            match (h, m) {
-                (0, 0) => s,
-                (0, m) => format!("{m}m{s}"),
-                (h, m) => format!("{h}h{m}m{s}"),
-            }
-        }
-    }
+    natrium_gofmt::go_duration_nanos(i64::try_from(nanos).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
@@ -561,7 +527,7 @@ mod tests {
         assert_eq!(go_rtt(405_123), "405µs");
         assert_eq!(go_rtt(1_234_567), "1.234567ms");
         assert_eq!(go_rtt(1_500_000), "1.5ms");
-        assert_eq!(go_duration_nanos(61_500_000_000), "1m1.5s");
-        assert_eq!(go_duration_nanos(3_600_000_000_000), "1h0m0s");
+        assert_eq!(go_rtt(61_500_000_000), "1m1.5s");
+        assert_eq!(go_rtt(3_600_000_000_000), "1h0m0s");
     }
 }

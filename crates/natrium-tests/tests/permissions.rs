@@ -1,8 +1,9 @@
 //! Authorization over real sockets, each scenario run against our server and, where
 //! installed, Go's, with the same bytes expected from both: `allow_responses` (default, with
 //! `max` and `expires`, next to a deny list), queue-group permission entries, wildcard
-//! subscriptions over denied subjects (delivery filtering), `/connz?auth=1` and its `user`
-//! filter, and the bound on a responder's table of reply permissions.
+//! subscriptions over denied subjects (delivery filtering), Go's quoting of odd subjects in
+//! violations, `/connz?auth=1` and its `user` filter, and the bound on a responder's table of
+//! reply permissions.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -246,6 +247,30 @@ fn permissions_queue_entries_like_go() {
         "Subscription Violation - Subject \"foo\", Queue: \"q2\", SID 2",
         Duration::from_secs(5)
     ));
+}
+
+/// Go's `%q` in the -ERR text escapes what is not printable: C1 controls and format
+/// characters as `\uNNNN`, characters past U+FFFF as `\UNNNNNNNN`, bad UTF-8 byte by byte.
+#[test]
+fn permissions_violation_quotes_subject_like_go() {
+    let (_dir, servers) = both_with(
+        "authorization { users = [ {user: a, password: a, permissions: { publish: { deny: \">\" \
+         } }} ] }\n",
+        &[],
+    );
+    let mut subject = "a.\u{200b}\u{85}x\u{e0001}.\u{e9}".as_bytes().to_vec();
+    subject.push(0xff);
+    let mut bytes = b"PUB ".to_vec();
+    bytes.extend_from_slice(&subject);
+    bytes.extend_from_slice(b" 0\r\n\r\n");
+    for (name, s) in &servers {
+        let mut c = login(&s.addr(), "a");
+        assert_eq!(
+            exchange(&mut c, &bytes),
+            pub_violation("a.\\u200b\\u0085x\\U000e0001.\u{e9}\\xff"),
+            "{name}"
+        );
+    }
 }
 
 #[test]

@@ -45,7 +45,8 @@ pub const COMPRESSED_MESSAGE_PAYLOAD_MULTIPLE: u64 = 8;
 pub const COMPRESSED_MESSAGE_BYTES_CAP: u64 = 64 * 1024 * 1024;
 
 /// Go's default `max_payload` (`MAX_PAYLOAD_SIZE`, 1 MiB), used when none is given.
-pub const PAYLOAD_BYTES_MAX_DEFAULT: usize = 1024 * 1024;
+pub const PAYLOAD_BYTES_MAX_DEFAULT: usize =
+    natrium_gofmt::defaults::MAX_PAYLOAD_BYTES_DEFAULT as usize;
 
 /// Size of each chunk of inflated bytes handed to the caller (Go reads the decompressor in
 /// 32 KiB chunks and hands each to the parser).

@@ -10,7 +10,8 @@
 //!   client-side ops (used by tests, benches and anything that speaks as a client).
 //! - [`headers`]: parse a `NATS/1.0` header block into borrowed views; build one.
 //! - [`wire_error`]: every `-ERR '…'` text the Go server sends, whether it closes the
-//!   connection, and what each [`ProtoError`] turns into on the wire.
+//!   connection, and what each [`ProtoError`] turns into on the wire (subjects quoted with Go's
+//!   `%q` from `natrium-gofmt`).
 //! - [`server_msg`]: reading `MSG`/`HMSG` frames back, for the server's internal clients.
 //! - [`limits`]: the parser limits, with Go's names and defaults.
 //!

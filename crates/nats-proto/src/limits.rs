@@ -1,10 +1,12 @@
 //! Limits the parser enforces on peer-controlled sizes, with Go's option names and defaults.
 
+use natrium_gofmt::defaults::{MAX_CONTROL_LINE_BYTES_DEFAULT, MAX_PAYLOAD_BYTES_DEFAULT};
+
 /// Go's default `max_control_line`: the longest argument text a control line may carry.
-pub const CONTROL_LINE_BYTES_MAX_DEFAULT: usize = 4096;
+pub const CONTROL_LINE_BYTES_MAX_DEFAULT: usize = MAX_CONTROL_LINE_BYTES_DEFAULT as usize;
 
 /// Go's default `max_payload` (1 MiB): the largest `PUB`/`HPUB` size a client may announce.
-pub const PAYLOAD_BYTES_MAX_DEFAULT: usize = 1_048_576;
+pub const PAYLOAD_BYTES_MAX_DEFAULT: usize = MAX_PAYLOAD_BYTES_DEFAULT as usize;
 
 /// Longest decimal size Go accepts in `PUB`/`HPUB`/`UNSUB`. A tenth digit makes the size invalid
 /// (Go closes the connection without `-ERR`), even for `0000000005`. Nine digits also keep every

@@ -199,94 +199,11 @@ impl ProtoError {
     }
 }
 
-/// Appends `s` quoted as Go's `%q` does: printable UTF-8 kept, `"` and `\` escaped, control
-/// characters as `\n`, `\t`, … or `\xNN`, and bytes that are not valid UTF-8 as `\xNN`.
-///
-/// Printability outside ASCII is approximated: C1 controls (U+0080..U+009F) and a few invisible
-/// format characters are escaped as `\u00NN`/`\uNNNN`, all else is kept. Subjects with such
-/// characters do not occur in practice.
+/// Appends `s` quoted as Go's `%q` does (see [`natrium_gofmt::write_go_quoted`]): printable
+/// UTF-8 kept, `"` and `\` escaped, control and other non-printable characters as `\n`, `\xNN`,
+/// `\uNNNN` or `\UNNNNNNNN`, and bytes that are not valid UTF-8 as `\xNN`.
 pub fn write_go_quoted<B: BufMut>(out: &mut B, s: &[u8]) {
-    out.put_u8(b'"');
-    let mut rest = s;
-    while !rest.is_empty() {
-        match std::str::from_utf8(rest) {
-            Ok(valid) => {
-                write_quoted_str(out, valid);
-                rest = &[];
-            }
-            Err(e) => {
-                let (valid, bad) = rest.split_at(e.valid_up_to());
-                write_quoted_str(out, std::str::from_utf8(valid).unwrap_or_default());
-                // Go escapes every byte of an invalid sequence one by one.
-                let bad_len = e.error_len().unwrap_or(bad.len()).max(1);
-                let (invalid, after) = bad.split_at(bad_len.min(bad.len()));
-                for &b in invalid {
-                    write_hex_escape(out, b);
-                }
-                rest = after;
-            }
-        }
-    }
-    out.put_u8(b'"');
-}
-
-fn write_hex_escape<B: BufMut>(out: &mut B, b: u8) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.put_slice(b"\\x");
-    out.put_u8(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
-    out.put_u8(HEX.get(usize::from(b & 0xf)).copied().unwrap_or(b'0'));
-}
-
-fn write_quoted_str<B: BufMut>(out: &mut B, s: &str) {
-    for c in s.chars() {
-        match c {
-            '"' => out.put_slice(b"\\\""),
-            '\\' => out.put_slice(b"\\\\"),
-            '\x07' => out.put_slice(b"\\a"),
-            '\x08' => out.put_slice(b"\\b"),
-            '\x0c' => out.put_slice(b"\\f"),
-            '\n' => out.put_slice(b"\\n"),
-            '\r' => out.put_slice(b"\\r"),
-            '\t' => out.put_slice(b"\\t"),
-            '\x0b' => out.put_slice(b"\\v"),
-            c if c.is_ascii_control() => write_hex_escape(out, c as u8),
-            c if is_invisible(c) => {
-                let mut hex = [0u8; 4];
-                let code = c as u32;
-                for (i, slot) in hex.iter_mut().enumerate() {
-                    let nibble = (code >> (12 - 4 * i)) & 0xf;
-                    *slot = b"0123456789abcdef"
-                        .get(nibble as usize)
-                        .copied()
-                        .unwrap_or(b'0');
-                }
-                out.put_slice(b"\\u");
-                out.put_slice(&hex);
-            }
-            c => {
-                let mut utf8 = [0u8; 4];
-                out.put_slice(c.encode_utf8(&mut utf8).as_bytes());
-            }
-        }
-    }
-}
-
-/// Non-ASCII characters Go's `%q` escapes that matter for subjects: C1 controls, spaces other
-/// than U+0020, and common invisible format characters (all in the Basic Multilingual Plane).
-fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{80}'..='\u{a0}'
-            | '\u{ad}'
-            | '\u{1680}'
-            | '\u{180e}'
-            | '\u{2000}'..='\u{200f}'
-            | '\u{2028}'..='\u{202f}'
-            | '\u{205f}'..='\u{206f}'
-            | '\u{3000}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-    )
+    natrium_gofmt::write_go_quoted(s, |piece| out.put_slice(piece.as_bytes()));
 }
 
 #[cfg(test)]

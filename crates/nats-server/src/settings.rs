@@ -12,6 +12,7 @@ use natrium_conf::{merge, ConfError, ServerOptions};
 use natrium_core::tls::{ClientTls, TlsSpec};
 use natrium_core::ws::{WsConfig, WsReport};
 use natrium_core::CoreConfig;
+use natrium_gofmt::go_duration;
 use natrium_monitor::MonitorSettings;
 use natrium_ws::handshake::{CookieNames, HandshakeConfig};
 
@@ -63,14 +64,11 @@ pub fn load_options(flags: &Flags) -> Result<(ServerOptions, Option<String>), Co
 /// Go refuses at start (not in `-t`) a grace period that leaves no time to close clients.
 fn validate_lame_duck(o: &ServerOptions) -> Result<(), ConfError> {
     if !o.lame_duck_duration.is_zero() && o.lame_duck_grace_period >= o.lame_duck_duration {
-        let show = |d: Duration| {
-            natrium_conf::duration::format_go_duration(natrium_conf::duration::duration_to_nanos(d))
-        };
         return Err(ConfError::Validation {
             message: format!(
                 "lame duck grace period ({}) should be strictly lower than lame duck duration ({})",
-                show(o.lame_duck_grace_period),
-                show(o.lame_duck_duration)
+                go_duration(o.lame_duck_grace_period),
+                go_duration(o.lame_duck_duration)
             ),
         });
     }
@@ -325,7 +323,9 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         ping_interval: o.ping_interval,
         ping_max: u32::try_from(o.ping_max.max(1)).unwrap_or(u32::MAX),
         write_deadline: o.write_deadline,
-        auth_timeout: Duration::try_from_secs_f64(o.auth_timeout).unwrap_or(Duration::from_secs(2)),
+        auth_timeout: Duration::try_from_secs_f64(o.auth_timeout).unwrap_or(
+            Duration::from_secs_f64(natrium_gofmt::defaults::AUTH_TIMEOUT_SECS_DEFAULT),
+        ),
         auth: auth_config(o),
         no_header_support: o.no_header_support,
         disable_sublist_cache: o.disable_sublist_cache,

@@ -10,6 +10,7 @@
 //!   pattern into another pattern's shape (account imports' `prefix` and `to`).
 //! - [`MatchResult`] / [`QueueGroup`]: what a match returns, shared immutable snapshots.
 //! - [`SublistStats`]: the counters Go reports on `/subsz`.
+//! - `hash`: the seeded subject hash (foldhash) the trie levels and the cache share.
 //! - `limits`: cache geometry, with the Go default each one mirrors.
 //!
 //! The crate is a pure leaf: no I/O, no async runtime. Behaviour follows Go `nats-server` v2.15

@@ -82,7 +82,7 @@ impl<T: Clone + Eq + std::hash::Hash + Send + Sync> Sublist<T> {
         let hasher = SubjectHashBuilder::random();
         Self {
             inner: RwLock::new(Inner {
-                trie: Trie::new(hasher),
+                trie: Trie::new(hasher.clone()),
                 inserts: 0,
                 removes: 0,
             }),

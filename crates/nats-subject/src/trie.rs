@@ -245,7 +245,7 @@ fn walk<T: Clone + Eq + Hash>(mut level: &Level<T>, mut subject: &[u8], out: &mu
 impl<T: Clone + Eq + Hash> Trie<T> {
     pub(crate) fn new(hasher: SubjectHashBuilder) -> Self {
         Self {
-            root: Level::new(hasher),
+            root: Level::new(hasher.clone()),
             hasher,
             subs: 0,
             nodes: 0,
@@ -292,7 +292,7 @@ impl<T: Clone + Eq + Hash> Trie<T> {
             }
             level = node
                 .next
-                .get_or_insert_with(|| Box::new(Level::new(*hasher)));
+                .get_or_insert_with(|| Box::new(Level::new(hasher.clone())));
             rest = tail;
         }
     }

@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 
-use super::sha256::sha256_hex;
 use super::value::{Map, Value};
 
 /// The JSON text Go encodes for this map, trailing newline included.
@@ -20,7 +19,14 @@ pub fn to_go_json(map: &Map) -> String {
 
 /// Go's configuration digest: `sha256:` and the hex SHA-256 of [`to_go_json`].
 pub fn config_digest(map: &Map) -> String {
-    format!("sha256:{}", sha256_hex(to_go_json(map).as_bytes()))
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(to_go_json(map).as_bytes());
+    let mut out = String::with_capacity("sha256:".len() + 64);
+    out.push_str("sha256:");
+    for b in digest {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
 }
 
 fn write_value(out: &mut String, value: &Value) {

@@ -12,7 +12,6 @@
 mod gojson;
 mod lexer;
 mod parser;
-mod sha256;
 pub(crate) mod source;
 mod token;
 mod value;

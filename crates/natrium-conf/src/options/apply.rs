@@ -1,11 +1,10 @@
 //! Applies each top-level key to [`ServerOptions`], in file order, collecting Go's warnings and
 //! errors. Option names are matched case-insensitively, as Go lower-cases them.
 
-use std::time::Duration;
+use natrium_gofmt::{go_duration_nanos, nanos_to_duration, parse_go_duration};
 
-use super::convert;
+use super::convert::{self, loose_duration, Report};
 use super::{ServerOptions, UserOption};
-use crate::duration::{format_go_duration, nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
 use crate::limits::LAME_DUCK_DURATION_MIN;
@@ -57,44 +56,6 @@ pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
     "proxy_required",
     "account",
 ];
-
-#[derive(Default)]
-pub(super) struct Report {
-    pub(super) warnings: Vec<ConfError>,
-    pub(super) errors: Vec<ConfError>,
-}
-
-impl Report {
-    pub(super) fn invalid(&mut self, entry: &Entry, message: String) {
-        self.errors.push(ConfError::Invalid {
-            pos: entry.key_pos.clone(),
-            message,
-        });
-    }
-
-    pub(super) fn warn(&mut self, entry: &Entry, message: String) {
-        self.warnings.push(ConfError::Invalid {
-            pos: entry.key_pos.clone(),
-            message,
-        });
-    }
-
-    pub(super) fn unknown(&mut self, entry: &Entry) {
-        self.errors.push(ConfError::UnknownField {
-            pos: entry.key_pos.clone(),
-            field: entry.key.clone(),
-        });
-    }
-
-    pub(super) fn not_supported(&mut self, entry: &Entry, option: String) {
-        self.errors.push(ConfError::NotSupportedYet {
-            file: entry.key_pos.file.clone(),
-            line: entry.key_pos.line,
-            column: entry.key_pos.column,
-            option,
-        });
-    }
-}
 
 /// Applies `map` to `o`; returns `(warnings, errors)`.
 pub(super) fn apply(o: &mut ServerOptions, map: &Map) -> (Vec<ConfError>, Vec<ConfError>) {
@@ -203,7 +164,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
                 _ => {
                     return Err(format!(
                         "invalid lame_duck_duration of {}, minimum is 30 seconds",
-                        format_go_duration(nanos)
+                        go_duration_nanos(nanos)
                     ));
                 }
             };
@@ -267,35 +228,6 @@ fn int32(name: &str, v: &Value) -> Result<i32, String> {
         return Err(format!("{name} value is too big"));
     }
     Ok(n as i32)
-}
-
-/// `ping_interval` and `write_deadline`: a duration string, or (with a warning) seconds.
-/// Negative durations are refused; Go accepts them and then misbehaves (its ping ticker panics).
-pub(super) fn loose_duration(
-    name: &str,
-    e: &Entry,
-    report: &mut Report,
-) -> Result<Duration, String> {
-    let nanos = match &e.node.value {
-        Value::Str(text) => {
-            parse_go_duration(text).map_err(|err| format!("error parsing {name}: {err}"))?
-        }
-        other => {
-            report.warn(
-                e,
-                format!(
-                    "invalid use of field \"{name}\": {name} should be converted to a duration"
-                ),
-            );
-            convert::int(other)?.wrapping_mul(1_000_000_000)
-        }
-    };
-    nanos_to_duration(nanos).ok_or_else(|| {
-        format!(
-            "invalid {name} of {}, cannot be negative",
-            format_go_duration(nanos)
-        )
-    })
 }
 
 fn authorization(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<(), String> {
@@ -384,7 +316,7 @@ fn add_block_users(
                 e,
                 format!(
                     "Duplicate {what} {} detected",
-                    crate::error::go_quote(&id(user))
+                    natrium_gofmt::go_quote(&id(user))
                 ),
             );
             return;

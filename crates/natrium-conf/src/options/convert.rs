@@ -1,9 +1,16 @@
 //! Typed reads of configuration values, failing with the messages Go prints for the same
-//! mistakes (Go's type assertions panic and the panic text becomes the error).
+//! mistakes (Go's type assertions panic and the panic text becomes the error), and the
+//! [`Report`] every options module fills.
+//!
+//! This module depends on no other options module, so any of them (the top-level keys in
+//! `apply`, and the `tls` and `websocket` blocks) can use it without an import cycle.
 
-use crate::duration::parse_go_duration;
-use crate::error::go_quote;
-use crate::lang::{Map, Value};
+use std::time::Duration;
+
+use natrium_gofmt::{go_duration_nanos, go_quote, nanos_to_duration, parse_go_duration};
+
+use crate::error::ConfError;
+use crate::lang::{Entry, Map, Value};
 
 /// Go's `interface conversion: interface {} is string, not int64`.
 pub(crate) fn conversion(actual: &Value, expected: &str) -> String {
@@ -11,6 +18,28 @@ pub(crate) fn conversion(actual: &Value, expected: &str) -> String {
         "interface conversion: interface {{}} is {}, not {expected}",
         actual.go_type_name()
     )
+}
+
+/// Go's `%+v` of a scalar configuration value (what its "got …" messages print).
+pub(crate) fn go_plus_v(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(n) => n.to_string(),
+        Value::Float(f) => crate::lang::format_float(*f),
+        Value::Str(s) => s.clone(),
+        other => other.go_type_name().to_owned(),
+    }
+}
+
+/// Go's `%q` of a configuration value: a string quoted, an integer as the character it codes
+/// for (`'é'`), anything else as Go's bad-verb text (`%!q(bool=true)`).
+pub(crate) fn go_q(v: &Value) -> String {
+    match v {
+        Value::Str(s) => go_quote(s),
+        Value::Int(n) => natrium_gofmt::go_quote_rune(*n),
+        other => format!("%!q({}={})", other.go_type_name(), go_plus_v(other)),
+    }
 }
 
 pub(crate) fn int(v: &Value) -> Result<i64, String> {
@@ -126,4 +155,74 @@ mod tests {
             Err("interface conversion: interface {} is int64, not map[string]interface {}".into())
         );
     }
+}
+
+/// The warnings and errors found while applying options, in the order found (Go prints
+/// warnings first). Lives here, beside the typed reads, so that every options module can take
+/// one without importing the module that applies the top-level keys.
+#[derive(Default)]
+pub(super) struct Report {
+    pub(super) warnings: Vec<ConfError>,
+    pub(super) errors: Vec<ConfError>,
+}
+
+impl Report {
+    pub(super) fn invalid(&mut self, entry: &Entry, message: String) {
+        self.errors.push(ConfError::Invalid {
+            pos: entry.key_pos.clone(),
+            message,
+        });
+    }
+
+    pub(super) fn warn(&mut self, entry: &Entry, message: String) {
+        self.warnings.push(ConfError::Invalid {
+            pos: entry.key_pos.clone(),
+            message,
+        });
+    }
+
+    pub(super) fn unknown(&mut self, entry: &Entry) {
+        self.errors.push(ConfError::UnknownField {
+            pos: entry.key_pos.clone(),
+            field: entry.key.clone(),
+        });
+    }
+
+    pub(super) fn not_supported(&mut self, entry: &Entry, option: String) {
+        self.errors.push(ConfError::NotSupportedYet {
+            file: entry.key_pos.file.clone(),
+            line: entry.key_pos.line,
+            column: entry.key_pos.column,
+            option,
+        });
+    }
+}
+
+/// `ping_interval` and `write_deadline`: a duration string, or (with a warning) seconds.
+/// Negative durations are refused; Go accepts them and then misbehaves (its ping ticker panics).
+pub(super) fn loose_duration(
+    name: &str,
+    e: &Entry,
+    report: &mut Report,
+) -> Result<Duration, String> {
+    let nanos = match &e.node.value {
+        Value::Str(text) => {
+            parse_go_duration(text).map_err(|err| format!("error parsing {name}: {err}"))?
+        }
+        other => {
+            report.warn(
+                e,
+                format!(
+                    "invalid use of field \"{name}\": {name} should be converted to a duration"
+                ),
+            );
+            int(other)?.wrapping_mul(1_000_000_000)
+        }
+    };
+    nanos_to_duration(nanos).ok_or_else(|| {
+        format!(
+            "invalid {name} of {}, cannot be negative",
+            go_duration_nanos(nanos)
+        )
+    })
 }

@@ -436,7 +436,7 @@ fn validate_jetstream_domain(o: &ServerOptions) -> Result<(), ConfError> {
     Err(ConfError::Validation {
         message: format!(
             "invalid domain name: derived {} is not a valid subject",
-            crate::error::go_quote(&subject)
+            natrium_gofmt::go_quote(&subject)
         ),
     })
 }

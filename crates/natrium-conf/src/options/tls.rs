@@ -12,8 +12,9 @@
 
 use std::time::Duration;
 
+use natrium_gofmt::{nanos_to_duration, parse_go_duration};
+
 use super::convert;
-use crate::duration::{nanos_to_duration, parse_go_duration};
 use crate::error::{ConfError, Position};
 use crate::lang::{format_float, Entry, Node, Value};
 use crate::limits::TLS_HANDSHAKE_FIRST_FALLBACK_DEFAULT;
@@ -314,7 +315,7 @@ fn apply_key(parsed: &mut ParsedTls, lists: &mut Lists, e: &Entry) -> Result<(),
                 pos,
                 format!(
                     "error parsing tls config, unknown field {}",
-                    crate::error::go_quote(&e.key)
+                    natrium_gofmt::go_quote(&e.key)
                 ),
             ))
         }
@@ -443,8 +444,8 @@ fn handshake_first(o: &mut TlsOptions, e: &Entry) -> Result<(), ConfError> {
                         pos,
                         format!(
                             "field {}'s value {} is invalid",
-                            crate::error::go_quote(&e.key),
-                            crate::error::go_quote(text)
+                            natrium_gofmt::go_quote(&e.key),
+                            natrium_gofmt::go_quote(text)
                         ),
                     )
                 };
@@ -459,7 +460,7 @@ fn handshake_first(o: &mut TlsOptions, e: &Entry) -> Result<(), ConfError> {
                 pos,
                 format!(
                     "field {} should be a boolean or a string, got {}",
-                    crate::error::go_quote(&e.key),
+                    natrium_gofmt::go_quote(&e.key),
                     other.go_type_name()
                 ),
             ))

@@ -8,11 +8,11 @@
 
 use std::time::Duration;
 
-use super::apply::{loose_duration, Report};
-use super::convert;
+use natrium_gofmt::{nanos_to_duration, parse_go_duration};
+
+use super::convert::{self, loose_duration, Report};
 use super::tls::parse_tls;
 use super::{ServerOptions, TlsOptions};
-use crate::duration::{nanos_to_duration, parse_go_duration};
 use crate::error::ConfError;
 use crate::lang::{Entry, Value};
 
@@ -306,7 +306,7 @@ pub(super) fn validate(o: &ServerOptions) -> Result<(), ConfError> {
         return fail(format!(
             "trusted operators or trusted keys configuration is required for JWT \
              authentication via cookie {}",
-            crate::error::go_quote(&ws.jwt_cookie)
+            natrium_gofmt::go_quote(&ws.jwt_cookie)
         ));
     }
     for (name, value) in &ws.headers {

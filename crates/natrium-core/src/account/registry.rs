@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use natrium_auth::account::{AccountSpec, ExportKind, ImportKind, ResponseType};
 use nats_subject::subject_is_subset;
+use rustc_hash::FxHashMap;
 
 use super::links::{Links, Mapping, ServiceForward, StreamForward};
 use super::{Account, GLOBAL_ACCOUNT, SYSTEM_ACCOUNT};
 use crate::config::CoreConfig;
-use crate::fxhash::FxHashMap;
 
 /// Why the accounts could not be set up (Go's start-up errors).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

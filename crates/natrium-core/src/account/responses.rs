@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use natrium_auth::account::ResponseType;
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 
 use super::Account;
-use crate::fxhash::FxHashMap;
 
 /// Most pending responses per exporting account. A requester flooding requests at a service
 /// that never answers would otherwise keep one entry per request for the whole threshold.
@@ -50,9 +50,10 @@ impl Pending {
     }
 }
 
-/// A response to route: the requester's account and reply subject.
+/// Where one response goes: the requester's account and its reply subject. (A target within
+/// this server, not a cluster route.)
 #[derive(Debug)]
-pub struct Route {
+pub struct ResponseTarget {
     pub requester: Arc<Account>,
     pub reply: Box<[u8]>,
 }
@@ -120,7 +121,7 @@ impl Responses {
 
     /// Where a response on `subject` goes, if anywhere. A singleton's entry ends here, and a
     /// streamed or chunked one's on an empty response (`last_chunk`), which is still delivered.
-    pub fn route(&self, subject: &[u8], last_chunk: bool, now: Instant) -> Option<Route> {
+    pub fn route(&self, subject: &[u8], last_chunk: bool, now: Instant) -> Option<ResponseTarget> {
         let mut inner = self.inner.lock();
         let entry = inner.map.get_mut(subject)?;
         let ends = match entry.kind {
@@ -132,13 +133,13 @@ impl Responses {
             if pending.expired(now) {
                 return None;
             }
-            return Some(Route {
+            return Some(ResponseTarget {
                 requester: pending.requester.upgrade()?,
                 reply: pending.reply,
             });
         }
         entry.last = now;
-        Some(Route {
+        Some(ResponseTarget {
             requester: entry.requester.upgrade()?,
             reply: entry.reply.clone(),
         })

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use natrium_auth::jwt::{JwtAuth, Refusal};
 use natrium_auth::{AuthConfig, AuthError, CertIdentity, ClientPermissions, Credentials, Identity};
+use natrium_gofmt::go_quote_bytes as go_quote;
 
 use super::connect::ConnectOptions;
-use super::logfmt::go_quote;
 use super::ClientHandle;
 use crate::server::Server;
 use crate::tls::PeerCert;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use natrium_auth::AuthConfig;
+use natrium_gofmt::{go_duration, go_quote_bytes as go_quote};
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, WireError};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
@@ -18,7 +19,6 @@ use super::authn::{authenticate, log_refusal, Admitted};
 use super::connect::{ConnectFlags, ConnectOptions};
 use super::io::{Inbound, OutSink, PlainWrite, TcpRead};
 use super::lazy_pub::LazyPublisher;
-use super::logfmt::{go_duration, go_quote};
 use super::perms::ConnPerms;
 use super::protolog::{log_protocol_error, op_summary};
 use super::readbuf::ReadBuf;

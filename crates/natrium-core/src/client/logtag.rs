@@ -2,8 +2,9 @@
 //! description (`v<version>:<lang>:<name>`, each part only when sent) and who it logged in as
 //! (`<account>/<kind>:<id>`), each quoted as Go's `%q` quotes.
 
+use natrium_gofmt::go_quote_bytes as go_quote;
+
 use super::super::connect::ConnectOptions;
-use super::super::logfmt::go_quote;
 
 fn present(field: Option<&String>) -> Option<&str> {
     field.map(String::as_str).filter(|s| !s.is_empty())

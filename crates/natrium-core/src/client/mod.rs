@@ -19,7 +19,6 @@ mod conn;
 mod connect;
 pub(crate) mod io;
 mod lazy_pub;
-mod logfmt;
 mod outbound;
 mod perms;
 mod protolog;
@@ -33,10 +32,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 
 use crate::account::Account;
-use crate::fxhash::FxHashMap;
 use crate::tls::{PeerCert, TlsConnInfo};
 
 pub use activity::Activity;
@@ -44,7 +43,7 @@ pub use conn::run_client;
 pub(crate) use conn::send_err;
 pub(crate) use conn::{finish, greet, refuse_max_connections, serve, spawn_writer};
 pub use connect::ConnectOptions;
-pub(crate) use logfmt::go_quote;
+pub(crate) use natrium_gofmt::go_quote_bytes as go_quote;
 pub use outbound::{Enqueued, Outbound};
 pub use perms::Responses;
 

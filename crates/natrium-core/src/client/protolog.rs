@@ -2,9 +2,9 @@
 //! name, argument errors naming Go's handler and quoting the arguments, other errors with a
 //! snippet of the input) and the short op summaries of trace lines.
 
+use natrium_gofmt::go_quote_bytes as go_quote;
 use nats_proto::{ClientOp, ProtoError, Verb};
 
-use super::logfmt::go_quote;
 use crate::limits::PROTO_SNIPPET_BYTES;
 
 /// Logs a parser error with Go's wording: the limits by name, argument errors naming Go's

@@ -22,12 +22,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use natrium_auth::{AuthConfig, ClientPermissions, Identity};
+use natrium_gofmt::go_quote_bytes as go_quote;
 use nats_proto::WireError;
 
 use super::authn::{authenticate, log_refusal};
 use super::conn::send_err;
 use super::connect::ConnectOptions;
-use super::logfmt::go_quote;
 use super::{ClientHandle, ClosedReason, Subscription};
 use crate::account::{Account, SubRef, GLOBAL_ACCOUNT};
 use crate::config::CoreConfig;

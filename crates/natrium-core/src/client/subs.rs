@@ -5,9 +5,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use natrium_gofmt::go_quote_bytes as go_quote;
 use nats_proto::WireError;
 
-use super::super::logfmt::go_quote;
 use super::super::Subscription;
 use super::{send_err, Conn};
 use crate::account::SubRef;

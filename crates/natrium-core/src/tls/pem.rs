@@ -12,6 +12,10 @@ pub struct Block {
     pub has_headers: bool,
 }
 
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine as _;
+
 const BEGIN: &str = "-----BEGIN ";
 const END: &str = "-----END ";
 const DASHES: &str = "-----";
@@ -64,38 +68,19 @@ fn split_headers(body: &str) -> (bool, &str) {
     }
 }
 
-/// Standard base64 with padding, whitespace ignored.
+/// Standard base64 with padding, as Go's `StdEncoding`: unused bits of the last character may
+/// be set (the `base64` crate refuses that by default).
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
+);
+
+/// The body's bytes, whitespace ignored; `None` when it is not valid base64.
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    }
     let chars: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if !chars.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(chars.len() / 4 * 3);
-    let quads = chars.len() / 4;
-    for (i, quad) in chars.chunks_exact(4).enumerate() {
-        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && i + 1 != quads) {
-            return None;
-        }
-        let mut acc = 0u32;
-        for &c in &quad[..4 - pad] {
-            acc = (acc << 6) | value(c)?;
-        }
-        acc <<= 6 * pad as u32;
-        let bytes = acc.to_be_bytes();
-        out.extend_from_slice(&bytes[1..4 - pad]);
-    }
-    Some(out)
+    BASE64.decode(chars).ok()
 }
 
 #[cfg(test)]
@@ -138,6 +123,11 @@ mod tests {
         assert_eq!(decode_base64("TWE=").unwrap(), b"Ma");
         assert_eq!(decode_base64("TQ==").unwrap(), b"M");
         assert_eq!(decode_base64("TQ==TWFu"), None);
+        assert_eq!(decode_base64("TQ"), None);
+        assert_eq!(decode_base64("T==="), None);
+        // Unused low bits set, as Go's decoder allows.
+        assert_eq!(decode_base64("TR==").unwrap(), b"M");
+        assert_eq!(decode_base64("TW\r\nFu ").unwrap(), b"Man");
         assert_eq!(decode_base64("TQ="), None);
         assert_eq!(decode_base64("T@=="), None);
         assert_eq!(decode_base64("").unwrap(), b"");

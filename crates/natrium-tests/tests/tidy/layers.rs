@@ -26,6 +26,7 @@ pub const LAYERS: &[(&str, Layer)] = &[
     ("natrium-conf", Layer::Leaf),
     ("natrium-auth", Layer::Leaf),
     ("natrium-ws", Layer::Leaf),
+    ("natrium-gofmt", Layer::Leaf),
     ("natrium-store", Layer::Leaf),
     ("natrium-core", Layer::Core),
     ("natrium-jetstream", Layer::Runtime),

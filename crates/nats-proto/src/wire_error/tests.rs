@@ -169,6 +169,7 @@ fn wire_error_go_quoting() {
     assert_eq!(quoted(b"\x7f"), b"\"\\x7f\"");
     assert_eq!(quoted("\u{a0}".as_bytes()), b"\"\\u00a0\"");
     assert_eq!(quoted(b""), b"\"\"");
+    assert_eq!(quoted("\u{e0001}".as_bytes()), b"\"\\U000e0001\"");
 }
 
 #[test]

@@ -9,10 +9,9 @@
 use std::time::Duration;
 
 use natrium_auth::account::{Export, ExportKind, ResponseType, RESPONSE_THRESHOLD_DEFAULT};
+use natrium_gofmt::{go_quote, nanos_to_duration, parse_go_duration};
 
 use super::{convert, Report};
-use crate::duration::{nanos_to_duration, parse_go_duration};
-use crate::error::go_quote;
 use crate::lang::{Entry, Map, Value};
 
 /// An import as written, before the exporting account is known.
@@ -95,7 +94,10 @@ impl<'a> ExportDraft<'a> {
                 if self.stream.is_some() {
                     report.invalid(
                         field,
-                        format!("Detected service {} but already saw a stream", go_q(v)),
+                        format!(
+                            "Detected service {} but already saw a stream",
+                            convert::go_q(v)
+                        ),
                     );
                     return Ok(());
                 }
@@ -183,7 +185,10 @@ impl<'a> ExportDraft<'a> {
         if self.service.is_some() {
             report.invalid(
                 field,
-                format!("Detected stream {} but already saw a service", go_q(v)),
+                format!(
+                    "Detected stream {} but already saw a service",
+                    convert::go_q(v)
+                ),
             );
             return;
         }
@@ -469,12 +474,4 @@ fn account_subject(map: &Map, report: &mut Report) -> Option<(String, String)> {
         }
     }
     Some((account, subject))
-}
-
-/// Go's `%q` of a value in "Detected … but already saw …".
-fn go_q(v: &Value) -> String {
-    match v {
-        Value::Str(s) => go_quote(s),
-        other => format!("%!q({})", other.go_type_name()),
-    }
 }

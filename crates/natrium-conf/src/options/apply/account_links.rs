@@ -5,13 +5,13 @@
 use std::collections::HashSet;
 
 use natrium_auth::account::{export_allows, ExportKind, Import, ImportGraph, ImportKind};
+use natrium_gofmt::go_quote;
 use nats_subject::{is_literal, is_valid_subject, SubjectTransform};
 
 use super::account_items::ImportDraft;
 use super::accounts::Pending;
 use super::import_mapping::check_service_mapping;
 use super::Report;
-use crate::error::go_quote;
 use crate::lang::Entry;
 use crate::options::ServerOptions;
 

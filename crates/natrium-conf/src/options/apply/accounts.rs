@@ -12,11 +12,12 @@
 use std::collections::HashSet;
 
 use natrium_auth::account::{is_public_account_key, AccountLimits, AccountSpec};
+use natrium_gofmt::go_quote;
 
 use super::account_items::{exports, imports, ImportDraft};
-use super::perms::{go_plus_v, permissions};
+use super::perms::permissions;
 use super::{convert, users, Report};
-use crate::error::{go_quote, ConfError};
+use crate::error::ConfError;
 use crate::lang::{Entry, Value};
 use crate::options::{ServerOptions, UserOption};
 
@@ -124,7 +125,7 @@ fn account(
                     field,
                     format!(
                         "Not a valid public nkey for an account: {}",
-                        go_q_any(other)
+                        convert::go_q(other)
                     ),
                 ),
             },
@@ -137,7 +138,7 @@ fn account(
                     report.errors.push(ConfError::Unpositioned {
                         message: format!(
                             "Expected users field to be an array, got {}",
-                            go_plus_v(&field.node.value)
+                            convert::go_plus_v(&field.node.value)
                         ),
                     });
                 }
@@ -206,7 +207,7 @@ fn limits(out: &mut AccountLimits, e: &Entry, report: &mut Report) {
             e,
             format!(
                 "Expected account limits to be a map/struct, got {}",
-                go_plus_v(&e.node.value)
+                convert::go_plus_v(&e.node.value)
             ),
         );
         return;
@@ -242,19 +243,6 @@ pub(super) fn system_account(o: &mut ServerOptions, e: &Entry, report: &mut Repo
     match &e.node.value {
         Value::Str(name) => o.system_account.clone_from(name),
         _ => report.invalid(e, "system account name must be a string".to_owned()),
-    }
-}
-
-/// Go's `%q` of any value (`%q` of an integer is a quoted character).
-fn go_q_any(v: &Value) -> String {
-    match v {
-        Value::Str(s) => go_quote(s),
-        Value::Int(n) => match u32::try_from(*n).ok().and_then(char::from_u32) {
-            Some(c) if c.is_ascii_graphic() || c == ' ' => format!("'{c}'"),
-            Some(c) if u32::from(c) < 0x80 => format!("'\\x{:02x}'", u32::from(c)),
-            _ => format!("%!q({})", v.go_type_name()),
-        },
-        other => format!("%!q({}={})", other.go_type_name(), go_plus_v(other)),
     }
 }
 

@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use natrium_gofmt::go_quote;
+
 use super::Report;
-use crate::error::go_quote;
 use crate::lang::{Entry, Value};
 use crate::options::{convert, ServerOptions};
 
@@ -147,7 +148,7 @@ pub(super) fn ocsp_cache(e: &Entry, report: &mut Report) {
             ("local_store", Value::Str(_))
             | ("preserve_revoked", Value::Bool(_))
             | ("save_interval", Value::Int(_) | Value::Float(_)) => None,
-            ("save_interval", Value::Str(text)) => crate::duration::parse_go_duration(text)
+            ("save_interval", Value::Str(text)) => natrium_gofmt::parse_go_duration(text)
                 .err()
                 .map(|err| format!("error parsing tls peer config, conversion error: {err}")),
             ("save_interval", _) => Some(

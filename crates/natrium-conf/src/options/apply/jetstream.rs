@@ -9,12 +9,13 @@
 //! reported at the `jetstream` key (Go's panic handler only knows the top-level token), a
 //! value Go checks itself at the inner key.
 
+use natrium_gofmt::go_quote;
+
+use super::convert::go_plus_v;
 use super::Report;
-use crate::error::{go_quote, ConfError};
+use crate::error::ConfError;
 use crate::lang::{Entry, Map, Value};
 use crate::options::{convert, ServerOptions};
-
-use super::perms::go_plus_v;
 
 /// The server's `jetstream` key.
 pub(super) fn server(o: &mut ServerOptions, e: &Entry, report: &mut Report) {
@@ -232,7 +233,7 @@ fn map_expected(what: &str, v: &Value) -> String {
 /// A duration string whose parse error Go appends bare, without a position.
 fn duration_or_bare_error(v: &Value, report: &mut Report) -> Result<(), String> {
     let text = convert::string(v)?;
-    if let Err(err) = crate::duration::parse_go_duration(&text) {
+    if let Err(err) = natrium_gofmt::parse_go_duration(&text) {
         report.errors.push(ConfError::Unpositioned { message: err });
     }
     Ok(())
@@ -271,7 +272,7 @@ fn tpm(tpm: &Entry, report: &mut Report) -> Result<Option<String>, String> {
 fn sync_duration(inner: &Entry, report: &mut Report) -> Result<(), String> {
     match &inner.node.value {
         Value::Str(text) => {
-            if let Err(err) = crate::duration::parse_go_duration(text) {
+            if let Err(err) = natrium_gofmt::parse_go_duration(text) {
                 report.invalid(inner, format!("error parsing {}: {err}", inner.key));
             }
         }

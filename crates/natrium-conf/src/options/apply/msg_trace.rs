@@ -5,10 +5,10 @@
 //! (or `"50%"`) adds the sampling, 100 when left out.
 
 use natrium_auth::account::MsgTraceDest;
+use natrium_gofmt::go_quote;
 use nats_subject::is_valid_publish_subject;
 
 use super::{convert, Report};
-use crate::error::go_quote;
 use crate::lang::{Entry, Value};
 
 /// Applies `e` to the account's setting; errors and warnings go to `report`.

@@ -6,13 +6,14 @@
 //! publish only replies; errors in the old (list) style carry no position, because Go has
 //! already unwrapped the value's token when it checks the subjects.
 
-use super::{convert, Report};
-use crate::duration::{nanos_to_duration, parse_go_duration};
-use crate::error::{go_quote, ConfError};
-use crate::lang::{Entry, Node, Value};
 use natrium_auth::{
     entry_problem, EntryProblem, Permissions, ResponsePermission, SubjectPermission,
 };
+use natrium_gofmt::{go_quote, nanos_to_duration, parse_go_duration};
+
+use super::{convert, Report};
+use crate::error::ConfError;
+use crate::lang::{Entry, Node, Value};
 
 /// Where an error in a subject list is reported.
 #[derive(Clone, Copy)]
@@ -46,7 +47,7 @@ pub(super) fn permissions(e: &Entry, report: &mut Report) -> Option<Permissions>
             e,
             format!(
                 "Expected permissions to be a map/struct, got {}",
-                go_plus_v(&e.node.value)
+                convert::go_plus_v(&e.node.value)
             ),
         );
         return None;
@@ -225,16 +226,4 @@ fn allow_responses(e: &Entry, report: &mut Report) -> Option<ResponsePermission>
         }
     }
     Some(out)
-}
-
-/// Go's `%+v` of a scalar configuration value (what its "got …" messages print).
-pub(super) fn go_plus_v(v: &Value) -> String {
-    match v {
-        Value::Null => "<nil>".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(n) => n.to_string(),
-        Value::Float(f) => crate::lang::format_float(*f),
-        Value::Str(s) => s.clone(),
-        other => other.go_type_name().to_owned(),
-    }
 }

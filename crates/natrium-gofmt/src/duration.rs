@@ -1,13 +1,14 @@
 //! Go's duration syntax (`time.ParseDuration`) and rendering (`time.Duration.String`).
 //!
-//! Configuration files write durations as strings (`"2m"`, `"1h30m"`, `"500ms"`), and Go's error
-//! messages print durations back (`invalid lame_duck_duration of 5s`), so both directions must
-//! match Go exactly. Durations are signed nanosecond counts, as in Go.
+//! Configuration files write durations as strings (`"2m"`, `"1h30m"`, `"500ms"`), and Go prints
+//! durations back in error messages (`invalid lame_duck_duration of 5s`), log lines (`Slow
+//! Consumer Detected: WriteDeadline of 10s exceeded`), reload lines and monitoring JSON, so both
+//! directions must match Go exactly. Durations are signed nanosecond counts, as in Go.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::error::go_quote;
+use crate::quote::go_quote;
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
@@ -132,8 +133,14 @@ fn leading_fraction(digits: &str) -> (u64, f64) {
     (v, scale)
 }
 
+/// A duration as Go's `Duration.String` writes it: `1m30s`, `1.5ms`, `2h0m0s`, `0s`. Longer
+/// than Go's `Duration` can hold (292 years), it saturates.
+pub fn go_duration(d: Duration) -> String {
+    go_duration_nanos(duration_to_nanos(d))
+}
+
 /// Renders nanoseconds as Go's `Duration.String` does: `1m30s`, `1.5ms`, `2h0m0s`, `0s`.
-pub fn format_go_duration(nanos: i64) -> String {
+pub fn go_duration_nanos(nanos: i64) -> String {
     let negative = nanos < 0;
     let mut u = nanos.unsigned_abs();
     let mut out = String::new();
@@ -227,15 +234,52 @@ mod tests {
     #[test]
     fn duration_format_like_go() {
         let s = 1_000_000_000i64;
-        assert_eq!(format_go_duration(0), "0s");
-        assert_eq!(format_go_duration(5 * s), "5s");
-        assert_eq!(format_go_duration(-60 * s), "-1m0s");
-        assert_eq!(format_go_duration(29_999_000_000), "29.999s");
-        assert_eq!(format_go_duration(3_600 * s), "1h0m0s");
-        assert_eq!(format_go_duration(90 * s + 500_000_000), "1m30.5s");
-        assert_eq!(format_go_duration(1_500_000), "1.5ms");
-        assert_eq!(format_go_duration(1_000), "1\u{b5}s");
-        assert_eq!(format_go_duration(42), "42ns");
-        assert_eq!(format_go_duration(i64::MIN), "-2562047h47m16.854775808s");
+        assert_eq!(go_duration_nanos(0), "0s");
+        assert_eq!(go_duration_nanos(5 * s), "5s");
+        assert_eq!(go_duration_nanos(-60 * s), "-1m0s");
+        assert_eq!(go_duration_nanos(29_999_000_000), "29.999s");
+        assert_eq!(go_duration_nanos(3_600 * s), "1h0m0s");
+        assert_eq!(go_duration_nanos(90 * s + 500_000_000), "1m30.5s");
+        assert_eq!(go_duration_nanos(1_500_000), "1.5ms");
+        assert_eq!(go_duration_nanos(1_000), "1\u{b5}s");
+        assert_eq!(go_duration_nanos(42), "42ns");
+        assert_eq!(go_duration_nanos(i64::MIN), "-2562047h47m16.854775808s");
+        assert_eq!(go_duration_nanos(i64::MAX), "2562047h47m16.854775807s");
+        assert_eq!(go_duration_nanos(-1), "-1ns");
+        assert_eq!(go_duration_nanos(999_999), "999.999\u{b5}s");
+        assert_eq!(go_duration_nanos(999_999_999), "999.999999ms");
+    }
+
+    #[test]
+    fn duration_std_form_like_go() {
+        let ms = Duration::from_millis;
+        assert_eq!(go_duration(Duration::ZERO), "0s");
+        assert_eq!(go_duration(Duration::from_nanos(250)), "250ns");
+        assert_eq!(go_duration(Duration::from_micros(1500)), "1.5ms");
+        assert_eq!(go_duration(Duration::from_nanos(2_500)), "2.5\u{b5}s");
+        assert_eq!(go_duration(ms(100)), "100ms");
+        assert_eq!(go_duration(ms(1500)), "1.5s");
+        assert_eq!(go_duration(ms(60_000)), "1m0s");
+        assert_eq!(go_duration(ms(61_500)), "1m1.5s");
+        assert_eq!(go_duration(ms(3_723_000)), "1h2m3s");
+        assert_eq!(go_duration(ms(7_200_000)), "2h0m0s");
+        assert_eq!(go_duration(Duration::MAX), "2562047h47m16.854775807s");
+    }
+
+    #[test]
+    fn duration_round_trips_through_go_syntax() {
+        for nanos in [
+            0,
+            1,
+            999,
+            1_000,
+            1_500,
+            61_500_000_000,
+            3_600_000_000_000,
+            -42,
+            i64::MAX,
+        ] {
+            assert_eq!(parse_go_duration(&go_duration_nanos(nanos)).unwrap(), nanos);
+        }
     }
 }
