@@ -8,10 +8,13 @@
 
 use std::future::Future;
 use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::tcp::OwnedReadHalf;
+use tokio::time::{Instant, Sleep};
 
 use super::ClosedReason;
 
@@ -50,7 +53,7 @@ pub(crate) trait OutSink: Send {
     fn write_batch(
         &mut self,
         batch: &[u8],
-        stall: Duration,
+        stall: &mut Stall<'_>,
     ) -> impl Future<Output = io::Result<()>> + Send;
 
     /// Writes the transport's last word before the socket closes (a WebSocket close frame),
@@ -117,9 +120,8 @@ async fn read_socket<R: AsyncRead + Unpin>(
 pub(crate) struct PlainWrite<W>(pub W);
 
 impl<W: AsyncWrite + Unpin + Send> OutSink for PlainWrite<W> {
-    async fn write_batch(&mut self, batch: &[u8], stall: Duration) -> io::Result<()> {
-        write_all_progressing(&mut self.0, &mut [IoSlice::new(batch)], stall).await?;
-        progressing(stall, self.0.flush()).await
+    async fn write_batch(&mut self, batch: &[u8], stall: &mut Stall<'_>) -> io::Result<()> {
+        stall.write_one(&mut self.0, batch).await
     }
 
     async fn shutdown(&mut self) -> io::Result<()> {
@@ -127,31 +129,148 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for PlainWrite<W> {
     }
 }
 
-/// Runs one socket operation that must make progress within `stall`; running out of time is an
-/// error of kind `TimedOut`.
-pub(crate) async fn progressing<T>(
-    stall: Duration,
-    op: impl Future<Output = io::Result<T>>,
-) -> io::Result<T> {
-    tokio::time::timeout(stall, op)
-        .await
-        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
+/// A write deadline that measures a lack of progress: one timer for a whole drain, consulted
+/// only when the socket makes the writer wait. Progress just records the time; when the timer
+/// fires, it is moved to `every` after the last progress unless that has passed. So a write
+/// that completes at once never touches the timer wheel, and the writer task (which every
+/// connection holds) carries one timer, not one per write call.
+pub(crate) struct Stall<'a> {
+    timer: Pin<&'a mut Sleep>,
+    every: Duration,
+    last_progress: Instant,
 }
 
-/// Writes every slice, however the socket splits the writes, failing with `TimedOut` only when
-/// one write call takes no bytes within `stall`: the deadline restarts with every byte taken.
-pub(crate) async fn write_all_progressing<W: AsyncWrite + Unpin>(
-    socket: &mut W,
-    mut bufs: &mut [IoSlice<'_>],
-    stall: Duration,
-) -> io::Result<()> {
-    IoSlice::advance_slices(&mut bufs, 0);
-    while !bufs.is_empty() {
-        let n = progressing(stall, socket.write_vectored(bufs)).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
+impl<'a> Stall<'a> {
+    /// `timer` must have been made `every` from now (`tokio::time::sleep(every)`).
+    pub(crate) fn new(timer: Pin<&'a mut Sleep>, every: Duration) -> Self {
+        Self {
+            timer,
+            every,
+            last_progress: Instant::now(),
         }
-        IoSlice::advance_slices(&mut bufs, n);
     }
-    Ok(())
+
+    /// A new batch: the deadline starts from now.
+    pub(crate) fn restart(&mut self) {
+        self.progressed();
+    }
+
+    /// The socket took bytes: the deadline starts again.
+    fn progressed(&mut self) {
+        self.last_progress = Instant::now();
+    }
+
+    /// The timer's verdict while the socket is not ready: `TimedOut` once it fired.
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let due = self.last_progress + self.every;
+            if Instant::now() >= due {
+                return Poll::Ready(Err(io::ErrorKind::TimedOut.into()));
+            }
+            // There was progress since the timer was set: wait until `every` after it.
+            self.timer.as_mut().reset(due);
+        }
+    }
+
+    /// Writes `buf`, however the socket splits the writes, then flushes; as
+    /// [`Stall::write_all`] for one buffer.
+    pub(crate) fn write_one<'s, W: AsyncWrite + Unpin>(
+        &'s mut self,
+        socket: &'s mut W,
+        buf: &'s [u8],
+    ) -> impl Future<Output = io::Result<()>> + use<'s, 'a, W> {
+        let mut rest = buf;
+        std::future::poll_fn(move |cx| {
+            while !rest.is_empty() {
+                match Pin::new(&mut *socket).poll_write(cx, rest) {
+                    Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                    Poll::Ready(Ok(n)) => {
+                        rest = rest.get(n..).unwrap_or_default();
+                        self.progressed();
+                    }
+                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                    Poll::Pending => return self.poll_expired(cx),
+                }
+            }
+            match Pin::new(&mut *socket).poll_flush(cx) {
+                Poll::Ready(done) => Poll::Ready(done),
+                Poll::Pending => self.poll_expired(cx),
+            }
+        })
+    }
+
+    /// Writes every slice, however the socket splits the writes, then flushes; fails with
+    /// `TimedOut` only when the socket takes no bytes for the stall's period. One poll function
+    /// over the socket's own poll methods, so the writer task (which every connection holds)
+    /// grows by a few machine words, not by nested futures.
+    pub(crate) async fn write_all<W: AsyncWrite + Unpin>(
+        &mut self,
+        socket: &mut W,
+        mut bufs: &mut [IoSlice<'_>],
+    ) -> io::Result<()> {
+        IoSlice::advance_slices(&mut bufs, 0);
+        std::future::poll_fn(|cx| {
+            while !bufs.is_empty() {
+                match Pin::new(&mut *socket).poll_write_vectored(cx, bufs) {
+                    Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                    Poll::Ready(Ok(n)) => {
+                        IoSlice::advance_slices(&mut bufs, n);
+                        self.progressed();
+                    }
+                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                    Poll::Pending => return self.poll_expired(cx),
+                }
+            }
+            match Pin::new(&mut *socket).poll_flush(cx) {
+                Poll::Ready(done) => Poll::Ready(done),
+                Poll::Pending => self.poll_expired(cx),
+            }
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    /// Paused clock: a reader taking 64 bytes every half second drains a 1 KiB batch in 8 s
+    /// without the 1 s deadline firing; with nobody reading, the next batch times out at 1 s.
+    #[tokio::test(start_paused = true)]
+    async fn stall_deadline_measures_lack_of_progress() {
+        let (mut socket, mut peer) = tokio::io::duplex(64);
+        let every = Duration::from_secs(1);
+        let reader = tokio::spawn(async move {
+            let mut buf = [0u8; 64];
+            let mut total = 0;
+            while total < 1024 {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                total += peer.read(&mut buf).await.unwrap();
+            }
+            peer
+        });
+        let started = Instant::now();
+        let timer = std::pin::pin!(tokio::time::sleep(every));
+        let mut stall = Stall::new(timer, every);
+        stall.write_one(&mut socket, &[7u8; 1024]).await.unwrap();
+        assert!(started.elapsed() >= Duration::from_secs(7));
+        let _peer = reader.await.unwrap();
+        let started = Instant::now();
+        let timer = std::pin::pin!(tokio::time::sleep(every));
+        let mut stall = Stall::new(timer, every);
+        let err = stall
+            .write_one(&mut socket, &[7u8; 1024])
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(started.elapsed(), every);
+    }
 }

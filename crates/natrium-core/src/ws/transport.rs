@@ -18,7 +18,6 @@
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use natrium_ws::{
     ControlFrame, DecoderConfig, EncoderConfig, Event, FrameDecoder, FrameEncoder, FrameError,
@@ -27,7 +26,7 @@ use natrium_ws::{
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::client::io::{progressing, write_all_progressing, Inbound, OutSink};
+use crate::client::io::{Inbound, OutSink, Stall};
 use crate::client::{ClientHandle, ClosedReason};
 
 /// A read asks for at least this much room (a whole control frame always fits).
@@ -246,7 +245,7 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
         self.controls.is_pending()
     }
 
-    async fn write_batch(&mut self, batch: &[u8], stall: Duration) -> io::Result<()> {
+    async fn write_batch(&mut self, batch: &[u8], stall: &mut Stall<'_>) -> io::Result<()> {
         let Self {
             socket,
             controls,
@@ -261,7 +260,7 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
                 framed.clear();
                 enc.encode(&[batch], framed);
                 let mut parts = [IoSlice::new(ctl), IoSlice::new(framed)];
-                write_all_progressing(socket, &mut parts, stall).await?;
+                stall.write_all(socket, &mut parts).await?;
                 if framed.capacity() > crate::limits::OUTBOUND_SPARE_KEEP_BYTES {
                     *framed = Vec::new();
                 }
@@ -273,12 +272,12 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
                     IoSlice::new(&header),
                     IoSlice::new(batch),
                 ];
-                write_all_progressing(socket, &mut parts, stall).await?;
+                stall.write_all(socket, &mut parts).await?;
             }
-            _ => write_all_progressing(socket, &mut [IoSlice::new(ctl)], stall).await?,
+            _ => stall.write_all(socket, &mut [IoSlice::new(ctl)]).await?,
         }
         ctl.clear();
-        progressing(stall, socket.flush()).await
+        Ok(())
     }
 
     async fn write_close(&mut self, reason: Option<ClosedReason>) -> io::Result<()> {

@@ -129,11 +129,10 @@ async fn written_frames(
     let controls = Arc::new(Controls::default());
     controls.push_pong(b"pp");
     let mut writer = WsWrite::new(server, controls, cfg);
+    let timer = std::pin::pin!(tokio::time::sleep(Duration::from_secs(5)));
+    let mut stall = crate::client::io::Stall::new(timer, Duration::from_secs(5));
     for batch in batches {
-        writer
-            .write_batch(batch, Duration::from_secs(5))
-            .await
-            .unwrap();
+        writer.write_batch(batch, &mut stall).await.unwrap();
     }
     writer.write_close(close).await.unwrap();
     writer.shutdown().await.unwrap();
