@@ -175,6 +175,36 @@ impl<'a> Stall<'a> {
         }
     }
 
+    /// What one poll of a write gave: the bytes the socket took (progress), or the answer the
+    /// whole write gives now.
+    fn took(
+        &mut self,
+        polled: Poll<io::Result<usize>>,
+        cx: &mut Context<'_>,
+    ) -> Result<usize, Poll<io::Result<()>>> {
+        match polled {
+            Poll::Ready(Ok(0)) => Err(Poll::Ready(Err(io::ErrorKind::WriteZero.into()))),
+            Poll::Ready(Ok(n)) => {
+                self.progressed();
+                Ok(n)
+            }
+            Poll::Ready(Err(err)) => Err(Poll::Ready(Err(err))),
+            Poll::Pending => Err(self.poll_expired(cx)),
+        }
+    }
+
+    /// The flush that ends a write, within the deadline.
+    fn poll_finish<W: AsyncWrite + Unpin>(
+        &mut self,
+        socket: &mut W,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        match Pin::new(socket).poll_flush(cx) {
+            Poll::Ready(done) => Poll::Ready(done),
+            Poll::Pending => self.poll_expired(cx),
+        }
+    }
+
     /// Writes `buf`, however the socket splits the writes, then flushes; as
     /// [`Stall::write_all`] for one buffer.
     pub(crate) fn write_one<'s, W: AsyncWrite + Unpin>(
@@ -185,20 +215,12 @@ impl<'a> Stall<'a> {
         let mut rest = buf;
         std::future::poll_fn(move |cx| {
             while !rest.is_empty() {
-                match Pin::new(&mut *socket).poll_write(cx, rest) {
-                    Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-                    Poll::Ready(Ok(n)) => {
-                        rest = rest.get(n..).unwrap_or_default();
-                        self.progressed();
-                    }
-                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
-                    Poll::Pending => return self.poll_expired(cx),
+                match self.took(Pin::new(&mut *socket).poll_write(cx, rest), cx) {
+                    Ok(n) => rest = rest.get(n..).unwrap_or_default(),
+                    Err(answer) => return answer,
                 }
             }
-            match Pin::new(&mut *socket).poll_flush(cx) {
-                Poll::Ready(done) => Poll::Ready(done),
-                Poll::Pending => self.poll_expired(cx),
-            }
+            self.poll_finish(socket, cx)
         })
     }
 
@@ -214,20 +236,12 @@ impl<'a> Stall<'a> {
         IoSlice::advance_slices(&mut bufs, 0);
         std::future::poll_fn(|cx| {
             while !bufs.is_empty() {
-                match Pin::new(&mut *socket).poll_write_vectored(cx, bufs) {
-                    Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-                    Poll::Ready(Ok(n)) => {
-                        IoSlice::advance_slices(&mut bufs, n);
-                        self.progressed();
-                    }
-                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
-                    Poll::Pending => return self.poll_expired(cx),
+                match self.took(Pin::new(&mut *socket).poll_write_vectored(cx, bufs), cx) {
+                    Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+                    Err(answer) => return answer,
                 }
             }
-            match Pin::new(&mut *socket).poll_flush(cx) {
-                Poll::Ready(done) => Poll::Ready(done),
-                Poll::Pending => self.poll_expired(cx),
-            }
+            self.poll_finish(socket, cx)
         })
         .await
     }
