@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use natrium_core::tls::{pem, PeerCert};
+use natrium_x509::{pem, PeerCert};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(cert) = PeerCert::parse(data) {

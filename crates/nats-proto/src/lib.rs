@@ -8,11 +8,13 @@
 //! - [`encode`]: `MSG`/`HMSG` header lines, the per-publish [`MsgFrameTemplate`] that leaves only
 //!   the sid to insert per delivery, `INFO` framing, the fixed `PING`/`PONG`/`+OK` frames, and the
 //!   client-side ops (used by tests, benches and anything that speaks as a client).
+//! - [`connect`]: the CONNECT document ([`ConnectOptions`]), decoded as Go decodes it, a
+//!   repeated CONNECT merged into the options in force.
 //! - [`headers`]: parse a `NATS/1.0` header block into borrowed views; build one.
 //! - [`wire_error`]: every `-ERR '…'` text the Go server sends, whether it closes the
 //!   connection, and what each [`ProtoError`] turns into on the wire (subjects quoted with Go's
 //!   `%q` from `natrium-gofmt`).
-//! - [`server_msg`]: reading `MSG`/`HMSG` frames back, for the server's internal clients.
+//! - [`server_msg`]: reading `MSG`/`HMSG` frames, as a client reads the server's output.
 //! - [`limits`]: the parser limits, with Go's names and defaults.
 //!
 //! The crate is a pure leaf: no I/O, no async runtime, no locks, no allocation on the parse or
@@ -36,6 +38,7 @@
 )]
 
 mod args;
+pub mod connect;
 pub mod encode;
 mod error;
 pub mod headers;
@@ -44,6 +47,7 @@ mod parser;
 pub mod server_msg;
 pub mod wire_error;
 
+pub use connect::ConnectOptions;
 pub use encode::MsgFrameTemplate;
 pub use error::{ProtoError, Verb};
 pub use limits::ParserLimits;

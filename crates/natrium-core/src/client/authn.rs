@@ -8,10 +8,10 @@ use natrium_auth::jwt::{JwtAuth, Refusal};
 use natrium_auth::{AuthConfig, AuthError, CertIdentity, ClientPermissions, Credentials, Identity};
 use natrium_gofmt::go_quote_bytes as go_quote;
 
-use super::connect::ConnectOptions;
 use super::ClientHandle;
 use crate::server::Server;
 use crate::tls::PeerCert;
+use nats_proto::ConnectOptions;
 
 /// An authenticated client.
 pub(super) struct Admitted {

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::authn::{authenticate, log_refusal, Admitted};
-use super::connect::{ConnectFlags, ConnectOptions};
+use super::connect::ConnectFlags;
 use super::io::{Inbound, OutSink, PlainWrite, TcpRead};
 use super::lazy_pub::LazyPublisher;
 use super::perms::ConnPerms;
@@ -32,6 +32,7 @@ use crate::info::Info;
 use crate::limits::{FIRST_PING_INTERVAL, RTT_MEASUREMENT_INTERVAL};
 use crate::server::Server;
 use crate::ws::WsSession;
+use nats_proto::ConnectOptions;
 
 #[path = "deadline.rs"]
 mod deadline;
@@ -709,7 +710,7 @@ impl Conn {
         }
         self.publisher.set_flags(opts.echo, opts.no_responders);
         self.handle.set_accepts_headers(opts.headers);
-        self.opts = opts.flags();
+        self.opts = ConnectFlags::of(&opts);
         if !self.connected {
             self.server.client_connected(&self.handle);
         }

@@ -4,7 +4,7 @@
 
 use natrium_gofmt::go_quote_bytes as go_quote;
 
-use super::super::connect::ConnectOptions;
+use nats_proto::ConnectOptions;
 
 fn present(field: Option<&String>) -> Option<&str> {
     field.map(String::as_str).filter(|s| !s.is_empty())

@@ -42,8 +42,8 @@ pub use activity::Activity;
 pub use conn::run_client;
 pub(crate) use conn::send_err;
 pub(crate) use conn::{finish, greet, refuse_max_connections, serve, spawn_writer};
-pub use connect::ConnectOptions;
 pub(crate) use natrium_gofmt::go_quote_bytes as go_quote;
+pub use nats_proto::ConnectOptions;
 pub use outbound::{Enqueued, Outbound};
 pub use perms::Responses;
 

@@ -27,11 +27,11 @@ use nats_proto::WireError;
 
 use super::authn::{authenticate, log_refusal};
 use super::conn::send_err;
-use super::connect::ConnectOptions;
 use super::{ClientHandle, ClosedReason, Subscription};
 use crate::account::{Account, SubRef, GLOBAL_ACCOUNT};
 use crate::config::CoreConfig;
 use crate::server::Server;
+use nats_proto::ConnectOptions;
 
 /// What a client authenticated with, kept so that a reload can check it again, and the
 /// permissions in force for it.

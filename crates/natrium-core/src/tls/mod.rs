@@ -2,8 +2,9 @@
 //! errors), and what a connection knows after its handshake.
 //!
 //! Layout:
-//! - [`pem`], [`der`], [`x509`]: pure decoders for the files and for peer certificates (the
-//!   subject as Go prints it, the alternative names, fingerprints, validity).
+//! - [`pem`], [`der`], [`x509`]: the pure decoders for the files and for peer certificates
+//!   (the subject as Go prints it, the alternative names, fingerprints, validity), from the
+//!   `natrium-x509` leaf crate.
 //! - `load`: reading the certificate, key and CA files with Go's error texts.
 //! - `verify`: the client-certificate verifier (rustls' WebPKI one, noting the rejected chain
 //!   for Go's error detail) and the translation of handshake errors into Go's log wording.
@@ -13,12 +14,11 @@
 //! The connection-side flow (INFO before or after the handshake, `allow_non_tls` sniffing, the
 //! handshake timeout) lives with the client code, in `client::tls_accept`.
 
-pub mod der;
 mod legacy;
 mod load;
-pub mod pem;
 pub(crate) mod verify;
-pub mod x509;
+
+pub use natrium_x509::{der, pem, x509};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +29,7 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use rustls::{ServerConfig, SupportedCipherSuite};
 
-pub use x509::{NameAttribute, PeerCert};
+pub use natrium_x509::{NameAttribute, PeerCert};
 
 /// What the binary asks for, already checked by the configuration layer (Go's names for
 /// suites and curves, only those Natrium supports).

@@ -27,6 +27,7 @@ pub const LAYERS: &[(&str, Layer)] = &[
     ("natrium-auth", Layer::Leaf),
     ("natrium-ws", Layer::Leaf),
     ("natrium-gofmt", Layer::Leaf),
+    ("natrium-x509", Layer::Leaf),
     ("natrium-store", Layer::Leaf),
     ("natrium-core", Layer::Core),
     ("natrium-jetstream", Layer::Runtime),

@@ -3,7 +3,7 @@
 //! extensions); signatures and chains are rustls' business.
 
 /// Tags used by the X.509 reader.
-pub(crate) mod tag {
+pub mod tag {
     pub const BOOLEAN: u8 = 0x01;
     pub const INTEGER: u8 = 0x02;
     pub const OCTET_STRING: u8 = 0x04;
@@ -36,7 +36,7 @@ pub enum DerError {
 
 /// One tag-length-value element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Tlv<'a> {
+pub struct Tlv<'a> {
     pub tag: u8,
     pub value: &'a [u8],
     /// The whole element, header included.
@@ -45,7 +45,7 @@ pub(crate) struct Tlv<'a> {
 
 /// Reads elements one after another from a slice.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Reader<'a> {
+pub struct Reader<'a> {
     rest: &'a [u8],
 }
 
@@ -113,7 +113,7 @@ impl<'a> Reader<'a> {
 }
 
 /// An OBJECT IDENTIFIER in dotted form (`2.5.4.3`).
-pub(crate) fn oid_string(value: &[u8]) -> Result<String, DerError> {
+pub fn oid_string(value: &[u8]) -> Result<String, DerError> {
     use std::fmt::Write as _;
     let mut out = String::new();
     let mut arc: u64 = 0;
@@ -146,7 +146,7 @@ pub(crate) fn oid_string(value: &[u8]) -> Result<String, DerError> {
 }
 
 /// Appends a DER length.
-pub(crate) fn push_length(out: &mut Vec<u8>, len: usize) {
+pub fn push_length(out: &mut Vec<u8>, len: usize) {
     if len < 0x80 {
         out.push(len as u8);
         return;

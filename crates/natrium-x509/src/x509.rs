@@ -172,14 +172,13 @@ impl PeerCert {
     }
 }
 
-pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
-    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let mut out = [0u8; 32];
-    out.copy_from_slice(digest.as_ref());
-    out
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex, as Go prints fingerprints.
+pub fn hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         let _ = write!(out, "{b:02x}");
@@ -187,7 +186,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
-pub(super) fn parse_validity(value: &[u8]) -> Result<(i64, i64), DerError> {
+pub fn parse_validity(value: &[u8]) -> Result<(i64, i64), DerError> {
     let mut r = Reader::new(value);
     let from = parse_time(r.any()?)?;
     let until = parse_time(r.any()?)?;
@@ -208,11 +207,12 @@ fn parse_time(t: der::Tlv<'_>) -> Result<i64, DerError> {
     let (year, rest) = match (t.tag, t.value.len()) {
         (tag::UTC_TIME, 13) => {
             let yy = digits(t.value.get(..2).ok_or(DerError::BadValue)?)?;
-            (if yy < 50 { 2000 + yy } else { 1900 + yy }, &t.value[2..])
+            let rest = t.value.get(2..).ok_or(DerError::BadValue)?;
+            (if yy < 50 { 2000 + yy } else { 1900 + yy }, rest)
         }
         (tag::GENERALIZED_TIME, 15) => (
             digits(t.value.get(..4).ok_or(DerError::BadValue)?)?,
-            &t.value[4..],
+            t.value.get(4..).ok_or(DerError::BadValue)?,
         ),
         _ => return Err(DerError::BadValue),
     };
@@ -238,7 +238,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-pub(super) fn parse_name(value: &[u8]) -> Result<Vec<Vec<NameAttribute>>, DerError> {
+pub fn parse_name(value: &[u8]) -> Result<Vec<Vec<NameAttribute>>, DerError> {
     let mut rdns = Vec::new();
     let mut r = Reader::new(value);
     while !r.is_empty() {
@@ -274,7 +274,10 @@ fn decode_string(t: u8, bytes: &[u8]) -> Option<String> {
         tag::BMP_STRING => {
             let units: Vec<u16> = bytes
                 .chunks_exact(2)
-                .map(|c| u16::from_be_bytes([c[0], c[1]]))
+                .map(|c| match c {
+                    [hi, lo] => u16::from_be_bytes([*hi, *lo]),
+                    _ => 0,
+                })
                 .collect();
             bytes
                 .len()
