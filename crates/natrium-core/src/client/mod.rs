@@ -426,6 +426,9 @@ impl Subscription {
 }
 
 #[cfg(test)]
+mod paused_tests;
+
+#[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
