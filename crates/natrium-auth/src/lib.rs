@@ -149,42 +149,82 @@ impl AuthConfig {
         }
     }
 
-    /// The permissions of an authenticated client; `None` means unrestricted.
-    #[must_use]
-    pub fn permissions_for(&self, who: &Identity) -> Option<&Permissions> {
-        let Self::Users {
-            users,
-            nkeys,
-            default_permissions,
-            ..
-        } = self
-        else {
-            return None;
-        };
-        let (own, account) = match who {
-            Identity::User(name) => users
-                .iter()
-                .find(|u| &u.name == name)
-                .map_or((None, None), |u| {
-                    (u.permissions.as_ref(), u.account.as_ref())
-                }),
-            Identity::Nkey(key) => nkeys
-                .iter()
-                .find(|k| &k.nkey == key)
-                .map_or((None, None), |k| {
-                    (k.permissions.as_ref(), k.account.as_ref())
-                }),
-            Identity::Anonymous | Identity::Token | Identity::Jwt(_) => (None, None),
-        };
-        // The authorization block's defaults are for its own users; an account's users got
-        // their account's defaults when the configuration was read.
-        match account {
-            Some(_) => own,
-            None => own.or(default_permissions.as_ref()),
+    /// Decides a client's admission in one pass: who it is, its permissions and its account,
+    /// from the one configured entry that admitted it. `now` (Unix seconds) is the clock JWTs
+    /// are checked against, read once by the caller.
+    ///
+    /// # Errors
+    /// [`Refused`] when the credentials do not pass, with Go's debug line when it has one.
+    pub fn admit(&self, creds: Credentials<'_>, now: i64) -> Result<Admission<'_>, Refused> {
+        match self {
+            Self::None => Ok(Admission::plain(Identity::Anonymous)),
+            Self::Jwt(auth) => {
+                let Some(token) = creds.jwt.filter(|j| !j.is_empty()) else {
+                    return Err(Refused::because("Authentication requires a user JWT"));
+                };
+                auth.authenticate(token, creds.sig, creds.nonce, now)
+                    .map(|user| Admission::plain(Identity::Jwt(Box::new(user))))
+                    .map_err(|jwt::Refusal(why)| Refused { reason: Some(why) })
+            }
+            Self::Token(token) => {
+                let offered = creds.token.ok_or(Refused::silently())?;
+                if secret_matches(token, offered) {
+                    Ok(Admission::plain(Identity::Token))
+                } else {
+                    Err(Refused::silently())
+                }
+            }
+            Self::Users {
+                users,
+                nkeys,
+                no_auth_user,
+                default_permissions,
+            } => {
+                let defaults = default_permissions.as_ref();
+                if let Some(nkey) = creds.nkey.filter(|k| !k.is_empty()) {
+                    let entry = nkeys
+                        .iter()
+                        .find(|k| k.nkey == nkey)
+                        .ok_or(Refused::silently())?;
+                    if !verify_nonce(nkey, creds.sig.unwrap_or(""), creds.nonce) {
+                        return Err(Refused::silently());
+                    }
+                    let identity = Identity::Nkey(nkey.to_owned());
+                    let (own, account) = (entry.permissions.as_ref(), entry.account.as_ref());
+                    return Ok(grant(identity, own, account, defaults));
+                }
+                let offered_nothing =
+                    creds.user.is_none_or(str::is_empty) && creds.token.is_none_or(str::is_empty);
+                let user = if offered_nothing {
+                    let name = no_auth_user.as_ref().ok_or(Refused::silently())?;
+                    users
+                        .iter()
+                        .find(|u| &u.name == name)
+                        .ok_or(Refused::silently())?
+                } else {
+                    let name = creds.user.ok_or(Refused::silently())?;
+                    let user = users
+                        .iter()
+                        .find(|u| u.name == name)
+                        .ok_or(Refused::silently())?;
+                    if !secret_matches(&user.password, creds.pass.unwrap_or("")) {
+                        return Err(Refused::silently());
+                    }
+                    user
+                };
+                let identity = Identity::User(user.name.clone());
+                Ok(grant(
+                    identity,
+                    user.permissions.as_ref(),
+                    user.account.as_ref(),
+                    defaults,
+                ))
+            }
         }
     }
 
-    /// The account an authenticated client logs into; `None` is the global account.
+    /// The account a configured user or nkey belongs to (`None`: the global account, or not
+    /// configured); a reload asks it before re-checking a connected client's credentials.
     #[must_use]
     pub fn account_for(&self, who: &Identity) -> Option<&str> {
         let Self::Users { users, nkeys, .. } = self else {
@@ -203,68 +243,83 @@ impl AuthConfig {
         }
     }
 
-    /// Checks a client's credentials.
-    ///
-    /// # Errors
-    /// [`AuthError::Refused`] when the credentials do not match.
-    pub fn check(&self, creds: Credentials<'_>) -> Result<Identity, AuthError> {
-        match self {
-            Self::None => Ok(Identity::Anonymous),
-            Self::Jwt(auth) => {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-                let token = creds
-                    .jwt
-                    .filter(|j| !j.is_empty())
-                    .ok_or(AuthError::Refused)?;
-                auth.authenticate(token, creds.sig, creds.nonce, now)
-                    .map(|user| Identity::Jwt(Box::new(user)))
-                    .map_err(|_| AuthError::Refused)
-            }
-            Self::Token(token) => {
-                let offered = creds.token.ok_or(AuthError::Refused)?;
-                if secret_matches(token, offered) {
-                    Ok(Identity::Token)
-                } else {
-                    Err(AuthError::Refused)
-                }
-            }
+    /// The grant of a user the configuration names (a certificate mapped to it): its
+    /// permissions and account, as [`AuthConfig::admit`] gives them.
+    #[must_use]
+    pub fn grant_user<'a>(&'a self, user: &'a User) -> Admission<'a> {
+        let defaults = match self {
             Self::Users {
-                users,
-                nkeys,
-                no_auth_user,
+                default_permissions,
                 ..
-            } => {
-                if let Some(nkey) = creds.nkey.filter(|k| !k.is_empty()) {
-                    if !nkeys.iter().any(|k| k.nkey == nkey) {
-                        return Err(AuthError::Refused);
-                    }
-                    return verify_nonce(nkey, creds.sig.unwrap_or(""), creds.nonce)
-                        .then(|| Identity::Nkey(nkey.to_owned()))
-                        .ok_or(AuthError::Refused);
-                }
-                let offered_nothing =
-                    creds.user.is_none_or(str::is_empty) && creds.token.is_none_or(str::is_empty);
-                if offered_nothing {
-                    if let Some(name) = no_auth_user {
-                        if users.iter().any(|u| &u.name == name) {
-                            return Ok(Identity::User(name.clone()));
-                        }
-                    }
-                    return Err(AuthError::Refused);
-                }
-                let name = creds.user.ok_or(AuthError::Refused)?;
-                let user = users
-                    .iter()
-                    .find(|u| u.name == name)
-                    .ok_or(AuthError::Refused)?;
-                if secret_matches(&user.password, creds.pass.unwrap_or("")) {
-                    Ok(Identity::User(user.name.clone()))
-                } else {
-                    Err(AuthError::Refused)
-                }
-            }
+            } => default_permissions.as_ref(),
+            _ => None,
+        };
+        let identity = Identity::User(user.name.clone());
+        grant(
+            identity,
+            user.permissions.as_ref(),
+            user.account.as_ref(),
+            defaults,
+        )
+    }
+}
+
+/// A configured user's or nkey's grant. The authorization block's default permissions are for
+/// its own users; an account's users got their account's defaults when the configuration was
+/// read.
+fn grant<'a>(
+    identity: Identity,
+    own: Option<&'a Permissions>,
+    account: Option<&'a String>,
+    defaults: Option<&'a Permissions>,
+) -> Admission<'a> {
+    Admission {
+        identity,
+        permissions: if account.is_some() {
+            own
+        } else {
+            own.or(defaults)
+        },
+        account: account.map(String::as_str),
+    }
+}
+
+/// What authentication decided for an admitted client.
+#[derive(Debug)]
+pub struct Admission<'a> {
+    pub identity: Identity,
+    /// `None`: unrestricted.
+    pub permissions: Option<&'a Permissions>,
+    /// The account to log into; `None` is the global account.
+    pub account: Option<&'a str>,
+}
+
+impl Admission<'_> {
+    fn plain(identity: Identity) -> Self {
+        Self {
+            identity,
+            permissions: None,
+            account: None,
+        }
+    }
+}
+
+/// A refused client, with the debug line Go logs for the refusal when it has one (operator
+/// mode says why a JWT was refused; the client itself only ever hears
+/// `Authorization Violation`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub reason: Option<String>,
+}
+
+impl Refused {
+    fn silently() -> Self {
+        Self { reason: None }
+    }
+
+    fn because(why: &str) -> Self {
+        Self {
+            reason: Some(why.to_owned()),
         }
     }
 }
@@ -300,6 +355,17 @@ pub(crate) fn secret_matches(configured: &str, offered: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Who `creds` are admitted as (the tests' view of [`AuthConfig::admit`]).
+    trait Check {
+        fn check(&self, creds: Credentials<'_>) -> Result<Identity, Refused>;
+    }
+
+    impl Check for AuthConfig {
+        fn check(&self, creds: Credentials<'_>) -> Result<Identity, Refused> {
+            self.admit(creds, 0).map(|a| a.identity)
+        }
+    }
 
     fn users(no_auth_user: Option<&str>) -> AuthConfig {
         AuthConfig::Users {
@@ -425,8 +491,8 @@ mod tests {
         let forged = b64.encode(other.sign(nonce.as_bytes()).unwrap_or_default());
         assert!(cfg.check(c(&forged, nonce)).is_err());
         assert!(cfg
-            .permissions_for(&Identity::Nkey(public.clone()))
-            .is_none());
+            .admit(c(&sig, nonce), 0)
+            .is_ok_and(|a| a.permissions.is_none()));
         let perms = Permissions {
             publish: Some(SubjectPermission {
                 allow: Some(vec!["a".into()]),
@@ -444,10 +510,8 @@ mod tests {
             no_auth_user: None,
             default_permissions: None,
         };
-        assert_eq!(
-            with_perms.permissions_for(&Identity::Nkey(public)),
-            Some(&perms)
-        );
+        let admitted = with_perms.admit(c(&sig, nonce), 0);
+        assert_eq!(admitted.ok().and_then(|a| a.permissions), Some(&perms));
     }
 
     #[test]
@@ -482,8 +546,18 @@ mod tests {
         let a = Identity::User("a".into());
         assert_eq!(cfg.account_for(&g), None);
         assert_eq!(cfg.account_for(&a), Some("A"));
-        assert_eq!(cfg.permissions_for(&g), Some(&perms("ok.>")));
-        assert_eq!(cfg.permissions_for(&a), None);
+        let login = |user| Credentials {
+            user: Some(user),
+            pass: Some(user),
+            ..Credentials::default()
+        };
+        let g_admitted = cfg.admit(login("g"), 0);
+        assert_eq!(
+            g_admitted.ok().and_then(|a| a.permissions),
+            Some(&perms("ok.>"))
+        );
+        let a_admitted = cfg.admit(login("a"), 0);
+        assert!(a_admitted.is_ok_and(|a| a.permissions.is_none() && a.account == Some("A")));
         assert_eq!(cfg.check(Credentials::default()), Ok(a));
     }
 

@@ -113,7 +113,7 @@ impl Server {
         let config = self.config();
         for client in self.clients() {
             if client.closed_reason().is_none() {
-                reauth::apply(self, &client, &config);
+                reauth::apply(&client, &config);
             }
         }
         self.enforce_account_connections();

@@ -683,3 +683,48 @@ async fn websocket_tls_settings_reload_like_go() {
         old.flush().await.expect("old wss client still served");
     }
 }
+
+/// `verify_and_map` in the websocket block's own `tls` (the client port has no TLS): a wss
+/// client is the user its certificate names, with that user's permissions; on both servers.
+/// Authentication decides the websocket listener's settings for websocket clients, not the
+/// client port's.
+#[tokio::test]
+async fn websocket_verify_and_map_in_its_own_tls_block_like_go() {
+    let certs = TestCerts::generate();
+    let conf = certs.config(
+        "wss-map.conf",
+        &format!(
+            "authorization {{ users [ {{user: \"client@example.com\", permissions: \
+             {{publish: \"mapped.>\", subscribe: \"mapped.>\"}}}} ] }}\n\
+             websocket {{\n  listen: \"127.0.0.1:-1\"\n  {}\n}}",
+            certs.tls_block(&format!(
+                "  ca_file: \"{}\"\n  verify_and_map: true",
+                certs.file("ca.pem")
+            ))
+        ),
+    );
+    let mut servers = vec![("ours", ours(&conf))];
+    servers.extend(ServerProcess::start_go(&["-c", &conf]).map(|go| ("go", go)));
+    for (name, server) in &servers {
+        let port = server.ws_port.expect("websocket port");
+        let ws = async_nats::ConnectOptions::new()
+            .add_root_certificates(certs.path("ca.pem"))
+            .add_client_certificate(certs.path("client.pem"), certs.path("client-key.pem"))
+            .connection_timeout(Duration::from_secs(5))
+            .connect(format!("wss://localhost:{port}"))
+            .await
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{name}: wss connect as the mapped user: {e}\n{}",
+                    server.log_text()
+                )
+            });
+        let mut sub = ws.subscribe("mapped.x").await.expect("subscribe");
+        ws.flush().await.expect("flush");
+        ws.publish("mapped.x", "hi".into()).await.expect("publish");
+        let got = tokio::time::timeout(WAIT, sub.next())
+            .await
+            .expect("in time");
+        assert_eq!(got.map(|m| m.payload), Some("hi".into()), "{name}");
+    }
+}

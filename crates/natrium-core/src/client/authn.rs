@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use natrium_auth::jwt::{JwtAuth, Refusal};
-use natrium_auth::{AuthConfig, AuthError, CertIdentity, ClientPermissions, Credentials, Identity};
+use natrium_auth::{
+    Admission, AuthConfig, AuthError, CertIdentity, ClientPermissions, Credentials, Identity,
+};
 use natrium_gofmt::go_quote_bytes as go_quote;
 
 use super::ClientHandle;
-use crate::server::Server;
+use crate::config::CoreConfig;
 use crate::tls::PeerCert;
 use nats_proto::ConnectOptions;
 
@@ -68,15 +69,39 @@ fn go_auth_user(opts: &ConnectOptions) -> Option<String> {
     }
 }
 
-/// Checks a client's CONNECT.
+/// The authentication settings a client is checked against, decided here for every listener:
+/// a websocket client's block's own `authorization` (else the server's) and its own TLS
+/// `verify_and_map`; the server's for everyone else. The read loop, CONNECT and a reload's
+/// re-check all ask this one function.
+#[derive(Clone, Copy)]
+pub(crate) struct AuthScope<'a> {
+    pub auth: &'a AuthConfig,
+    /// `verify_and_map` on the listener the client came through.
+    pub tls_map: bool,
+}
+
+pub(crate) fn auth_scope(config: &CoreConfig, websocket: bool) -> AuthScope<'_> {
+    match config.websocket.as_ref().filter(|_| websocket) {
+        Some(ws) => AuthScope {
+            auth: ws.auth.as_ref().unwrap_or(&config.auth),
+            tls_map: ws.tls.as_ref().is_some_and(|t| t.map),
+        },
+        None => AuthScope {
+            auth: &config.auth,
+            tls_map: config.tls.as_ref().is_some_and(|t| t.map),
+        },
+    }
+}
+
+/// Checks a client's CONNECT against `scope`, in one call to the auth crate (who, permissions,
+/// account), with the clock read once.
 pub(super) fn authenticate(
-    server: &Server,
-    auth: &AuthConfig,
+    scope: AuthScope<'_>,
     handle: &ClientHandle,
     opts: &ConnectOptions,
     nonce: &str,
 ) -> Result<Admitted, Refused> {
-    let config = server.config();
+    let auth = scope.auth;
     let raw = raw_auth_user(opts);
     if !auth.required() {
         return Ok(Admitted {
@@ -86,12 +111,8 @@ pub(super) fn authenticate(
             jwt: None,
         });
     }
-    if let AuthConfig::Jwt(jwt) = auth {
-        return authenticate_jwt(jwt, handle, opts, nonce, raw);
-    }
-    let tls_map = config.tls.as_ref().is_some_and(|t| t.map);
-    if tls_map && auth.maps_certificates(opts.nkey.as_deref()) {
-        return map_certificate(server, handle, opts, raw);
+    if scope.tls_map && auth.maps_certificates(opts.nkey.as_deref()) {
+        return map_certificate(auth, handle, opts, raw);
     }
     let creds = Credentials {
         user: opts.user.as_deref(),
@@ -102,55 +123,34 @@ pub(super) fn authenticate(
         nonce,
         jwt: opts.jwt.as_deref(),
     };
-    match auth.check(creds) {
-        Ok(who) => {
-            let auth_user = match (&who, raw.is_empty()) {
-                // `no_auth_user`: Go fills the name in.
-                (Identity::User(name), true) => name.clone(),
-                _ => raw,
-            };
-            Ok(Admitted {
-                perms: compile(auth.permissions_for(&who)),
-                auth_user,
-                account: auth.account_for(&who).map(str::to_owned),
-                jwt: None,
+    let now = chrono::Utc::now().timestamp();
+    match auth.admit(creds, now) {
+        Ok(admission) => Ok(admitted(handle, admission, raw)),
+        Err(refused) => {
+            if let Some(why) = refused.reason {
+                tracing::debug!("{} - {why}", handle.log_prefix());
+            }
+            Err(Refused {
+                who: go_auth_user(opts),
+                auth_user: raw,
             })
         }
-        Err(_) => Err(Refused {
-            who: go_auth_user(opts),
-            auth_user: raw,
-        }),
     }
 }
 
-/// Operator mode: the client must present a user JWT (and sign the nonce unless it is a
-/// bearer token). Refusals log Go's debug line; the client only sees `Authorization Violation`.
-fn authenticate_jwt(
-    jwt: &JwtAuth,
-    handle: &ClientHandle,
-    opts: &ConnectOptions,
-    nonce: &str,
-    raw: String,
-) -> Result<Admitted, Refused> {
-    let prefix = handle.log_prefix();
-    let refused = |raw: String| Refused {
-        who: go_auth_user(opts),
-        auth_user: raw,
-    };
-    let Some(token) = present(opts.jwt.as_ref()) else {
-        tracing::debug!("{prefix} - Authentication requires a user JWT");
-        return Err(refused(raw));
-    };
-    let now = chrono::Utc::now().timestamp();
-    match jwt.authenticate(token, opts.sig.as_deref(), nonce, now) {
-        Ok(user) => {
+/// What the connection keeps of an admission.
+fn admitted(handle: &ClientHandle, admission: Admission<'_>, raw: String) -> Admitted {
+    match admission.identity {
+        // A JWT user's permissions are in its JWT.
+        Identity::Jwt(user) => {
             tracing::debug!(
-                "{prefix} - Authenticated JWT: Client {} (claim-name: {}) by Account {}",
+                "{} - Authenticated JWT: Client {} (claim-name: {}) by Account {}",
+                handle.log_prefix(),
                 go_quote(user.public_key.as_bytes()),
                 go_quote(user.name.as_bytes()),
                 go_quote(user.account.as_bytes())
             );
-            Ok(Admitted {
+            Admitted {
                 perms: compile(user.permissions.as_ref()),
                 auth_user: user.public_key.clone(),
                 account: Some(user.account.clone()),
@@ -159,12 +159,18 @@ fn authenticate_jwt(
                     max_payload: user.max_payload,
                     expires: user.expires,
                 }),
-            })
+            }
         }
-        Err(Refusal(why)) => {
-            tracing::debug!("{prefix} - {why}");
-            Err(refused(raw))
-        }
+        identity => Admitted {
+            perms: compile(admission.permissions),
+            auth_user: match identity {
+                // `no_auth_user`: Go fills the name in.
+                Identity::User(name) if raw.is_empty() => name,
+                _ => raw,
+            },
+            account: admission.account.map(str::to_owned),
+            jwt: None,
+        },
     }
 }
 
@@ -175,13 +181,11 @@ fn compile(perms: Option<&natrium_auth::Permissions>) -> Option<Arc<ClientPermis
 /// `verify_and_map`: the user is the one the client certificate names; a password configured
 /// for that user must still be sent. Go's debug lines say how the mapping went.
 fn map_certificate(
-    server: &Server,
+    auth: &AuthConfig,
     handle: &ClientHandle,
     opts: &ConnectOptions,
     raw: String,
 ) -> Result<Admitted, Refused> {
-    let config = server.config();
-    let auth = &config.auth;
     let prefix = handle.log_prefix();
     let refused = |raw: String| Refused {
         who: go_auth_user(opts),
@@ -224,11 +228,11 @@ fn map_certificate(
             auth_user: user.name.clone(),
         });
     }
-    let who = Identity::User(user.name.clone());
+    let grant = auth.grant_user(user);
     Ok(Admitted {
-        perms: compile(auth.permissions_for(&who)),
+        perms: compile(grant.permissions),
         auth_user: user.name.clone(),
-        account: auth.account_for(&who).map(str::to_owned),
+        account: grant.account.map(str::to_owned),
         jwt: None,
     })
 }

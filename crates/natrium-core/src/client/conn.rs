@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::authn::{authenticate, log_refusal, Admitted};
+use super::authn::{auth_scope, authenticate, log_refusal, Admitted, AuthScope};
 use super::connect::ConnectFlags;
 use super::io::{Inbound, OutSink, PlainWrite, TcpRead};
 use super::lazy_pub::LazyPublisher;
@@ -588,13 +588,13 @@ impl Conn {
         Next::Continue
     }
 
-    /// The authentication this connection is checked against: the websocket block's override
-    /// for websocket clients that have one, the server's otherwise.
+    /// The authentication this connection is checked against (see `authn::auth_scope`).
+    fn auth_scope(&self) -> AuthScope<'_> {
+        auth_scope(&self.config, self.ws.is_some())
+    }
+
     fn auth(&self) -> &AuthConfig {
-        self.ws
-            .as_ref()
-            .and_then(|w| w.config.auth.as_ref())
-            .unwrap_or(&self.config.auth)
+        self.auth_scope().auth
     }
 
     fn ok(&self) {
@@ -670,7 +670,7 @@ impl Conn {
         loop {
             let epoch = self.server.config_epoch();
             self.refresh_config();
-            match authenticate(&self.server, self.auth(), &self.handle, &opts, &self.nonce) {
+            match authenticate(self.auth_scope(), &self.handle, &opts, &self.nonce) {
                 Ok(Admitted {
                     perms,
                     auth_user,

@@ -24,7 +24,7 @@ mod perms;
 mod protolog;
 mod readbuf;
 pub(crate) mod reauth;
-mod tls_accept;
+pub(crate) mod tls_accept;
 pub(crate) mod writer;
 
 use std::net::{IpAddr, SocketAddr};

@@ -25,12 +25,11 @@ use natrium_auth::{AuthConfig, ClientPermissions, Identity};
 use natrium_gofmt::go_quote_bytes as go_quote;
 use nats_proto::WireError;
 
-use super::authn::{authenticate, log_refusal};
+use super::authn::{auth_scope, authenticate, log_refusal, AuthScope};
 use super::conn::send_err;
 use super::{ClientHandle, ClosedReason, Subscription};
 use crate::account::{Account, SubRef, GLOBAL_ACCOUNT};
 use crate::config::CoreConfig;
-use crate::server::Server;
 use nats_proto::ConnectOptions;
 
 /// What a client authenticated with, kept so that a reload can check it again, and the
@@ -157,25 +156,14 @@ enum Verdict {
     Refused,
 }
 
-/// The authentication a client is held to: a websocket block's override for websocket
-/// clients, the server's otherwise.
-fn auth_for<'a>(config: &'a CoreConfig, handle: &ClientHandle) -> &'a AuthConfig {
-    if handle.websocket().is_some() {
-        if let Some(auth) = config.websocket.as_ref().and_then(|w| w.auth.as_ref()) {
-            return auth;
-        }
-    }
-    &config.auth
-}
-
-/// Checks a client logged into `account` against `auth`.
+/// Checks a client logged into `account` against `scope`.
 fn recheck(
-    server: &Server,
     handle: &ClientHandle,
-    auth: &AuthConfig,
+    scope: AuthScope<'_>,
     stored: &StoredAuth,
     account: &str,
 ) -> Verdict {
+    let auth = scope.auth;
     if !auth.required() {
         return Verdict::Keep {
             perms: None,
@@ -191,7 +179,7 @@ fn recheck(
     if !stored.no_auth_password_unchanged(auth) {
         return Verdict::Refused;
     }
-    match authenticate(server, auth, handle, &stored.opts, &stored.nonce) {
+    match authenticate(scope, handle, &stored.opts, &stored.nonce) {
         Ok(admitted) => Verdict::Keep {
             perms: admitted.perms,
             account: admitted.account,
@@ -202,15 +190,15 @@ fn recheck(
 
 /// Applies the reloaded authentication settings to one client (a no-op before its CONNECT,
 /// which will be checked against the new settings anyway).
-pub(crate) fn apply(server: &Server, handle: &ClientHandle, config: &CoreConfig) {
+pub(crate) fn apply(handle: &ClientHandle, config: &CoreConfig) {
     let Some(stored) = handle.auth.lock().clone() else {
         return;
     };
     let Some(current) = handle.account() else {
         return;
     };
-    let auth = auth_for(config, handle);
-    let perms = match recheck(server, handle, auth, &stored, &current.name) {
+    let scope = auth_scope(config, handle.websocket().is_some());
+    let perms = match recheck(handle, scope, &stored, &current.name) {
         Verdict::Keep { perms, account } => {
             if account.as_deref().unwrap_or(GLOBAL_ACCOUNT) != current.name {
                 handle.close(ClosedReason::ClientClosed);

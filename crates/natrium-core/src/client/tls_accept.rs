@@ -287,8 +287,12 @@ fn drain_available(stream: &TcpStream) {
     }
 }
 
-/// Version, suite and client certificates of a finished handshake.
-fn connection_info(stream: &TlsStream<TcpStream>, handshake_first: bool) -> Option<TlsConnInfo> {
+/// Version, suite and client certificates of a finished handshake (websocket connections over
+/// TLS record theirs too: `verify_and_map` and `/connz` read them).
+pub(crate) fn connection_info(
+    stream: &TlsStream<TcpStream>,
+    handshake_first: bool,
+) -> Option<TlsConnInfo> {
     let session = stream.get_ref().1;
     let suite = session.negotiated_cipher_suite()?;
     let peer_certs = session

@@ -234,7 +234,8 @@ impl Server {
                 };
                 if let Some(up) = upgraded {
                     let (read_half, write_half) = stream.into_split();
-                    self.ws_client(read_half, write_half, addr, up, ws).await;
+                    self.ws_client(read_half, write_half, addr, up, ws, None)
+                        .await;
                 }
             }
             Some(tls) => {
@@ -255,15 +256,17 @@ impl Server {
                         }
                     };
                     let up = upgrade::handshake(&mut stream, &ws.handshake, addr).await?;
-                    Some((stream, up))
+                    let tls_info = crate::client::tls_accept::connection_info(&stream, false);
+                    Some((stream, up, tls_info))
                 };
                 let upgraded = tokio::select! {
                     () = shutdown.cancelled() => None,
                     up = tokio::time::timeout_at(deadline, accept) => up.ok().flatten(),
                 };
-                if let Some((stream, up)) = upgraded {
+                if let Some((stream, up, tls_info)) = upgraded {
                     let (read_half, write_half) = tokio::io::split(stream);
-                    self.ws_client(read_half, write_half, addr, up, ws).await;
+                    self.ws_client(read_half, write_half, addr, up, ws, tls_info)
+                        .await;
                 }
             }
         }
@@ -278,6 +281,7 @@ impl Server {
         addr: SocketAddr,
         up: Box<Upgrade>,
         ws: Arc<WsConfig>,
+        tls_info: Option<crate::tls::TlsConnInfo>,
     ) where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -304,6 +308,9 @@ impl Server {
             closing,
             peer,
         ));
+        if let Some(info) = tls_info {
+            handle.set_tls(info);
+        }
         let controls = Arc::new(transport::Controls::default());
         let reader = transport::WsRead::new(
             read_half,
