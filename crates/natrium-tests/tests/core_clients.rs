@@ -190,7 +190,9 @@ async fn core_drain_delivers_pending_then_closes() {
             .await
             .unwrap();
     }
-    client.flush().await.unwrap();
+    // async-nats' flush only writes its buffer, and its drain drops the subscription at the
+    // client's next poll: a round trip first makes sure the 50 messages have arrived.
+    round_trip(&client).await;
     sub.drain().await.unwrap();
     let mut n = 0;
     while let Ok(Some(_)) = tokio::time::timeout(WAIT, sub.next()).await {
