@@ -223,6 +223,20 @@ impl AuthConfig {
         }
     }
 
+    /// Whether a configured user has a plain-text password (Go warns at start: `Plaintext
+    /// passwords detected, use nkeys or bcrypt`). A user without a password is left out when
+    /// certificates can be mapped to it (`maps_certificates`), as Go leaves it out.
+    #[must_use]
+    pub fn has_plaintext_password(&self, maps_certificates: bool) -> bool {
+        let Self::Users { users, .. } = self else {
+            return false;
+        };
+        users.iter().any(|u| {
+            let mapped = u.password.is_empty() && maps_certificates;
+            !mapped && !u.password.starts_with(BCRYPT_PREFIX)
+        })
+    }
+
     /// The account a configured user or nkey belongs to (`None`: the global account, or not
     /// configured); a reload asks it before re-checking a connected client's credentials.
     #[must_use]

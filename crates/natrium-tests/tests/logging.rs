@@ -288,3 +288,39 @@ fn logging_command_line_errors_are_whole_lines() {
         "{text}"
     );
 }
+
+/// Go's start-up warning for plain-text passwords, on both servers: users (top level or in an
+/// account) and `--user/--pass` with plain passwords warn; bcrypt hashes and tokens do not.
+#[test]
+fn logging_plaintext_password_warning_like_go() {
+    const WARNING: &str = "[WRN] Plaintext passwords detected, use nkeys or bcrypt";
+    let bcrypt = "$2a$11$qbtrnb0mSG2eV55xoyPqHOZx/lLBlryHRhU3LK2oOPFRwGF/5rtGK";
+    let cases: [(&str, bool); 4] = [
+        ("authorization { users [ {user: a, password: a} ] }", true),
+        ("accounts { A { users [ {user: a, password: a} ] } }", true),
+        ("authorization { token: plain }", false),
+        (
+            "authorization { users [ {user: a, password: \"BCRYPT\"} ] }",
+            false,
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (i, (config, warns)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("c{i}.conf"));
+        std::fs::write(&path, config.replace("BCRYPT", bcrypt)).expect("write");
+        let path = path.to_str().expect("path").to_owned();
+        let args = ["-c", &path, "-a", "127.0.0.1", "-p", "-1"];
+        let mut servers = vec![("ours", ServerProcess::start(&args))];
+        servers.extend(ServerProcess::start_go(&args).map(|go| ("go", go)));
+        for (name, server) in &servers {
+            let logged = server.log_text().contains(WARNING);
+            assert_eq!(logged, *warns, "{name}: {config}");
+        }
+    }
+    let flags = ["--user", "u", "--pass", "p", "-a", "127.0.0.1", "-p", "-1"];
+    let mut servers = vec![("ours", ServerProcess::start(&flags))];
+    servers.extend(ServerProcess::start_go(&flags).map(|go| ("go", go)));
+    for (name, server) in &servers {
+        assert!(server.log_text().contains(WARNING), "{name}: --user/--pass");
+    }
+}

@@ -67,6 +67,16 @@ fn banner(server: &Server, settings: &Settings) {
     for line in natrium_conf::options::feature_flags_banner(&settings.options.feature_flags) {
         tracing::info!("{line}");
     }
+    let core = &settings.core;
+    let maps = core.tls.as_ref().is_some_and(|t| t.map)
+        || core
+            .websocket
+            .as_ref()
+            .and_then(|w| w.tls.as_ref())
+            .is_some_and(|t| t.map);
+    if core.auth.has_plaintext_password(maps) {
+        tracing::warn!("Plaintext passwords detected, use nkeys or bcrypt");
+    }
     if settings.options.prof_block_rate > 0 {
         crate::reload::warn_block_profiling(settings.options.prof_block_rate);
     }
