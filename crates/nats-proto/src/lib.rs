@@ -14,7 +14,6 @@
 //! - [`wire_error`]: every `-ERR '…'` text the Go server sends, whether it closes the
 //!   connection, and what each [`ProtoError`] turns into on the wire (subjects quoted with Go's
 //!   `%q` from `natrium-gofmt`).
-//! - [`server_msg`]: reading `MSG`/`HMSG` frames, as a client reads the server's output.
 //! - [`limits`]: the parser limits, with Go's names and defaults.
 //!
 //! The crate is a pure leaf: no I/O, no async runtime, no locks, no allocation on the parse or
@@ -44,7 +43,6 @@ mod error;
 pub mod headers;
 pub mod limits;
 mod parser;
-pub mod server_msg;
 pub mod wire_error;
 
 pub use connect::ConnectOptions;

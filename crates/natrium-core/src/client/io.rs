@@ -150,13 +150,8 @@ impl<'a> Stall<'a> {
         }
     }
 
-    /// A new batch: the deadline starts from now.
-    pub(crate) fn restart(&mut self) {
-        self.progressed();
-    }
-
-    /// The socket took bytes: the deadline starts again.
-    fn progressed(&mut self) {
+    /// The socket took bytes, or a new batch starts: the deadline starts again.
+    pub(crate) fn progressed(&mut self) {
         self.last_progress = Instant::now();
     }
 

@@ -47,7 +47,7 @@ async fn drain<W: OutSink>(
             return WriteOutcome::Ok;
         }
         let attempted = spare.len();
-        stall.restart();
+        stall.progressed();
         let result = socket.write_batch(spare, &mut stall).await;
         spare.clear();
         if spare.capacity() > OUTBOUND_SPARE_KEEP_BYTES
