@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::client::{ClientHandle, ClientMeta, ClosedReason, Subscription};
+use crate::client::{ClientHandle, ClientMeta, ClosedReason};
+use crate::endpoint::Subscription;
 
 /// One subscription as it was when its connection closed.
 #[derive(Debug, Clone)]

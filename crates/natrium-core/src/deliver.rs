@@ -26,8 +26,8 @@ use nats_subject::MatchResult;
 use rustc_hash::FxHashMap;
 
 use crate::account::{Account, SubRef};
-use crate::client::{ClientHandle, DeliveryQuota, Enqueued};
-use crate::endpoint::{Endpoint, Origin, Sink};
+use crate::client::{ClientHandle, Enqueued};
+use crate::endpoint::{DeliveryQuota, Endpoint, Origin, Sink};
 use crate::limits::{
     CLIENT_MATCH_CACHE_ENTRIES, OUTBOUND_STALL_BYTES_MAX, PENDING_FLUSH_TARGETS_MAX,
     PUBLISHER_STALL_FAR_BEHIND_MAX, PUBLISHER_STALL_MAX,

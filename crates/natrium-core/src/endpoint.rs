@@ -12,6 +12,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -44,6 +45,51 @@ impl Endpoint {
         match self {
             Self::Client(client) => Some(client),
             Self::Sink(..) => None,
+        }
+    }
+}
+
+/// One subscription: a client's SUB, or an in-process subscriber's.
+pub struct Subscription {
+    /// Where its messages go.
+    pub endpoint: Endpoint,
+    pub subject: Box<[u8]>,
+    pub queue: Option<Box<[u8]>>,
+    pub sid: Box<[u8]>,
+    /// Auto-unsubscribe limit; 0 means none.
+    pub max_msgs: AtomicU64,
+    pub delivered: AtomicU64,
+    /// For a wildcard or queue subscription that may cover subjects its client's
+    /// permissions deny: the permissions each delivery is checked against.
+    pub deny_filter: Option<Arc<natrium_auth::ClientPermissions>>,
+}
+
+/// Outcome of counting one delivery against a subscription's auto-unsubscribe limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryQuota {
+    Deliver,
+    /// Deliver, and this was the last one: the subscription must be removed.
+    DeliverLast,
+    /// The limit was already reached (a concurrent publisher took the last one).
+    Exhausted,
+}
+
+impl Subscription {
+    #[inline]
+    pub fn take_delivery(&self) -> DeliveryQuota {
+        // Every delivery is counted (monitoring reports it as the subscription's `msgs`, and
+        // Go's auto-unsubscribe counts from the first delivery too). A relaxed add on the
+        // subscription's own atomic costs about what the `max_msgs` load next to it does; a
+        // per-delivery lock or a channel to a stats task would cost far more.
+        let n = self.delivered.fetch_add(1, Ordering::Relaxed) + 1;
+        let max = self.max_msgs.load(Ordering::Relaxed);
+        if max == 0 {
+            return DeliveryQuota::Deliver;
+        }
+        match n.cmp(&max) {
+            std::cmp::Ordering::Less => DeliveryQuota::Deliver,
+            std::cmp::Ordering::Equal => DeliveryQuota::DeliverLast,
+            std::cmp::Ordering::Greater => DeliveryQuota::Exhausted,
         }
     }
 }
@@ -125,9 +171,9 @@ mod tests {
     use parking_lot::Mutex;
     use tokio::sync::Notify;
 
+    use super::Subscription;
     use super::*;
     use crate::account::SubRef;
-    use crate::client::Subscription;
     use crate::deliver::{Message, Publisher};
     use crate::stats::ServerStats;
 

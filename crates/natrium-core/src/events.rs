@@ -22,10 +22,9 @@ use parking_lot::RwLock;
 use tokio::sync::mpsc;
 
 use crate::account::Account;
-use crate::client::{ClientHandle, ClosedReason};
+use crate::client::ClientHandle;
 use crate::closed::ClosedConn;
 use crate::limits::{CLIENT_EVENTS_QUEUED_MAX, SHUTDOWN_EVENT_WAIT};
-use crate::Server;
 
 /// One event, shared by every listener.
 #[derive(Clone)]
@@ -167,48 +166,6 @@ impl EventHook {
             let _ = acked.recv().await;
         };
         let _ = tokio::time::timeout(SHUTDOWN_EVENT_WAIT, wait).await;
-    }
-}
-
-impl Server {
-    /// Keeps a snapshot of a closing client (with its subscriptions) for `/connz`, and
-    /// reports the close to the events listener, if there is one: as Go does, every client is
-    /// reported, in `$G` when it never logged into an account, and one refused at
-    /// authentication is reported as such first.
-    pub(crate) fn record_closed(&self, client: &ClientHandle) {
-        let shared = &self.shared;
-        if !shared.closed.is_enabled() && !shared.events.is_listened() {
-            return;
-        }
-        let snapshot = ClosedConn::snapshot(client);
-        shared.closed.push(Arc::clone(&snapshot));
-        if !shared.events.is_listened() {
-            return;
-        }
-        if snapshot.reason == ClosedReason::AuthenticationViolation {
-            shared
-                .events
-                .emit(ServerEvent::AuthFailed(Arc::clone(&snapshot)));
-        }
-        shared.events.emit(ServerEvent::Disconnected(snapshot));
-    }
-
-    /// Reports a client that completed CONNECT to the events listener.
-    pub(crate) fn client_connected(&self, client: &ClientHandle) {
-        let events = &self.shared.events;
-        if events.is_listened() {
-            events.emit(ServerEvent::Connected(ConnectedClient::of(client)));
-        }
-    }
-
-    /// Server events from now on, for a new listener.
-    pub fn events(&self) -> mpsc::Receiver<ServerEvent> {
-        self.shared.events.listen()
-    }
-
-    /// The live connection with client id `cid` (a request handler's requester).
-    pub fn client(&self, cid: u64) -> Option<Arc<ClientHandle>> {
-        self.shared.clients.lock().get(&cid).cloned()
     }
 }
 

@@ -21,8 +21,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::account::{Account, SubRef};
-use crate::client::Subscription;
 use crate::deliver::{Message, Publisher};
+use crate::endpoint::Subscription;
 use crate::endpoint::{Delivery, Endpoint, Sink, SinkAccept};
 use crate::limits::INTERNAL_INBOX_MSGS_MAX;
 use crate::stats::ServerStats;

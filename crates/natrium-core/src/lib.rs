@@ -42,6 +42,7 @@ pub mod endpoint;
 pub mod events;
 pub mod info;
 pub mod internal;
+pub mod kit;
 pub mod limits;
 pub mod listen;
 pub mod reload;

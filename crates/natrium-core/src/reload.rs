@@ -97,7 +97,7 @@ impl Server {
                 continue;
             }
             tracing::error!("{} - maximum connections exceeded", client.log_prefix());
-            crate::client::send_err(client, &WireError::MaxConnectionsExceeded);
+            client.send_err(&WireError::MaxConnectionsExceeded);
             client.close(ClosedReason::MaxConnectionsExceeded);
             closed += 1;
         }
@@ -143,7 +143,7 @@ impl Server {
                         .static_text()
                         .unwrap_or_default()
                 );
-                crate::client::send_err(&client, &WireError::MaxAccountConnectionsExceeded);
+                client.send_err(&WireError::MaxAccountConnectionsExceeded);
                 client.close(ClosedReason::MaxAccountConnectionsExceeded);
                 closed += 1;
             } else {

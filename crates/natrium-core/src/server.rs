@@ -16,13 +16,14 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::account::{Account, Accounts};
-use crate::client::{run_client, ClientHandle, ClosedReason};
+use crate::client::{ClientHandle, ClosedReason};
 use crate::config::CoreConfig;
+use crate::events::ServerEvent;
 use crate::info::{Info, InfoHead, COMPATIBLE_VERSION, PROTO_VERSION};
 use crate::limits::INFO_HEADS_KEPT;
 pub use crate::listen::{bind_tcp, go_os_error, host_port, ListenError};
@@ -73,13 +74,13 @@ pub(crate) struct Shared {
     pub(crate) drains: crate::shutdown::drains::DrainHooks,
     pub(crate) stop_accepting: CancellationToken,
     /// Cancelled once the accept loop has dropped the client listener.
-    accept_stopped: CancellationToken,
+    pub(crate) accept_stopped: CancellationToken,
     /// Cancelled when something (lame duck mode) asks the binary to shut the server down.
     shutdown_request: CancellationToken,
     lame_duck: AtomicBool,
     pub tracker: TaskTracker,
     pub started: chrono::DateTime<chrono::Utc>,
-    client_addr: Mutex<Option<SocketAddr>>,
+    pub(crate) client_addr: Mutex<Option<SocketAddr>>,
     /// The websocket listener's bound address, once listening.
     pub ws_addr: Mutex<Option<SocketAddr>>,
     pub closed: crate::closed::ClosedRing,
@@ -170,116 +171,14 @@ impl Server {
         })
     }
 
-    /// Binds the client port and starts accepting. Returns the bound address.
-    pub async fn listen(&self) -> Result<SocketAddr, StartError> {
-        let config = self.config();
-        // Go names the configured port in the error (`0.0.0.0:70000`), -1 already turned
-        // into the 0 it asks the system for.
-        let shown_port = if config.port == crate::listen::RANDOM_PORT {
-            0
-        } else {
-            config.port
-        };
-        let shown = || host_port(&config.host, shown_port);
-        let listener =
-            bind_tcp(&config.host, config.port)
-                .await
-                .map_err(|cause| StartError::Listen {
-                    addr: shown(),
-                    cause,
-                })?;
-        let bound = listener.local_addr().map_err(|err| StartError::Listen {
-            addr: shown(),
-            cause: ListenError(go_os_error(&err)),
-        })?;
-        *self.shared.client_addr.lock() = Some(bound);
-        self.spawn_service(crate::account::expiry::watch(self.clone()));
-        tracing::info!(
-            "Listening for client connections on {}",
-            host_port(&config.host, bound.port())
-        );
-        if let Some(tls) = &config.tls {
-            // A handshake-first server without fallback cannot serve plain clients at all.
-            let first_only = tls.handshake_first && tls.handshake_first_fallback.is_zero();
-            if tls.allow_non_tls && !first_only {
-                tracing::info!("TLS available for client connections");
-            } else {
-                tracing::info!("TLS required for client connections");
-            }
-            if first_only {
-                tracing::warn!(
-                    "Clients that are not using \"TLS Handshake First\" option will fail to connect"
-                );
-            }
-        }
-        let server = self.clone();
-        self.shared
-            .conn_tracker
-            .spawn(async move { server.accept_loop(listener).await });
-        Ok(bound)
+    /// Server events from now on, for a new listener.
+    pub fn events(&self) -> mpsc::Receiver<ServerEvent> {
+        self.shared.events.listen()
     }
 
-    async fn accept_loop(self, listener: TcpListener) {
-        self.clone()
-            .accept_until_stopped(&listener, "client", |stream, addr| {
-                self.accept_client(stream, addr);
-            })
-            .await;
-        drop(listener);
-        self.shared.accept_stopped.cancel();
-    }
-
-    /// Accepts on `listener` until the server stops accepting or shuts down, handing each
-    /// socket (with the peer address as Go reports it) to `on_accept`. Shared by the client
-    /// and websocket listeners.
-    pub(crate) async fn accept_until_stopped<F>(
-        self,
-        listener: &TcpListener,
-        kind: &str,
-        mut on_accept: F,
-    ) where
-        F: FnMut(TcpStream, SocketAddr),
-    {
-        let shared = &self.shared;
-        let mut backoff = Duration::from_millis(10);
-        loop {
-            let accepted = tokio::select! {
-                biased;
-                () = shared.stop_accepting.cancelled() => break,
-                () = shared.shutdown.cancelled() => break,
-                accepted = listener.accept() => accepted,
-            };
-            match accepted {
-                Ok((stream, addr)) => {
-                    backoff = Duration::from_millis(10);
-                    // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d; Go reports them
-                    // as plain IPv4 (logs, INFO client_ip, /connz).
-                    let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
-                    on_accept(stream, addr);
-                }
-                Err(err) => {
-                    // Out of file descriptors and the like: back off rather than spin.
-                    tracing::error!("Temporary accept error: {err}, sleeping {backoff:?}");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(1));
-                }
-            }
-        }
-        tracing::debug!("{kind} accept loop exiting");
-    }
-
-    fn accept_client(&self, stream: TcpStream, addr: SocketAddr) {
-        let shared = &self.shared;
-        let _ = stream.set_nodelay(true);
-        let cid = shared.next_cid();
-        shared
-            .stats
-            .total_connections
-            .fetch_add(1, Ordering::Relaxed);
-        let server = self.clone();
-        shared
-            .conn_tracker
-            .spawn(async move { run_client(server, stream, addr, cid).await });
+    /// The live connection with client id `cid` (a request handler's requester).
+    pub fn client(&self, cid: u64) -> Option<Arc<ClientHandle>> {
+        self.shared.clients.lock().get(&cid).cloned()
     }
 
     /// The INFO for one client.

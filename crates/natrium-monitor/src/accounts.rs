@@ -175,7 +175,7 @@ fn detail(server: &Server, account: &Account) -> AccountDetail {
         server.has_system_account() && std::ptr::eq(Arc::as_ptr(&server.system_account()), account);
     let responses = account
         .responses
-        .snapshot()
+        .snapshot(|a| a.name.clone())
         .into_iter()
         .map(|(key, requester, reply)| {
             let doc = ImportDoc {

@@ -1,11 +1,11 @@
 //! Rules the build checks (issue 13): the crate layering, the source tidiness habits of
 //! CONVENTIONS.md (file size budget, numbered to-do markers, no commented-out code) and no
-//! import cycle of more than three files inside a crate. docs/tidy-rules.md explains each rule
-//! and how to update the import-cycle baseline; `cargo test -p natrium-tests --test tidy --
-//! --nocapture` prints the large files and the current cycles.
+//! import cycle of more than three files inside a crate. docs/tidy-rules.md explains each rule;
+//! `cargo test -p natrium-tests --test tidy -- --nocapture` prints the large files and the
+//! small cycles.
 //!
 //! Layout: [`layers`] (the layer table and the `cargo metadata` check), [`source_rules`]
-//! (per-file rules), [`imports`] (file import graphs), [`cycles`] (components and baseline),
+//! (per-file rules), [`imports`] (file import graphs), [`cycles`] (strongly connected components),
 //! [`lexer`] (the tokenizer the last three share).
 
 #[path = "tidy/cycles.rs"]
@@ -29,8 +29,6 @@ use source_rules::FileReport;
 
 /// Cycles of up to this many files are tolerated (a type and its helper modules).
 const CYCLE_FILES_MAX: usize = 3;
-
-const BASELINE: &str = "crates/natrium-tests/tests/tidy/import-cycles-baseline.txt";
 
 fn workspace_root() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -190,60 +188,18 @@ fn describe_cycle(text: &mut String, key: &str, comp: &BTreeSet<String>, g: &imp
 
 #[test]
 fn tidy_import_cycles() {
-    let root = workspace_root();
-    let (current, summary) = current_cycles(&root);
+    let (oversize, summary) = current_cycles(&workspace_root());
     println!("{summary}");
-    let baseline_path = root.join(BASELINE);
-    let baseline_text = std::fs::read_to_string(&baseline_path).unwrap_or_default();
-    let baseline =
-        cycles::parse_baseline(&baseline_text).unwrap_or_else(|e| panic!("{BASELINE}: {e}"));
-    let verdict = cycles::compare(&current, &baseline);
-    if verdict.is_clean() {
-        return;
-    }
-    assert!(verdict.grown.is_empty(), "{}", grown_message(&verdict));
-    let fresh = cycles::format_baseline(&current);
-    if std::env::var_os("TIDY_BLESS").is_some() {
-        std::fs::write(&baseline_path, &fresh).expect("write the baseline");
-        println!("{BASELINE} rewritten");
-        return;
-    }
     let mut msg = String::new();
-    for (key, file) in &verdict.shrunk {
-        let _ = writeln!(msg, "{key}: {file} is no longer in an import cycle");
-    }
-    for (key, files) in &verdict.split {
-        let n = files.len();
-        let _ = writeln!(msg, "{key}: a baseline cycle of {n} files has split");
-    }
-    panic!(
-        "{msg}The import cycles shrank: record it so they cannot grow back. Run\n  \
-         TIDY_BLESS=1 cargo test -p natrium-tests --test tidy tidy_import_cycles\n\
-         or replace {BASELINE} with:\n{fresh}"
-    );
-}
-
-fn grown_message(verdict: &cycles::Verdict) -> String {
-    let mut msg = String::new();
-    for ((key, files), new) in &verdict.grown {
+    for (key, files) in &oversize {
         let listed: Vec<_> = files.iter().map(String::as_str).collect();
-        let new: Vec<_> = new.iter().map(String::as_str).collect();
-        let new = if new.is_empty() {
-            "none (baseline cycles joined)".to_string()
-        } else {
-            new.join(", ")
-        };
-        let _ = writeln!(
-            msg,
-            "new or larger import cycle in {key} ({} files: {}); files not in the baseline: {new}",
-            files.len(),
-            listed.join(", "),
-        );
+        let n = files.len();
+        let _ = writeln!(msg, "import cycle in {key} ({n} files: {})", listed.join(", "));
     }
-    msg.push_str(
-        "Break the cycle: move the shared type to a module both sides can import, or pass it \
-         in instead of reaching back; the output above shows the path behind each edge. Files \
-         are never added to the baseline.",
+    assert!(
+        oversize.is_empty(),
+        "{msg}Break the cycle: move the shared type to a module both sides can import, or pass \
+         it in instead of reaching back; the output above (--nocapture) shows the path behind \
+         each edge."
     );
-    msg
 }

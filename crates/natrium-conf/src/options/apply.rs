@@ -3,7 +3,7 @@
 
 use natrium_gofmt::{go_duration_nanos, nanos_to_duration, parse_go_duration};
 
-use super::convert::{self, loose_duration, Report};
+use super::convert::{self, loose_duration, string_into, Report};
 use super::{ServerOptions, UserOption};
 use crate::error::ConfError;
 use crate::lang::{format_float, Entry, Map, Value};
@@ -18,9 +18,11 @@ mod jetstream;
 mod msg_trace;
 mod operator;
 mod perms;
+mod users;
 
 pub use inert::add_tag;
 use perms::permissions;
+use users::users;
 
 /// Top-level options the Go server knows (v2.15) for features Natrium does not implement yet.
 /// A file using one is refused rather than half-honoured. Options that only describe or tune
@@ -47,15 +49,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
 
 /// Keys of the `authorization` block Go knows, other than `timeout`, not implemented yet.
 pub const AUTHORIZATION_NOT_SUPPORTED_YET: &[&str] = &["auth_callout", "proxy_required"];
-
-/// Keys of a `users` entry Go knows, other than the name and password, not implemented yet.
-pub const USER_NOT_SUPPORTED_YET: &[&str] = &[
-    "allowed_connection_types",
-    "connection_types",
-    "clients",
-    "proxy_required",
-    "account",
-];
 
 /// Applies `map` to `o`; returns `(warnings, errors)`.
 pub(super) fn apply(o: &mut ServerOptions, map: &Map) -> (Vec<ConfError>, Vec<ConfError>) {
@@ -323,59 +316,6 @@ fn add_block_users(
         }
     }
     o.users.extend(block_users);
-}
-
-fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {
-    match convert::string(&entry.node.value) {
-        Ok(s) => *slot = s,
-        Err(message) => report.invalid(entry, message),
-    }
-}
-
-/// `users = [ {user, password}, ... ]`.
-fn users(e: &Entry, report: &mut Report) -> Vec<UserOption> {
-    let Value::Array(items) = &e.node.value else {
-        report.invalid(
-            e,
-            format!(
-                "Expected users field to be an array, got {}",
-                e.node.value.go_type_name()
-            ),
-        );
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for item in items {
-        let Value::Map(fields) = &item.value else {
-            report.invalid(
-                e,
-                format!(
-                    "Expected user entry to be a map/struct, got {}",
-                    item.value.go_type_name()
-                ),
-            );
-            continue;
-        };
-        let mut user = UserOption::default();
-        for field in fields {
-            let key = field.key.to_ascii_lowercase();
-            if matches!(key.as_str(), "user" | "username") {
-                string_into(&mut user.username, field, report);
-            } else if matches!(key.as_str(), "pass" | "password") {
-                string_into(&mut user.password, field, report);
-            } else if matches!(key.as_str(), "permission" | "permissions" | "authorization") {
-                user.permissions = permissions(field, report);
-            } else if key == "nkey" {
-                string_into(&mut user.nkey, field, report);
-            } else if USER_NOT_SUPPORTED_YET.contains(&key.as_str()) {
-                report.not_supported(field, format!("{}.{}", e.key, field.key));
-            } else if !field.node.used_as_variable() {
-                report.unknown(field);
-            }
-        }
-        out.push(user);
-    }
-    out
 }
 
 /// Go warns about authentication timeouts above this many seconds.

@@ -226,3 +226,10 @@ pub(super) fn loose_duration(
         )
     })
 }
+
+pub(super) fn string_into(slot: &mut String, entry: &Entry, report: &mut Report) {
+    match string(&entry.node.value) {
+        Ok(s) => *slot = s,
+        Err(message) => report.invalid(entry, message),
+    }
+}

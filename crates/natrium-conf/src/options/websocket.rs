@@ -286,7 +286,7 @@ pub(super) fn validate(o: &ServerOptions) -> Result<(), ConfError> {
         }
     }
     if !ws.no_auth_user.is_empty() {
-        super::validate_no_auth_user_named(o, &ws.no_auth_user)?;
+        super::server_options::validate_no_auth_user_named(o, &ws.no_auth_user)?;
     }
     if !o.users.is_empty() {
         if !ws.username.is_empty() {

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use nats_proto::WireError;
 
 use super::Account;
-use crate::client::{send_err, ClosedReason};
+use crate::client::ClosedReason;
 use crate::server::Server;
 
 /// Runs until the server shuts down.
@@ -57,7 +57,7 @@ fn close_clients_of(server: &Server, expired: &[&Arc<Account>]) {
             continue;
         }
         tracing::debug!("{} - Account Authentication Expired", client.log_prefix());
-        send_err(&client, &WireError::AccountAuthenticationExpired);
+        client.send_err(&WireError::AccountAuthenticationExpired);
         client.close(ClosedReason::AuthenticationExpired);
     }
 }

@@ -79,8 +79,9 @@ mod tests {
 
     use super::*;
     use crate::account::{Account, SubRef};
-    use crate::client::{ClientHandle, Subscription};
+    use crate::client::ClientHandle;
     use crate::endpoint::Endpoint;
+    use crate::endpoint::Subscription;
 
     #[derive(Default)]
     struct Recorder(Mutex<Vec<String>>);

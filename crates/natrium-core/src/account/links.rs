@@ -9,6 +9,9 @@
 //!   A's response table; A's responses to it are routed back into B. Requests may chain
 //!   through several accounts; a hop limit stops any loop the configuration let through.
 //!
+//! The types are generic over the account they point at (`Links<Account>`), so that this
+//! module does not depend on the account that holds them.
+//!
 //! Links point at other accounts weakly: accounts live as long as the server, and a strong
 //! cycle (A imports from B, B from A) would never be freed.
 
@@ -17,8 +20,6 @@ use std::time::Duration;
 
 use natrium_auth::account::ResponseType;
 use nats_subject::{is_literal, subject_matches, SubjectTransform};
-
-use super::Account;
 
 /// How a subject is rewritten on its way to another account.
 #[derive(Debug)]
@@ -73,18 +74,18 @@ impl Mapping {
 
 /// An importer of one of this account's streams.
 #[derive(Debug)]
-pub struct StreamForward {
+pub struct StreamForward<A> {
     /// The exported subject (pattern) the import covers, in this account.
     pub from: Box<[u8]>,
     /// The import's subject in the importing account.
     pub local: Box<[u8]>,
     pub mapping: Mapping,
-    pub to: Weak<Account>,
+    pub to: Weak<A>,
     /// `allow_trace` on the import: traced messages stay traced in the importer.
     pub allow_trace: bool,
 }
 
-impl StreamForward {
+impl<A> StreamForward<A> {
     pub fn matches(&self, subject: &[u8]) -> bool {
         subject_matches(&self.from, subject)
     }
@@ -92,12 +93,12 @@ impl StreamForward {
 
 /// One of this account's service imports.
 #[derive(Debug)]
-pub struct ServiceForward {
+pub struct ServiceForward<A> {
     /// The local subject (pattern) requests are published on, in this account.
     pub local: Box<[u8]>,
     pub mapping: Mapping,
     /// The exporting account.
-    pub to: Weak<Account>,
+    pub to: Weak<A>,
     /// Share the requester's details with the exporter (`share`).
     pub share: bool,
     pub response: ResponseType,
@@ -107,23 +108,33 @@ pub struct ServiceForward {
     pub allow_trace: bool,
 }
 
-impl ServiceForward {
+impl<A> ServiceForward<A> {
     pub fn matches(&self, subject: &[u8]) -> bool {
         subject_matches(&self.local, subject)
     }
 }
 
 /// An account's links; absent (not empty) when it has none.
-#[derive(Debug, Default)]
-pub struct Links {
-    pub streams: Vec<StreamForward>,
-    pub services: Vec<ServiceForward>,
+#[derive(Debug)]
+pub struct Links<A> {
+    pub streams: Vec<StreamForward<A>>,
+    pub services: Vec<ServiceForward<A>>,
     /// Whether other accounts import this account's services: its publishes may then be
     /// responses on `_R_.` subjects to route back.
     pub responds: bool,
 }
 
-impl Links {
+impl<A> Default for Links<A> {
+    fn default() -> Self {
+        Self {
+            streams: Vec::new(),
+            services: Vec::new(),
+            responds: false,
+        }
+    }
+}
+
+impl<A> Links<A> {
     pub fn is_empty(&self) -> bool {
         self.streams.is_empty() && self.services.is_empty() && !self.responds
     }

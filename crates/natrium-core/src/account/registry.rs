@@ -186,12 +186,12 @@ fn named(name: &str) -> AccountSpec {
 }
 
 /// Compiles every account's imports into links on both sides, by account name.
-fn link(entries: &[Entry]) -> HashMap<String, Links> {
+fn link(entries: &[Entry]) -> HashMap<String, Links<Account>> {
     let by_name: HashMap<&str, &Entry> = entries
         .iter()
         .map(|e| (e.account.name.as_str(), e))
         .collect();
-    let mut links: HashMap<String, Links> = HashMap::new();
+    let mut links: HashMap<String, Links<Account>> = HashMap::new();
     for importer in entries {
         for import in &importer.spec.imports {
             let Some(exporter) = by_name.get(import.account.as_str()) else {

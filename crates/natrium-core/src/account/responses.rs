@@ -1,4 +1,5 @@
-//! An exporting account's response table: for each request imported from another account,
+//! An exporting account's response table (generic over the account type it points back at, so
+//! that the account can hold it without a cycle): for each request imported from another account,
 //! the reply subject its responders see (`_R_.<account prefix>.<random>`, the shape Go uses)
 //! and where a response to it goes (the requesting account and its original reply subject).
 //!
@@ -17,8 +18,6 @@ use natrium_auth::account::ResponseType;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 
-use super::Account;
-
 /// Most pending responses per exporting account. A requester flooding requests at a service
 /// that never answers would otherwise keep one entry per request for the whole threshold.
 pub const RESPONSES_MAX: usize = 100_000;
@@ -34,8 +33,8 @@ const RANDOM_LEN: usize = 6;
 
 /// Where a response goes.
 #[derive(Debug)]
-pub struct Pending {
-    pub requester: Weak<Account>,
+pub struct Pending<A> {
+    pub requester: Weak<A>,
     /// The requester's own reply subject.
     pub reply: Box<[u8]>,
     pub kind: ResponseType,
@@ -44,7 +43,7 @@ pub struct Pending {
     pub last: Instant,
 }
 
-impl Pending {
+impl<A> Pending<A> {
     fn expired(&self, now: Instant) -> bool {
         now.saturating_duration_since(self.last) > self.threshold
     }
@@ -53,23 +52,22 @@ impl Pending {
 /// Where one response goes: the requester's account and its reply subject. (A target within
 /// this server, not a cluster route.)
 #[derive(Debug)]
-pub struct ResponseTarget {
-    pub requester: Arc<Account>,
+pub struct ResponseTarget<A> {
+    pub requester: Arc<A>,
     pub reply: Box<[u8]>,
 }
 
-#[derive(Default)]
-struct Inner {
-    map: FxHashMap<Box<[u8]>, Pending>,
+struct Inner<A> {
+    map: FxHashMap<Box<[u8]>, Pending<A>>,
     /// Reply subjects in the order they were handed out, for sweeping and eviction. May hold
     /// subjects already removed from `map`; those are skipped.
     order: VecDeque<Box<[u8]>>,
 }
 
-pub struct Responses {
+pub struct Responses<A> {
     /// `_R_.` and this account's random part, then `.`.
     prefix: Box<[u8]>,
-    inner: Mutex<Inner>,
+    inner: Mutex<Inner<A>>,
 }
 
 fn random_part(out: &mut Vec<u8>) {
@@ -80,14 +78,17 @@ fn random_part(out: &mut Vec<u8>) {
     }
 }
 
-impl Responses {
+impl<A> Responses<A> {
     pub fn new() -> Self {
         let mut prefix = b"_R_.".to_vec();
         random_part(&mut prefix);
         prefix.push(b'.');
         Self {
             prefix: prefix.into(),
-            inner: Mutex::new(Inner::default()),
+            inner: Mutex::new(Inner {
+                map: FxHashMap::default(),
+                order: VecDeque::new(),
+            }),
         }
     }
 
@@ -98,7 +99,7 @@ impl Responses {
     }
 
     /// Records a request and returns the reply subject to hand the responders.
-    pub fn register(&self, pending: Pending) -> Box<[u8]> {
+    pub fn register(&self, pending: Pending<A>) -> Box<[u8]> {
         let now = pending.last;
         let mut inner = self.inner.lock();
         inner.sweep(now);
@@ -121,7 +122,12 @@ impl Responses {
 
     /// Where a response on `subject` goes, if anywhere. A singleton's entry ends here, and a
     /// streamed or chunked one's on an empty response (`last_chunk`), which is still delivered.
-    pub fn route(&self, subject: &[u8], last_chunk: bool, now: Instant) -> Option<ResponseTarget> {
+    pub fn route(
+        &self,
+        subject: &[u8],
+        last_chunk: bool,
+        now: Instant,
+    ) -> Option<ResponseTarget<A>> {
         let mut inner = self.inner.lock();
         let entry = inner.map.get_mut(subject)?;
         let ends = match entry.kind {
@@ -155,15 +161,15 @@ impl Responses {
     }
 
     /// The pending responses, for monitoring: reply subject handed out, requesting account,
-    /// and the requester's own reply subject.
-    pub fn snapshot(&self) -> Vec<(String, String, String)> {
+    /// (named by `name_of`) and the requester's own reply subject.
+    pub fn snapshot(&self, name_of: impl Fn(&A) -> String) -> Vec<(String, String, String)> {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         self.inner
             .lock()
             .map
             .iter()
             .map(|(key, p)| {
-                let requester = p.requester.upgrade().map(|a| a.name.clone());
+                let requester = p.requester.upgrade().map(|a| name_of(&a));
                 (text(key), requester.unwrap_or_default(), text(&p.reply))
             })
             .collect()
@@ -174,13 +180,13 @@ impl Responses {
     }
 }
 
-impl Default for Responses {
+impl<A> Default for Responses<A> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Inner {
+impl<A> Inner<A> {
     /// Removes up to [`SWEEP_PER_INSERT`] expired entries from the oldest end.
     fn sweep(&mut self, now: Instant) {
         for _ in 0..SWEEP_PER_INSERT {
@@ -218,8 +224,9 @@ impl Inner {
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::account::Account;
 
-    fn pending(requester: &Arc<Account>, kind: ResponseType, now: Instant) -> Pending {
+    fn pending(requester: &Arc<Account>, kind: ResponseType, now: Instant) -> Pending<Account> {
         Pending {
             requester: Arc::downgrade(requester),
             reply: b"_INBOX.x".as_slice().into(),

@@ -2,7 +2,6 @@
 //! with `nats-proto`, and dispatches them. Also runs the connection's timers (first CONNECT
 //! deadline, PINGs for staleness) and, at the end, the cleanup of its subscriptions.
 
-use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -11,24 +10,23 @@ use std::time::Duration;
 use natrium_auth::AuthConfig;
 use natrium_gofmt::{go_duration, go_quote_bytes as go_quote};
 use nats_proto::{parse_client_op, ClientOp, Parsed, ParserLimits, ProtoError, WireError};
-use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::authn::{auth_scope, authenticate, log_refusal, Admitted, AuthScope};
 use super::connect::ConnectFlags;
-use super::io::{Inbound, OutSink, PlainWrite, TcpRead};
+use super::io::Inbound;
 use super::lazy_pub::LazyPublisher;
+use super::lifecycle::finish;
 use super::perms::ConnPerms;
 use super::protolog::{log_protocol_error, op_summary};
 use super::readbuf::ReadBuf;
-use super::reauth::StoredAuth;
-use super::writer::{run_writer, WriterFailure};
+use super::stored_auth::StoredAuth;
+use super::writer::WriterFailure;
 use super::{ClientHandle, ClientMeta, ClosedReason};
 use crate::account::Account;
 use crate::config::CoreConfig;
 use crate::deliver::Message;
-use crate::info::Info;
 use crate::limits::{FIRST_PING_INTERVAL, RTT_MEASUREMENT_INTERVAL};
 use crate::server::Server;
 use crate::ws::WsSession;
@@ -118,71 +116,6 @@ struct PingState {
     rtt_known: bool,
     /// The last read batch with client activity.
     last_in: Option<Instant>,
-}
-
-/// Runs one client connection to completion.
-///
-/// This future is the connection's task for its whole life, so its size is memory every idle
-/// connection holds: the TLS path (several times the plain one) is boxed, and nothing built
-/// for the greeting stays alive across the read loop.
-pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid: u64) {
-    let config = server.config();
-    let closing = server.shared.connections.child_token();
-    let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
-    if let Some(tls) = &config.tls {
-        let tls = Arc::clone(tls);
-        drop(config);
-        Box::pin(super::tls_accept::run(server, handle, stream, tls)).await;
-        return;
-    }
-    let write_deadline = config.write_deadline;
-    drop(config);
-    let (read_half, write_half) = stream.into_split();
-    let nonce = greet(&server, &handle);
-    let writer = spawn_writer(&handle, PlainWrite(write_half), write_deadline);
-    if !server.register(&handle) {
-        refuse_max_connections(&handle);
-        let _ = writer.await;
-        return;
-    }
-    tracing::debug!("{} - Client connection created", handle.log_prefix());
-    serve(server, handle, nonce, TcpRead(read_half), writer, None).await;
-}
-
-/// Queues the INFO a new client is greeted with; returns its nonce (empty when none).
-pub(crate) fn greet(server: &Server, handle: &ClientHandle) -> String {
-    let info = first_info(server, handle);
-    handle.send_proto(&info.to_frame());
-    handle.out.flush();
-    info.nonce
-}
-
-/// The INFO a new client is greeted with, with a fresh nonce when authentication signs one.
-pub(crate) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
-    let mut info = server.client_info_for(handle);
-    if server.config().auth.nonce_required() {
-        info.nonce = new_nonce();
-    }
-    info
-}
-
-/// Starts the writer task on `socket`.
-pub(crate) fn spawn_writer<W>(
-    handle: &Arc<ClientHandle>,
-    socket: W,
-    write_deadline: Duration,
-) -> JoinHandle<Option<WriterFailure>>
-where
-    W: OutSink + 'static,
-{
-    tokio::spawn(run_writer(Arc::clone(handle), socket, write_deadline))
-}
-
-/// Go's answer when max_connections is reached: an -ERR, then the connection closes.
-pub(crate) fn refuse_max_connections(handle: &ClientHandle) {
-    tracing::error!("{} - Maximum connections exceeded", handle.log_prefix());
-    send_err(handle, &WireError::MaxConnectionsExceeded);
-    handle.close(ClosedReason::MaxConnectionsExceeded);
 }
 
 /// Runs a registered connection whose writer is started: the read loop until the connection
@@ -276,24 +209,6 @@ fn count_slow_consumer(stats: &crate::stats::ServerStats, account: Option<&Accou
     if let Some(account) = account {
         account.stats.slow_consumers.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// Unregisters a connection and logs why it closed.
-pub(crate) fn finish(server: &Server, handle: &ClientHandle) {
-    server.unregister(handle.cid);
-    let why = handle.closed_reason().unwrap_or(ClosedReason::ClientClosed);
-    tracing::debug!(
-        "{} - Client connection closed: {}",
-        handle.log_prefix(),
-        why.as_str()
-    );
-}
-
-pub(crate) fn send_err(handle: &ClientHandle, err: &WireError) {
-    let mut line = Vec::with_capacity(64);
-    err.write_frame(&mut line);
-    handle.send_proto(&line);
-    handle.out.flush();
 }
 
 impl Conn {
@@ -425,7 +340,7 @@ impl Conn {
             other => (other.wire_error(), ClosedReason::ProtocolViolation),
         };
         if let Some(wire) = wire {
-            send_err(&self.handle, &wire);
+            self.handle.send_err(&wire);
         }
         if self.ws.is_some() {
             // Go's websocket read path logs the limit error its parser returned once more.
@@ -505,7 +420,7 @@ impl Conn {
                 "{} - Stale Client Connection - Closing",
                 self.handle.log_prefix()
             );
-            send_err(&self.handle, &WireError::StaleConnection);
+            self.handle.send_err(&WireError::StaleConnection);
             return Next::Close(ClosedReason::StaleConnection);
         }
         self.ping.out += 1;
@@ -642,14 +557,15 @@ impl Conn {
             self.remove_all_subscriptions();
         }
         if !(0..=1).contains(&opts.protocol) {
-            send_err(&self.handle, &WireError::InvalidClientProtocol);
+            self.handle.send_err(&WireError::InvalidClientProtocol);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
         if self.config.no_header_support {
             opts.headers = false;
         }
         if opts.no_responders && !opts.headers {
-            send_err(&self.handle, &WireError::NoRespondersRequiresHeaders);
+            self.handle
+                .send_err(&WireError::NoRespondersRequiresHeaders);
             return Next::Close(ClosedReason::ProtocolViolation);
         }
         let description = logtag::description(&opts);
@@ -728,7 +644,7 @@ impl Conn {
 
     fn auth_violation(&self, who: Option<&str>) -> Next {
         log_refusal(&self.handle, who);
-        send_err(&self.handle, &WireError::AuthorizationViolation);
+        self.handle.send_err(&WireError::AuthorizationViolation);
         Next::Close(ClosedReason::AuthenticationViolation)
     }
 
@@ -751,7 +667,7 @@ impl Conn {
             // Go's pedantic check only warns: the message still goes through the permission
             // check, the `+OK` and delivery (a wildcard subject reaches wildcard subscribers).
             // Kept for drop-in behaviour; see docs/client-protocol.md.
-            send_err(&self.handle, &WireError::InvalidPublishSubject);
+            self.handle.send_err(&WireError::InvalidPublishSubject);
         }
         if let Some(h) = msg.headers {
             if crate::deliver::trace::may_trace(h, self.account.traces_parent()) {
@@ -778,21 +694,9 @@ impl Conn {
             self.handle.log_prefix(),
             go_quote(subject)
         );
-        send_err(&self.handle, &WireError::PublishViolation { subject });
+        self.handle
+            .send_err(&WireError::PublishViolation { subject });
     }
-}
-
-/// Go's INFO nonce: 11 random bytes in unpadded URL-safe base64 (15 characters).
-fn new_nonce() -> String {
-    use base64::Engine as _;
-    let mut raw = [0u8; 11];
-    if getrandom::getrandom(&mut raw).is_err() {
-        // No OS randomness: fall back to the process PRNG rather than refuse every client.
-        for b in &mut raw {
-            *b = fastrand::u8(..);
-        }
-    }
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
 
 /// When the PING timer fires first after CONNECT: `min(ping_interval, 2 s)` plus a random delay

@@ -6,7 +6,7 @@
 use nats_proto::WireError;
 use tokio::time::Instant;
 
-use super::{send_err, Conn};
+use super::Conn;
 use crate::client::ClosedReason;
 
 impl Conn {
@@ -31,12 +31,12 @@ impl Conn {
         if !self.connected {
             // Go logs this at debug level (the client is told with the -ERR).
             tracing::debug!("{} - Authentication Timeout", self.handle.log_prefix());
-            send_err(&self.handle, &WireError::AuthenticationTimeout);
+            self.handle.send_err(&WireError::AuthenticationTimeout);
             return ClosedReason::AuthenticationTimeout;
         }
         if self.auth_expires.is_some_and(|expires| expires <= at) {
             tracing::debug!("{} - User Authentication Expired", self.handle.log_prefix());
-            send_err(&self.handle, &WireError::UserAuthenticationExpired);
+            self.handle.send_err(&WireError::UserAuthenticationExpired);
             return ClosedReason::AuthenticationExpired;
         }
         self.max_subs_exceeded();

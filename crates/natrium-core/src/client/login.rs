@@ -6,7 +6,7 @@ use std::sync::Arc;
 use nats_proto::WireError;
 
 use super::super::authn::JwtGrant;
-use super::{send_err, Conn, Next};
+use super::{Conn, Next};
 use crate::client::ClosedReason;
 
 impl Conn {
@@ -57,7 +57,8 @@ impl Conn {
                     .static_text()
                     .unwrap_or_default()
             );
-            send_err(&self.handle, &WireError::MaxAccountConnectionsExceeded);
+            self.handle
+                .send_err(&WireError::MaxAccountConnectionsExceeded);
             return Next::Close(ClosedReason::MaxAccountConnectionsExceeded);
         }
         self.server.register_account(&account);

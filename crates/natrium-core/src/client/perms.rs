@@ -3,60 +3,22 @@
 //! and `allow_responses` (reply subjects recorded when a request is delivered, spent when the
 //! client publishes to them).
 //!
-//! The read task owns [`ConnPerms`]. The reply table is written by publishers (on delivery)
-//! and read by the connection's read task (on publish), so it lives in the [`ClientHandle`]
-//! as [`Responses`], behind a mutex held for one O(1) table operation. A client without
+//! The read task owns [`ConnPerms`]; the reply table lives in the [`ClientHandle`] as
+//! [`Responses`] (see `allow_responses`), where publishers find it. A client without
 //! permissions pays one `Option` check per publish and per delivery.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
 
-use arc_swap::ArcSwapOption;
-use natrium_auth::limits::REPLY_PERMS_ENTRIES_MAX;
-use natrium_auth::{ClientPermissions, ReplyTable};
-use parking_lot::Mutex;
+use natrium_auth::ClientPermissions;
 
-use super::ClientHandle;
+use super::allow_responses::Responses;
+use super::handle::ClientHandle;
 
 /// Publish decisions cached per connection (Go's `maxPermCacheSize`, 128); the cache is
 /// cleared when full, so a client cycling subjects costs a rebuild, never memory. Only
 /// decisions of the static lists are cached: a reply permission is spent by its use.
 const PUB_PERM_CACHE_MAX: usize = 128;
-
-/// `allow_responses` state shared with publishers. Created with the first permissions that
-/// grant it; a reload that takes the grant away leaves it empty of permissions (nothing is
-/// recorded or allowed), one that changes the limits applies them to the replies held.
-pub struct Responses {
-    perms: ArcSwapOption<ClientPermissions>,
-    table: Mutex<ReplyTable>,
-}
-
-impl Responses {
-    /// Lets the client answer a message delivered to it with reply subject `reply`, unless
-    /// its static permissions already let it publish there (Go records only those it could
-    /// not otherwise publish to).
-    pub fn record(&self, reply: &[u8]) {
-        let perms = self.perms.load();
-        if perms.as_ref().is_some_and(|p| !p.can_publish(reply)) {
-            self.table.lock().record(reply, Instant::now());
-        }
-    }
-
-    /// Spends one response on `subject` if one is held.
-    fn allow(&self, subject: &[u8]) -> bool {
-        self.perms.load().is_some() && self.table.lock().allow(subject, Instant::now())
-    }
-
-    /// Reply subjects currently held (for tests and diagnostics).
-    pub fn len(&self) -> usize {
-        self.table.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// The read task's view of the client's permissions.
 #[derive(Default)]
@@ -72,23 +34,7 @@ impl ConnPerms {
     /// reply table goes into the handle, where publishers find it.
     /// On a reload, an existing reply table takes the new grant (or loses it).
     pub(super) fn install(&mut self, perms: Option<Arc<ClientPermissions>>, handle: &ClientHandle) {
-        let grant = perms
-            .as_ref()
-            .and_then(|p| p.response().map(|&r| (Arc::clone(p), r)));
-        match (handle.responses.get(), grant) {
-            (Some(responses), Some((p, response))) => {
-                responses.table.lock().set_permission(response);
-                responses.perms.store(Some(p));
-            }
-            (Some(responses), None) => responses.perms.store(None),
-            (None, Some((p, response))) => {
-                let _ = handle.responses.set(Box::new(Responses {
-                    perms: ArcSwapOption::from(Some(p)),
-                    table: Mutex::new(ReplyTable::new(response, REPLY_PERMS_ENTRIES_MAX)),
-                }));
-            }
-            (None, None) => {}
-        }
+        Responses::install(&handle.responses, perms.as_ref());
         self.perms = perms;
         self.pub_cache.clear();
     }

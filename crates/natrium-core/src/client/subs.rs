@@ -8,10 +8,10 @@ use std::sync::Arc;
 use natrium_gofmt::go_quote_bytes as go_quote;
 use nats_proto::WireError;
 
-use super::super::Subscription;
-use super::{send_err, Conn};
+use super::Conn;
 use crate::account::SubRef;
 use crate::endpoint::Endpoint;
+use crate::endpoint::Subscription;
 use crate::limits::MAX_SUBS_LOG_INTERVAL;
 
 impl Conn {
@@ -23,7 +23,7 @@ impl Conn {
                 self.handle.log_prefix()
             );
         }
-        send_err(&self.handle, &WireError::MaxSubscriptionsExceeded);
+        self.handle.send_err(&WireError::MaxSubscriptionsExceeded);
     }
 
     fn sub_violation(&self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
@@ -41,15 +41,13 @@ impl Conn {
                 go_quote(subject)
             );
         }
-        send_err(
-            &self.handle,
-            &WireError::SubscriptionViolation { subject, queue },
-        );
+        self.handle
+            .send_err(&WireError::SubscriptionViolation { subject, queue });
     }
 
     pub(super) fn on_sub(&mut self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
         if !nats_subject::is_valid_subject(subject) {
-            send_err(&self.handle, &WireError::InvalidSubject);
+            self.handle.send_err(&WireError::InvalidSubject);
             return;
         }
         if !self.perms.can_subscribe(subject, queue) {
@@ -79,7 +77,7 @@ impl Conn {
         });
         if self.account.subscribe(SubRef(Arc::clone(&sub))).is_err() {
             drop(subs);
-            send_err(&self.handle, &WireError::InvalidSubject);
+            self.handle.send_err(&WireError::InvalidSubject);
             return;
         }
         subs.insert(sid.into(), sub);

@@ -28,8 +28,9 @@ use tokio::time::Instant;
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use super::conn::{finish, first_info, refuse_max_connections, serve, spawn_writer};
+use super::conn::serve;
 use super::io::{PlainRead, PlainWrite, TcpRead};
+use super::lifecycle::{finish, first_info, refuse_max_connections, spawn_writer};
 use super::{ClientHandle, ClosedReason};
 use crate::info::Info;
 use crate::limits::NOT_TLS_DRAIN_BYTES_MAX;

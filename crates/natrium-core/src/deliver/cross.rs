@@ -30,7 +30,7 @@ impl Publisher {
     pub(super) fn cross_account(
         &mut self,
         account: &Arc<Account>,
-        links: &Links,
+        links: &Links<Account>,
         msg: &Message<'_>,
         hops: u8,
     ) -> usize {
@@ -92,7 +92,7 @@ impl Publisher {
         n
     }
 
-    fn forward_stream(&mut self, forward: &StreamForward, msg: &Message<'_>) -> usize {
+    fn forward_stream(&mut self, forward: &StreamForward<Account>, msg: &Message<'_>) -> usize {
         let Some(importer) = forward.to.upgrade() else {
             return 0;
         };
@@ -112,7 +112,7 @@ impl Publisher {
     fn forward_request(
         &mut self,
         importer: &Arc<Account>,
-        forward: &ServiceForward,
+        forward: &ServiceForward<Account>,
         msg: &Message<'_>,
         hops: u8,
     ) -> usize {

@@ -78,7 +78,7 @@ pub fn plan(block: &[u8], account: &Account, client: &ClientHandle) -> TracePlan
             "{} - Message tracing disabled because of header \"Nats-Trace-Origin-Account\" \
              with value={}",
             client.log_prefix(),
-            crate::client::go_quote(origin.as_bytes())
+            natrium_gofmt::go_quote_bytes(origin.as_bytes())
         );
         return if only {
             TracePlan::Skip
@@ -101,7 +101,7 @@ pub fn plan(block: &[u8], account: &Account, client: &ClientHandle) -> TracePlan
         tracing::error!(
             "{} - Destination {} is not valid, won't be able to trace events",
             client.log_prefix(),
-            crate::client::go_quote(dest.as_bytes())
+            natrium_gofmt::go_quote_bytes(dest.as_bytes())
         );
         return if only {
             TracePlan::Skip

@@ -12,132 +12,28 @@
 //! The codec itself (handshake rules, frames, deflate, close payloads) is `natrium_ws`, which
 //! does no I/O. See `docs/websocket.md`.
 
+mod config;
+mod session;
 pub(crate) mod transport;
 pub(crate) mod upgrade;
+
+pub use config::{WsConfig, WsReport};
+pub(crate) use session::WsSession;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
-use natrium_auth::AuthConfig;
-use natrium_ws::handshake::Cookies;
-use natrium_ws::{CloseCause, Handshake, Upgrade};
+use natrium_ws::Upgrade;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
 use crate::client::{
-    finish, greet, refuse_max_connections, serve, spawn_writer, ClientHandle, ClosedReason,
-    ConnectOptions, WsPeer,
+    finish, greet, refuse_max_connections, serve, spawn_writer, ClientHandle, WsPeer,
 };
 use crate::server::{bind_tcp, go_os_error, host_port, ListenError, Server, StartError};
 use crate::tls::verify::{describe, noting_rejected_chain};
-use crate::tls::ClientTls;
-
-/// The websocket listener's settings, built once at start by the binary.
-#[derive(Debug)]
-pub struct WsConfig {
-    /// Interface to listen on.
-    pub host: String,
-    /// Port as configured; -1 (or 0) picks a free one, values outside 0..=65535 fail at listen.
-    pub port: i64,
-    /// `tls { }`: serve `wss://`. `None` with `no_tls`.
-    pub tls: Option<Arc<ClientTls>>,
-    /// The handshake rules (origins, compression, cookies, extra headers).
-    pub handshake: Handshake,
-    /// `handshake_timeout` as configured; zero is none (the codec's fallback then applies).
-    pub handshake_timeout: Duration,
-    /// The websocket block's `authorization` / `no_auth_user`, when it overrides the server's.
-    pub auth: Option<AuthConfig>,
-    /// `authorization { timeout }` of the block, when set.
-    pub auth_timeout: Option<Duration>,
-    /// `ping_interval` of the block, when set.
-    pub ping_interval: Option<Duration>,
-    /// What `/varz` reports about the block, as configured.
-    pub report: WsReport,
-}
-
-/// The configured values `/varz` shows in its `websocket` section.
-#[derive(Debug, Clone, Default)]
-pub struct WsReport {
-    pub advertise: String,
-    pub no_auth_user: String,
-    pub jwt_cookie: String,
-    /// `authorization { timeout }` in seconds, 0 when unset.
-    pub auth_timeout: f64,
-    pub no_tls: bool,
-    pub same_origin: bool,
-    pub allowed_origins: Vec<String>,
-    pub compression: bool,
-}
-
-impl WsConfig {
-    /// The time allowed for the TLS and HTTP handshakes.
-    fn handshake_deadline(&self) -> Duration {
-        if self.handshake_timeout.is_zero() {
-            Duration::from_millis(natrium_ws::limits::HANDSHAKE_TIMEOUT_FALLBACK_MS)
-        } else {
-            self.handshake_timeout
-        }
-    }
-
-    /// Whether INFO tells websocket clients that authentication is required even when the
-    /// server's own settings do not (Go's `authOverride`).
-    pub fn auth_required(&self) -> bool {
-        self.auth.as_ref().is_some_and(AuthConfig::required)
-    }
-}
-
-/// What a WebSocket upgrade adds to a client connection.
-pub(crate) struct WsSession {
-    pub config: Arc<WsConfig>,
-    pub cookies: Cookies,
-}
-
-impl WsSession {
-    /// Go's cookie rule: each configured cookie fills its CONNECT field when the client left
-    /// that field empty. A JWT from a cookie comes without a nonce signature, so only a
-    /// bearer user JWT passes authentication (the JWT check decides, as for CONNECT's `jwt`).
-    pub fn fill_credentials(&self, opts: &mut ConnectOptions) {
-        let fill = |slot: &mut Option<String>, cookie: &Option<String>| {
-            if slot.as_deref().unwrap_or("").is_empty() {
-                if let Some(value) = cookie {
-                    *slot = Some(value.clone());
-                }
-            }
-        };
-        fill(&mut opts.user, &self.cookies.user);
-        fill(&mut opts.pass, &self.cookies.pass);
-        fill(&mut opts.auth_token, &self.cookies.token);
-        fill(&mut opts.jwt, &self.cookies.jwt);
-    }
-}
-
-/// The close frame Go sends when a websocket client's connection ends for `reason`.
-pub(crate) fn close_cause(reason: ClosedReason) -> CloseCause {
-    match reason {
-        ClosedReason::ClientClosed => CloseCause::ClientClosed,
-        ClosedReason::WriteError => CloseCause::WriteError,
-        ClosedReason::ReadError => CloseCause::ReadError,
-        ClosedReason::SlowConsumerPendingBytes => CloseCause::SlowConsumerPendingBytes,
-        ClosedReason::SlowConsumerWriteDeadline => CloseCause::SlowConsumerWriteDeadline,
-        ClosedReason::ProtocolViolation => CloseCause::ProtocolViolation,
-        ClosedReason::ParseError => CloseCause::ParseError,
-        ClosedReason::MaxPayloadExceeded => CloseCause::MaxPayloadExceeded,
-        ClosedReason::MaxControlLineExceeded => CloseCause::MaxControlLineExceeded,
-        ClosedReason::MaxConnectionsExceeded => CloseCause::MaxConnectionsExceeded,
-        ClosedReason::MaxAccountConnectionsExceeded => CloseCause::MaxAccountConnectionsExceeded,
-        ClosedReason::MaxSubscriptionsExceeded => CloseCause::MaxSubscriptionsExceeded,
-        ClosedReason::StaleConnection => CloseCause::StaleConnection,
-        ClosedReason::AuthenticationTimeout => CloseCause::AuthenticationTimeout,
-        ClosedReason::AuthenticationViolation => CloseCause::AuthenticationViolation,
-        ClosedReason::AuthenticationExpired => CloseCause::AuthenticationExpired,
-        // Go records lame-duck closes as server shutdown too.
-        ClosedReason::ServerShutdown | ClosedReason::LameDuckMode => CloseCause::ServerShutdown,
-        ClosedReason::TlsHandshakeError => CloseCause::TlsHandshakeError,
-    }
-}
 
 /// Go's `net/http` answer to a plain HTTP request on a TLS port (the first bytes where a TLS
 /// record header should be read as an HTTP method): a 400 with its own text, and the log line

@@ -283,7 +283,7 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for WsWrite<W> {
     async fn write_close(&mut self, reason: Option<ClosedReason>) -> io::Result<()> {
         let frame = self.controls.take_close().or_else(|| {
             reason
-                .map(super::close_cause)
+                .map(super::session::close_cause)
                 .filter(|cause| cause.sends_close_frame())
                 .map(ControlFrame::close_for)
         });

@@ -1,14 +1,6 @@
-//! Strongly connected components of a file import graph, and the checked-in baseline of the
-//! oversize ones that are allowed to remain until they are broken up.
-//!
-//! Baseline format: one block per allowed cycle, a `[crate]` header followed by the cycle's
-//! files (relative to the package directory), one per line; `#` starts a comment line. The
-//! baseline must match the current oversize cycles exactly, so it can only shrink: a cycle that
-//! grows or appears fails the test, and so does one that shrank or vanished until the file is
-//! rewritten (`TIDY_BLESS=1` does that, and only when nothing grew).
+//! Strongly connected components of a file import graph.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
 /// A crate key (package, or `package/kind/target`) and the files of one cycle.
 pub type Cycle = (String, BTreeSet<String>);
@@ -81,104 +73,13 @@ impl<'a, E> Tarjan<'a, E> {
     }
 }
 
-pub fn parse_baseline(text: &str) -> Result<Vec<Cycle>, String> {
-    let mut out: Vec<Cycle> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(key) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            out.push((key.to_string(), BTreeSet::new()));
-        } else if let Some((_, files)) = out.last_mut() {
-            files.insert(line.to_string());
-        } else {
-            return Err(format!("line {}: a file before any [crate] header", n + 1));
-        }
-    }
-    Ok(out)
-}
-
-pub fn format_baseline(cycles: &[Cycle]) -> String {
-    let mut s = String::from(
-        "# Import cycles of more than three files that exist today and are to be broken up.\n\
-         # Checked by tidy_import_cycles (crates/natrium-tests/tests/tidy.rs); see\n\
-         # docs/tidy-rules.md. This file may only shrink: never add a file to it by hand.\n",
-    );
-    for (key, files) in cycles {
-        let _ = write!(s, "\n[{key}]\n");
-        for f in files {
-            let _ = writeln!(s, "{f}");
-        }
-    }
-    s
-}
-
-/// What differs between the current oversize cycles and the baseline.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Verdict {
-    /// Cycles not contained in any one baseline cycle of their crate, with the files that
-    /// are new to the baseline (empty when two baseline cycles merged).
-    pub grown: Vec<(Cycle, BTreeSet<String>)>,
-    /// Baseline files that are no longer in an oversize cycle of their crate.
-    pub shrunk: Vec<(String, String)>,
-    /// Baseline cycles that now split into smaller ones (still covered, but the baseline
-    /// should record the split so the parts cannot join again).
-    pub split: Vec<Cycle>,
-}
-
-impl Verdict {
-    pub fn is_clean(&self) -> bool {
-        self.grown.is_empty() && self.shrunk.is_empty() && self.split.is_empty()
-    }
-}
-
-pub fn compare(current: &[Cycle], baseline: &[Cycle]) -> Verdict {
-    let mut v = Verdict::default();
-    for cycle in current {
-        let (key, files) = cycle;
-        let same_crate = || baseline.iter().filter(|(k, _)| k == key);
-        if same_crate().any(|(_, b)| files.is_subset(b)) {
-            continue;
-        }
-        let known: BTreeSet<&String> = same_crate().flat_map(|(_, b)| b).collect();
-        let new = files
-            .iter()
-            .filter(|f| !known.contains(f))
-            .cloned()
-            .collect();
-        v.grown.push((cycle.clone(), new));
-    }
-    for cycle in baseline {
-        let (key, files) = cycle;
-        let now: Vec<&BTreeSet<String>> = current
-            .iter()
-            .filter(|(k, c)| k == key && !c.is_disjoint(files))
-            .map(|(_, c)| c)
-            .collect();
-        for f in files {
-            if !now.iter().any(|c| c.contains(f)) {
-                v.shrunk.push((key.clone(), f.clone()));
-            }
-        }
-        if now.len() > 1 {
-            v.split.push(cycle.clone());
-        }
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{compare, format_baseline, parse_baseline, sccs, Cycle};
+    use super::sccs;
     use std::collections::{BTreeMap, BTreeSet};
 
     fn set(files: &[&str]) -> BTreeSet<String> {
         files.iter().map(|s| (*s).to_string()).collect()
-    }
-
-    fn cycle(files: &[&str]) -> Cycle {
-        ("c".to_string(), set(files))
     }
 
     #[test]
@@ -196,28 +97,5 @@ mod tests {
         }
         let comps = sccs(&edges);
         assert_eq!(comps, [set(&["a", "b", "c"]), set(&["d", "e"])]);
-    }
-
-    #[test]
-    fn tidy_cycles_baseline_only_shrinks() {
-        let base = vec![cycle(&["a", "b", "c", "d", "e"])];
-        let text = format_baseline(&base);
-        assert_eq!(parse_baseline(&text), Ok(base.clone()));
-
-        assert!(compare(&base, &base).is_clean());
-        let grown = compare(&[cycle(&["a", "b", "c", "d", "e", "f"])], &base);
-        assert_eq!(grown.grown.len(), 1);
-        assert_eq!(grown.grown[0].1, set(&["f"]));
-        let shrunk = compare(&[cycle(&["a", "b", "c", "d"])], &base);
-        assert!(shrunk.grown.is_empty());
-        assert_eq!(shrunk.shrunk, [("c".to_string(), "e".to_string())]);
-        let two = [cycle(&["a", "b", "c", "d"]), cycle(&["x", "y", "z", "w"])];
-        let merged = compare(&[cycle(&["a", "b", "c", "d", "w", "x", "y", "z"])], &two);
-        assert_eq!(merged.grown.len(), 1);
-        assert!(merged.grown[0].1.is_empty());
-        let big = [cycle(&["a", "b", "c", "d", "w", "x", "y", "z"])];
-        let split = compare(&two, &big);
-        assert!(split.grown.is_empty() && split.shrunk.is_empty());
-        assert_eq!(split.split.len(), 1);
     }
 }

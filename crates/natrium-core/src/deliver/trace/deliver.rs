@@ -18,8 +18,8 @@ use super::{ExportCrossing, MsgTracer, AUTO_SUB_EXCEEDED, CLIENT_CLOSED, NO_ECHO
 use crate::account::links::StreamForward;
 use crate::account::responses::Pending;
 use crate::account::{Account, SubRef};
-use crate::client::DeliveryQuota;
 use crate::deliver::{Message, Publisher};
+use crate::endpoint::DeliveryQuota;
 use crate::endpoint::Endpoint;
 
 /// How a request crossing a service import is traced (see [`Publisher::trace_service_import`]).
@@ -133,7 +133,7 @@ impl Publisher {
     #[inline]
     pub(in crate::deliver) fn trace_enter_export(
         &mut self,
-        forward: &StreamForward,
+        forward: &StreamForward<Account>,
         importer: &Account,
     ) {
         if let Some(t) = &mut self.trace {
