@@ -2,9 +2,15 @@
 //!
 //! Layout:
 //! - [`listen`]: opening TCP listeners like Go's `net.Listen`, the port check included.
-//! - [`server`]: start-up, the accept loop, the client registry, lame duck mode and shutdown.
-//! - [`client`]: one client connection: the read loop that parses and dispatches ops, and its
-//!   outbound buffer drained by a writer task.
+//! - [`server`]: the server's identity and shared state, the connection registry and lame duck
+//!   mode; [`shutdown`]: the ordered shutdown.
+//! - [`kit`]: the connection kit every listener is built from (accept loop, connection
+//!   admission, TLS and WebSocket wrapping, read buffer, outbound buffer and writer), for the
+//!   listeners here and those of other crates.
+//! - [`client`]: the NATS client listener and one client connection: the read loop that parses
+//!   and dispatches ops, and its outbound buffer drained by a writer task.
+//! - [`endpoint`]: where a subscription's messages go: a client's outbound buffer or an
+//!   in-process sink.
 //! - [`deliver`]: delivering one publish to the matching subscriptions, queue groups,
 //!   no-responders, and across accounts through imports.
 //! - [`account`]: accounts: each one's subject namespace, its exports and imports, the table of

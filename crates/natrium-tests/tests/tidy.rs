@@ -194,7 +194,11 @@ fn tidy_import_cycles() {
     for (key, files) in &oversize {
         let listed: Vec<_> = files.iter().map(String::as_str).collect();
         let n = files.len();
-        let _ = writeln!(msg, "import cycle in {key} ({n} files: {})", listed.join(", "));
+        let _ = writeln!(
+            msg,
+            "import cycle in {key} ({n} files: {})",
+            listed.join(", ")
+        );
     }
     assert!(
         oversize.is_empty(),

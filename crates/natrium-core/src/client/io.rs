@@ -19,7 +19,7 @@ use tokio::time::{Instant, Sleep};
 use super::ClosedReason;
 
 /// Where the read loop gets protocol bytes from.
-pub(crate) trait Inbound: Send {
+pub trait Inbound: Send {
     /// Whether [`ready`](Self::ready) really waits for input, so that the read loop can hold
     /// no buffer while the peer is quiet and take one only when there is something to read.
     const WAITS_WITHOUT_BUFFER: bool = false;
@@ -40,7 +40,7 @@ pub(crate) trait Inbound: Send {
 }
 
 /// Where the writer puts the outbound buffer.
-pub(crate) trait OutSink: Send {
+pub trait OutSink: Send {
     /// Whether there is something to write even with an empty batch (queued control frames).
     fn has_pending(&self) -> bool {
         false
@@ -71,7 +71,7 @@ pub(crate) trait OutSink: Send {
 }
 
 /// A socket read half used as is.
-pub(crate) struct PlainRead<R>(pub R);
+pub struct PlainRead<R>(pub R);
 
 impl<R: AsyncRead + Unpin + Send> Inbound for PlainRead<R> {
     async fn read_into(&mut self, buf: &mut Vec<u8>) -> Result<usize, ClosedReason> {
@@ -81,7 +81,7 @@ impl<R: AsyncRead + Unpin + Send> Inbound for PlainRead<R> {
 
 /// A plain TCP connection's read half. Unlike [`PlainRead`] it can wait for input without a
 /// buffer, so a quiet connection holds none.
-pub(crate) struct TcpRead(pub OwnedReadHalf);
+pub struct TcpRead(pub OwnedReadHalf);
 
 impl Inbound for TcpRead {
     const WAITS_WITHOUT_BUFFER: bool = true;
@@ -117,7 +117,7 @@ async fn read_socket<R: AsyncRead + Unpin>(
 
 /// A socket write half used as is. The flush after each write is free on a TCP socket; on TLS
 /// it pushes out records the session still holds.
-pub(crate) struct PlainWrite<W>(pub W);
+pub struct PlainWrite<W>(pub W);
 
 impl<W: AsyncWrite + Unpin + Send> OutSink for PlainWrite<W> {
     async fn write_batch(&mut self, batch: &[u8], stall: &mut Stall<'_>) -> io::Result<()> {
@@ -134,7 +134,7 @@ impl<W: AsyncWrite + Unpin + Send> OutSink for PlainWrite<W> {
 /// fires, it is moved to `every` after the last progress unless that has passed. So a write
 /// that completes at once never touches the timer wheel, and the writer task (which every
 /// connection holds) carries one timer, not one per write call.
-pub(crate) struct Stall<'a> {
+pub struct Stall<'a> {
     timer: Pin<&'a mut Sleep>,
     every: Duration,
     last_progress: Instant,

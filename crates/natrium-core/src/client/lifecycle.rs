@@ -35,7 +35,7 @@ pub(crate) fn first_info(server: &Server, handle: &ClientHandle) -> Info {
 }
 
 /// Starts the writer task on `socket`.
-pub(crate) fn spawn_writer<W>(
+pub fn spawn_writer<W>(
     handle: &Arc<ClientHandle>,
     socket: W,
     write_deadline: Duration,

@@ -2,7 +2,6 @@
 //! each connection (plain, or handed to the TLS front end).
 
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -20,10 +19,8 @@ use crate::server::{Server, StartError};
 /// This future is the connection's task for its whole life, so its size is memory every idle
 /// connection holds: the TLS path (several times the plain one) is boxed, and nothing built
 /// for the greeting stays alive across the read loop.
-pub async fn run_client(server: Server, stream: TcpStream, addr: SocketAddr, cid: u64) {
+pub(crate) async fn run_client(server: Server, stream: TcpStream, handle: Arc<ClientHandle>) {
     let config = server.config();
-    let closing = server.shared.connections.child_token();
-    let handle = Arc::new(ClientHandle::new(cid, addr, config.max_pending, closing));
     if let Some(tls) = &config.tls {
         let tls = Arc::clone(tls);
         drop(config);
@@ -105,16 +102,8 @@ impl Server {
     }
 
     fn accept_client(&self, stream: TcpStream, addr: SocketAddr) {
-        let shared = &self.shared;
         let _ = stream.set_nodelay(true);
-        let cid = shared.next_cid();
-        shared
-            .stats
-            .total_connections
-            .fetch_add(1, Ordering::Relaxed);
-        let server = self.clone();
-        shared
-            .conn_tracker
-            .spawn(async move { run_client(server, stream, addr, cid).await });
+        let handle = self.new_connection(addr, self.config().max_pending);
+        self.spawn_connection(run_client(self.clone(), stream, handle));
     }
 }

@@ -18,7 +18,7 @@ use crate::limits::{
     READ_BUFFER_MAX_BYTES, READ_BUFFER_SHRINK_AFTER_SHORT_READS, READ_BUFFER_START_BYTES,
 };
 
-pub(crate) struct ReadBuf {
+pub struct ReadBuf {
     /// `data[start..]` is unparsed input.
     pub(crate) data: Vec<u8>,
     start: usize,
@@ -30,9 +30,15 @@ pub(crate) struct ReadBuf {
     offered: usize,
 }
 
+impl Default for ReadBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ReadBuf {
     /// An empty buffer; the first [`prepare`](Self::prepare) allocates it.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             data: Vec::new(),
             start: 0,
@@ -44,12 +50,12 @@ impl ReadBuf {
     }
 
     /// The bytes not handled yet.
-    pub(crate) fn pending(&self) -> &[u8] {
+    pub fn pending(&self) -> &[u8] {
         self.data.get(self.start..).unwrap_or_default()
     }
 
     /// Marks `n` more bytes as handled.
-    pub(crate) fn consume(&mut self, n: usize) {
+    pub fn consume(&mut self, n: usize) {
         if n > 0 {
             // A different op is at the front now.
             self.frame_needs = 0;
@@ -62,14 +68,14 @@ impl ReadBuf {
     }
 
     /// The op at the front is incomplete and needs `total` bytes in all.
-    pub(crate) fn need_frame(&mut self, total: usize) {
+    pub fn need_frame(&mut self, total: usize) {
         self.frame_needs = total;
     }
 
     /// Makes room for the next read: at least `target` bytes, or what the partial frame at the
     /// front still needs. Moves a partial op to the front, and gives memory back when the
     /// allocation is far larger than the traffic needs.
-    pub(crate) fn prepare(&mut self) {
+    pub fn prepare(&mut self) {
         let pending = self.data.len() - self.start;
         let frame_rest = self.frame_needs.saturating_sub(pending);
         let want = self.target.max(frame_rest);
@@ -90,7 +96,7 @@ impl ReadBuf {
     }
 
     /// Adjusts the target after a read of `n` bytes.
-    pub(crate) fn note_read(&mut self, n: usize) {
+    pub fn note_read(&mut self, n: usize) {
         if n >= self.offered {
             self.short_reads = 0;
             self.target = (self.target * 2).min(READ_BUFFER_MAX_BYTES);
@@ -106,7 +112,7 @@ impl ReadBuf {
     /// Waits for input from `socket` and reads it in. A buffer given back while the connection
     /// was quiet is taken again only once the transport says there is something to read.
     /// Cancel-safe: what was read stays here, and the read loop owns this buffer.
-    pub(crate) async fn fill<R: Inbound>(&mut self, socket: &mut R) -> Result<usize, ClosedReason> {
+    pub async fn fill<R: Inbound>(&mut self, socket: &mut R) -> Result<usize, ClosedReason> {
         if self.is_released() {
             socket.ready().await;
         }
@@ -115,7 +121,7 @@ impl ReadBuf {
     }
 
     /// Whether the buffer holds no allocation (see [`release_if_quiet`](Self::release_if_quiet)).
-    pub(crate) fn is_released(&self) -> bool {
+    pub fn is_released(&self) -> bool {
         self.data.capacity() == 0
     }
 
@@ -123,7 +129,7 @@ impl ReadBuf {
     /// target is at its start size): a connection that sends a line now and then holds no
     /// buffer between reads. Only for transports that can wait for input without one; the
     /// next [`prepare`](Self::prepare) allocates again.
-    pub(crate) fn release_if_quiet(&mut self) {
+    pub fn release_if_quiet(&mut self) {
         if self.pending().is_empty() && self.target == READ_BUFFER_START_BYTES {
             self.data = Vec::new();
             self.start = 0;
@@ -132,7 +138,7 @@ impl ReadBuf {
 
     /// The connection has been quiet for a while: the next [`prepare`](Self::prepare) shrinks
     /// the buffer back to its starting size if nothing is pending.
-    pub(crate) fn idle(&mut self) {
+    pub fn idle(&mut self) {
         if self.pending().is_empty() {
             self.target = READ_BUFFER_START_BYTES;
             self.short_reads = 0;

@@ -23,7 +23,7 @@ pub(crate) enum WriteOutcome {
 
 /// Why the writer itself ended the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WriterFailure {
+pub enum WriterFailure {
     /// The peer did not take `attempted` bytes within the write deadline: a slow consumer.
     WriteDeadline {
         attempted: usize,

@@ -1,13 +1,56 @@
 //! The accept loop every listener runs.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::client::ClientHandle;
 use crate::server::Server;
 
 impl Server {
+    /// The shared state of a connection a listener just accepted: a fresh connection id (ids
+    /// are shared by every kind of connection), an outbound buffer bounded by `max_pending`,
+    /// and a close signal that shutdown cancels. Counted in `/varz` `total_connections`.
+    pub fn new_connection(&self, addr: SocketAddr, max_pending: usize) -> Arc<ClientHandle> {
+        let shared = &self.shared;
+        shared
+            .stats
+            .total_connections
+            .fetch_add(1, Ordering::Relaxed);
+        let closing = shared.connections.child_token();
+        Arc::new(ClientHandle::new(
+            shared.next_cid(),
+            addr,
+            max_pending,
+            closing,
+        ))
+    }
+
+    /// Lists the connection among the server's clients (`/connz`, lame duck, shutdown and
+    /// reload reach it from then on), unless `max_connections` is reached: then it returns
+    /// false and the caller refuses the connection in its protocol's words.
+    pub fn register_connection(&self, handle: &Arc<ClientHandle>) -> bool {
+        self.register(handle)
+    }
+
+    /// Takes the connection off the server's list; its task calls this as it ends.
+    pub fn unregister_connection(&self, handle: &ClientHandle) {
+        self.unregister(handle.cid);
+    }
+
+    /// Runs a connection's task (or a listener's accept loop) so that shutdown waits for it
+    /// after closing the clients, before the services drain.
+    pub fn spawn_connection<F>(&self, task: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.shared.conn_tracker.spawn(task);
+    }
+
     /// Accepts on `listener` until the server stops accepting or shuts down, handing each
     /// socket (with the peer address as Go reports it) to `on_accept`. Every listener runs it:
     /// the client and websocket listeners here, and those of other crates. Accept errors (out

@@ -152,7 +152,7 @@ impl Server {
                         }
                     };
                     let up = upgrade::handshake(&mut stream, &ws.handshake, addr).await?;
-                    let tls_info = crate::client::tls_accept::connection_info(&stream, false);
+                    let tls_info = crate::kit::tls::connection_info(&stream, false);
                     Some((stream, up, tls_info))
                 };
                 let upgraded = tokio::select! {
@@ -207,14 +207,8 @@ impl Server {
         if let Some(info) = tls_info {
             handle.set_tls(info);
         }
-        let controls = Arc::new(transport::Controls::default());
-        let reader = transport::WsRead::new(
-            read_half,
-            Arc::clone(&handle),
-            Arc::clone(&controls),
-            up.decoder_config(config.max_payload),
-        );
-        let writer_sink = transport::WsWrite::new(write_half, controls, up.encoder_config());
+        let (reader, writer_sink) =
+            crate::kit::ws::transport(read_half, write_half, &handle, &up, config.max_payload);
         // Only the cookies outlive the upgrade; the rest (its response bytes) goes now rather
         // than stay with the connection.
         let session = Box::new(WsSession {

@@ -42,7 +42,7 @@ const _: () = assert!(RAW_READ_MIN_BYTES >= natrium_ws::limits::CONTROL_FRAME_BY
 
 /// Control frames the reader hands to the writer.
 #[derive(Default)]
-pub(crate) struct Controls {
+pub struct Controls {
     queue: Mutex<ControlQueue>,
     /// Pongs are queued; lets the writer skip the lock when there are none.
     pending: AtomicBool,
@@ -93,7 +93,7 @@ impl Controls {
 }
 
 /// The read side: socket bytes in, protocol bytes out.
-pub(crate) struct WsRead<R> {
+pub struct WsRead<R> {
     socket: R,
     handle: Arc<ClientHandle>,
     controls: Arc<Controls>,
@@ -214,7 +214,7 @@ impl<R: AsyncRead + Unpin + Send> Inbound for WsRead<R> {
 }
 
 /// The write side: outbound batches in, frames out.
-pub(crate) struct WsWrite<W> {
+pub struct WsWrite<W> {
     socket: W,
     controls: Arc<Controls>,
     cfg: EncoderConfig,
