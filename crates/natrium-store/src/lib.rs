@@ -1,0 +1,53 @@
+//! JetStream storage as a pure, synchronous library: the [`StreamStore`] and
+//! [`ConsumerStore`] traits and their implementations. It knows nothing of the JetStream API
+//! above it: stream configuration is opaque bytes to it, it parses no NATS headers, and it
+//! reads no clock (callers pass the time in). The on-disk format and the recovery rules are in
+//! `docs/store-format.md`.
+//!
+//! Layout:
+//! - [`stream`] / [`consumer`]: the two traits, and the consumer state types.
+//! - [`types`]: messages in and out, stream and subject state, limits ([`StoreConfig`]), Go's
+//!   byte accounting ([`MsgSizing`]), storage-update events.
+//! - [`filter`]: [`Filter`], one or many subjects, literal or wildcard.
+//! - [`error`]: [`StoreError`], Go's store errors plus I/O and corruption.
+//! - [`dedup`]: [`DedupWindow`], message id → sequence within the duplicate window.
+//! - [`limits`]: every size the store checks, with the Go value it mirrors.
+//!
+//! Still to come for issue 14: `TODO(#14)` the file store (records, blocks, index, recovery),
+//! compression and encryption of sealed blocks.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stdout
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod consumer;
+pub mod dedup;
+pub mod error;
+pub mod filter;
+pub mod limits;
+pub mod stream;
+pub mod types;
+
+pub use consumer::{
+    AckPolicy, ConsumerState, ConsumerStore, ConsumerStoreConfig, Pending, SequencePair,
+};
+pub use dedup::DedupWindow;
+pub use error::StoreError;
+pub use filter::Filter;
+pub use stream::StreamStore;
+pub use types::{
+    DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, SimpleState, StorageUpdate,
+    StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState, UpdateReason,
+};
