@@ -12,6 +12,8 @@
 //! - [`error`]: [`StoreError`], Go's store errors plus I/O and corruption.
 //! - [`dedup`]: [`DedupWindow`], message id → sequence within the duplicate window.
 //! - [`limits`]: every size the store checks, with the Go value it mirrors.
+//! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
+//!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
 //! Still to come for issue 14: `TODO(#14)` the file store (records, blocks, index, recovery),
 //! compression and encryption of sealed blocks.
@@ -37,6 +39,7 @@ pub mod dedup;
 pub mod error;
 pub mod filter;
 pub mod limits;
+mod memstore;
 pub mod stream;
 pub mod types;
 
@@ -46,6 +49,7 @@ pub use consumer::{
 pub use dedup::DedupWindow;
 pub use error::StoreError;
 pub use filter::Filter;
+pub use memstore::{MemConsumerStore, MemStore};
 pub use stream::StreamStore;
 pub use types::{
     DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, SimpleState, StorageUpdate,

@@ -25,9 +25,6 @@ pub const FILESTORE_HEADERS_OVERHEAD_BYTES: u64 = 4;
 /// dedup rather than of memory).
 pub const DEDUP_ENTRIES_MAX: usize = 1_000_000;
 
-/// Most sequences one `skip_msgs` call may skip: each becomes a record in the file store.
-pub const SKIP_MSGS_MAX: u64 = 1_000_000;
-
 /// Nanoseconds per second, for TTLs given in seconds as Go's `Nats-TTL` is.
 pub const NANOS_PER_SEC: i64 = 1_000_000_000;
 
