@@ -114,10 +114,12 @@ impl MemState {
             return SimpleState::default();
         }
         if filter.is_all() && start <= self.first_seq {
+            // The last message, not `last_seq`, which may be a skipped sequence.
+            let last = self.msgs.last_key_value().map_or(0, |(seq, _)| *seq);
             return SimpleState {
                 msgs: self.msgs.len() as u64,
                 first: self.first_seq,
-                last: self.last_seq,
+                last,
             };
         }
         let range = self.last_seq - start + 1;
