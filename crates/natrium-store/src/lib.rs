@@ -11,12 +11,16 @@
 //! - [`filter`]: [`Filter`], one or many subjects, literal or wildcard.
 //! - [`error`]: [`StoreError`], Go's store errors plus I/O and corruption.
 //! - [`dedup`]: [`DedupWindow`], message id → sequence within the duplicate window.
+//! - [`io`]: the narrow storage I/O trait the file store will use, the real file system
+//!   ([`io::StdFs`]) and a double that injects faults and simulates crashes ([`io::SimFs`]).
 //! - [`limits`]: every size the store checks, with the Go value it mirrors.
 //! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
 //!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! Still to come for issue 14: `TODO(#14)` the file store (records, blocks, index, recovery),
-//! compression and encryption of sealed blocks.
+//! Still to come for issue 14, `TODO(#14)`: the file store on top of [`io`] (record and block
+//! codecs, group-committed appends, block rotation, `index.dat`, recovery with resync and lost
+//! ranges, compaction, the consumer state file), running the same model test with crashes;
+//! then compression and encryption of sealed blocks, and the benchmarks.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -38,6 +42,7 @@ pub mod consumer;
 pub mod dedup;
 pub mod error;
 pub mod filter;
+pub mod io;
 pub mod limits;
 mod memstore;
 pub mod stream;
