@@ -11,6 +11,8 @@
 //! - [`filter`]: [`Filter`], one or many subjects, literal or wildcard.
 //! - [`error`]: [`StoreError`], Go's store errors plus I/O and corruption.
 //! - [`dedup`]: [`DedupWindow`], message id → sequence within the duplicate window.
+//! - [`filestore`]: the file store, so far its record codec (public for the recovery fuzz
+//!   target to come).
 //! - [`io`]: the narrow storage I/O trait the file store will use, the real file system
 //!   ([`io::StdFs`]) and a double that injects faults and simulates crashes ([`io::SimFs`]).
 //! - [`limits`]: every size the store checks, with the Go value it mirrors.
@@ -41,6 +43,7 @@
 pub mod consumer;
 pub mod dedup;
 pub mod error;
+pub mod filestore;
 pub mod filter;
 pub mod io;
 pub mod limits;
