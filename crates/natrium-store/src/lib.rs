@@ -1,0 +1,65 @@
+//! JetStream storage as a pure, synchronous library: the [`StreamStore`] and
+//! [`ConsumerStore`] traits and their implementations. It knows nothing of the JetStream API
+//! above it: stream configuration is opaque bytes to it, it parses no NATS headers, and it
+//! reads no clock (callers pass the time in). The on-disk format and the recovery rules are in
+//! `docs/store-format.md`.
+//!
+//! Layout:
+//! - [`stream`] / [`consumer`]: the two traits, and the consumer state types.
+//! - [`types`]: messages in and out, stream and subject state, limits ([`StoreConfig`]), Go's
+//!   byte accounting ([`MsgSizing`]), storage-update events.
+//! - [`filter`]: [`Filter`], one or many subjects, literal or wildcard.
+//! - [`error`]: [`StoreError`], Go's store errors plus I/O and corruption.
+//! - [`dedup`]: [`DedupWindow`], message id → sequence within the duplicate window.
+//! - [`filestore`]: the file store, so far its record codec (public for the recovery fuzz
+//!   target to come).
+//! - [`io`]: the narrow storage I/O trait the file store will use, the real file system
+//!   ([`io::StdFs`]) and a double that injects faults and simulates crashes ([`io::SimFs`]).
+//! - [`limits`]: every size the store checks, with the Go value it mirrors.
+//! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
+//!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
+//!
+//! Still to come for issue 14, `TODO(#14)`: the file store on top of [`io`] (record and block
+//! codecs, group-committed appends, block rotation, `index.dat`, recovery with resync and lost
+//! ranges, compaction, the consumer state file), running the same model test with crashes;
+//! then compression and encryption of sealed blocks, and the benchmarks.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stdout
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod consumer;
+pub mod dedup;
+pub mod error;
+pub mod filestore;
+pub mod filter;
+pub mod io;
+pub mod limits;
+mod memstore;
+pub mod stream;
+pub mod types;
+
+pub use consumer::{
+    AckPolicy, ConsumerState, ConsumerStore, ConsumerStoreConfig, Pending, SequencePair,
+};
+pub use dedup::DedupWindow;
+pub use error::StoreError;
+pub use filter::Filter;
+pub use memstore::{MemConsumerStore, MemStore};
+pub use stream::StreamStore;
+pub use types::{
+    DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, SimpleState, StorageUpdate,
+    StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState, UpdateReason,
+};

@@ -1,0 +1,356 @@
+//! `MemStore`: the memory implementation of [`StreamStore`]. Messages live in an ordered map
+//! keyed by sequence, with a per-subject index and a TTL index beside it (`state`); this file
+//! holds the trait's entry points and the sequence rules of purge, compact and truncate.
+
+use bytes::Bytes;
+
+use super::state::MemState;
+use crate::error::StoreError;
+use crate::filter::Filter;
+use crate::stream::StreamStore;
+use crate::types::{
+    NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState, UpdateReason,
+};
+
+/// A stream kept in memory. Bytes are accounted with Go's memory-store formula.
+pub struct MemStore {
+    state: MemState,
+}
+
+impl MemStore {
+    /// An empty store with these limits.
+    pub fn new(config: StoreConfig) -> Self {
+        MemStore {
+            state: MemState::new(config),
+        }
+    }
+
+    fn open(&self) -> Result<(), StoreError> {
+        if self.state.closed {
+            return Err(StoreError::Closed);
+        }
+        Ok(())
+    }
+
+    /// The sequence a store or skip call will use: `seq` if it is the next one (0 means next).
+    fn next_seq(&self, seq: u64) -> Result<u64, StoreError> {
+        let expected = self.state.last_seq + 1;
+        if seq != 0 && seq != expected {
+            return Err(StoreError::SequenceMismatch { expected, got: seq });
+        }
+        Ok(expected)
+    }
+
+    /// Removes the messages below `seq` one by one, reporting one total.
+    fn remove_below(&mut self, seq: u64) -> u64 {
+        let (mut purged, mut bytes) = (0, 0);
+        while let Some(first) = self
+            .state
+            .msgs
+            .first_key_value()
+            .map(|(s, _)| *s)
+            .filter(|s| *s < seq)
+        {
+            if let Some((_, size)) = self.state.remove(first, UpdateReason::Compacted, true) {
+                purged += 1;
+                bytes += size;
+            }
+        }
+        self.state
+            .notify_bulk(purged, bytes, None, UpdateReason::Compacted);
+        purged
+    }
+}
+
+impl StreamStore for MemStore {
+    fn store_msg(&mut self, msg: NewMsg<'_>) -> Result<Stored, StoreError> {
+        self.store_raw_msg(msg, 0, true)
+    }
+
+    fn store_raw_msg(
+        &mut self,
+        msg: NewMsg<'_>,
+        seq: u64,
+        discard_new_check: bool,
+    ) -> Result<Stored, StoreError> {
+        self.open()?;
+        self.state.check_size(&msg)?;
+        if discard_new_check {
+            self.state.check_discard_new(&msg)?;
+        }
+        let seq = self.next_seq(seq)?;
+        let NewMsg {
+            subject,
+            headers,
+            payload,
+            timestamp_ns,
+            ttl,
+            ..
+        } = msg;
+        self.state
+            .insert(seq, subject, headers, payload, timestamp_ns, ttl);
+        self.state.enforce_after_store(subject);
+        Ok(Stored { seq, timestamp_ns })
+    }
+
+    fn skip_msg(&mut self, seq: u64, now_ns: i64) -> Result<u64, StoreError> {
+        self.open()?;
+        let seq = self.next_seq(seq)?;
+        self.skip_to(seq, now_ns);
+        Ok(seq)
+    }
+
+    fn skip_msgs(&mut self, seq: u64, num: u64, now_ns: i64) -> Result<(), StoreError> {
+        self.open()?;
+        let seq = self.next_seq(seq)?;
+        if num == 0 {
+            return Ok(());
+        }
+        let last = seq
+            .checked_add(num - 1)
+            .ok_or(StoreError::SequenceMismatch {
+                expected: seq,
+                got: u64::MAX,
+            })?;
+        self.skip_to(last, now_ns);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<u64, StoreError> {
+        self.open()?;
+        Ok(self.state.last_seq)
+    }
+
+    fn load_msg(&self, seq: u64) -> Result<StoredMsg, StoreError> {
+        self.open()?;
+        self.state.load(seq)
+    }
+
+    fn load_next_msg(&self, filter: &Filter, start: u64) -> Result<StoredMsg, StoreError> {
+        self.open()?;
+        let (seq, entry) = self
+            .state
+            .next_matching(filter, start)
+            .ok_or(StoreError::Eof)?;
+        Ok(entry.to_msg(seq))
+    }
+
+    fn load_last_msg(&self, filter: &Filter) -> Result<StoredMsg, StoreError> {
+        self.open()?;
+        let (seq, entry) = self
+            .state
+            .last_matching(filter)
+            .ok_or(StoreError::NotFound)?;
+        Ok(entry.to_msg(seq))
+    }
+
+    fn subject_for_seq(&self, seq: u64) -> Result<Bytes, StoreError> {
+        self.open()?;
+        self.state
+            .msgs
+            .get(&seq)
+            .map(|e| e.subject.clone())
+            .ok_or(StoreError::NotFound)
+    }
+
+    fn remove_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
+        self.open()?;
+        Ok(self
+            .state
+            .remove(seq, UpdateReason::Removed, false)
+            .is_some())
+    }
+
+    fn erase_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
+        self.open()?;
+        let Some((entry, _)) = self.state.remove(seq, UpdateReason::Erased, false) else {
+            return Ok(false);
+        };
+        // Overwrite the bytes when this store holds the only reference; a loaded copy still in
+        // use elsewhere keeps its view (it is the reader's), and is dropped with it.
+        for part in [entry.headers, entry.payload] {
+            if let Ok(mut owned) = part.try_into_mut() {
+                owned.fill(0);
+            }
+        }
+        Ok(true)
+    }
+
+    fn purge(&mut self) -> Result<u64, StoreError> {
+        self.open()?;
+        Ok(self.state.clear(UpdateReason::Purged))
+    }
+
+    fn purge_ex(&mut self, subject: &[u8], seq: u64, keep: u64) -> Result<u64, StoreError> {
+        self.open()?;
+        if seq == 1 {
+            return Ok(0);
+        }
+        let filter = Filter::new(subject)?;
+        if filter.is_all() {
+            if keep == 0 && seq == 0 {
+                return self.purge();
+            }
+            if seq > 1 {
+                return self.compact(seq);
+            }
+        }
+        let matching = self.state.filtered(0, &filter);
+        if matching.msgs == 0 || keep >= matching.msgs && keep > 0 {
+            return Ok(0);
+        }
+        let max_purge = if keep > 0 {
+            matching.msgs - keep
+        } else {
+            u64::MAX
+        };
+        let last = if seq >= 1 { seq - 1 } else { matching.last };
+        Ok(self.purge_matching(&filter, matching.first, last, max_purge))
+    }
+
+    fn compact(&mut self, seq: u64) -> Result<u64, StoreError> {
+        self.open()?;
+        if seq == 0 {
+            return self.purge();
+        }
+        if self.state.first_seq > seq {
+            return Ok(0);
+        }
+        if seq <= self.state.last_seq {
+            return Ok(self.remove_below(seq));
+        }
+        // Past the end: empty the store and restart its sequences at `seq`.
+        let purged = self.state.clear(UpdateReason::Compacted);
+        self.state.last_seq = seq - 1;
+        self.state.first_seq = seq;
+        Ok(purged)
+    }
+
+    fn truncate(&mut self, seq: u64) -> Result<(), StoreError> {
+        self.open()?;
+        let (mut purged, mut bytes) = (0, 0);
+        while let Some(last) = self
+            .state
+            .msgs
+            .last_key_value()
+            .map(|(s, _)| *s)
+            .filter(|s| *s > seq)
+        {
+            if let Some((_, size)) = self.state.remove(last, UpdateReason::Truncated, true) {
+                purged += 1;
+                bytes += size;
+            }
+        }
+        self.state
+            .notify_bulk(purged, bytes, None, UpdateReason::Truncated);
+        if let Some(entry) = self.state.msgs.get(&seq) {
+            self.state.last_ts = entry.timestamp_ns;
+        }
+        self.state.last_seq = seq;
+        if seq == 0 {
+            self.state.last_ts = 0;
+        }
+        if self.state.msgs.is_empty() {
+            self.state.first_seq = if seq == 0 { 0 } else { seq + 1 };
+            self.state.first_ts = 0;
+        }
+        Ok(())
+    }
+
+    fn seq_from_time(&self, timestamp_ns: i64) -> u64 {
+        self.state.seq_from_time(timestamp_ns)
+    }
+
+    fn filtered_state(&self, start: u64, filter: &Filter) -> SimpleState {
+        self.state.filtered(start, filter)
+    }
+
+    fn subjects_state(&self, filter: &Filter) -> Vec<(Bytes, SimpleState)> {
+        self.state.subjects_state(filter)
+    }
+
+    fn num_pending(&self, start: u64, filter: &Filter, last_per_subject: bool) -> (u64, u64) {
+        let total = if last_per_subject {
+            self.state.subjects_pending(start, filter)
+        } else {
+            self.state.filtered(start, filter).msgs
+        };
+        (total, self.state.last_seq)
+    }
+
+    fn state(&self) -> StreamState {
+        self.state.snapshot(true)
+    }
+
+    fn fast_state(&self) -> StreamState {
+        self.state.snapshot(false)
+    }
+
+    fn config(&self) -> &StoreConfig {
+        &self.state.config
+    }
+
+    fn update_config(&mut self, config: StoreConfig) -> Result<(), StoreError> {
+        self.open()?;
+        self.state.config = config;
+        self.state.enforce_totals();
+        self.state.enforce_all_subjects();
+        Ok(())
+    }
+
+    fn register_storage_updates(&mut self, callback: StorageUpdateFn) {
+        self.state.updates = Some(callback);
+    }
+
+    fn expire_due(&mut self, now_ns: i64) -> Result<u64, StoreError> {
+        self.open()?;
+        Ok(self.state.expire(now_ns))
+    }
+
+    fn next_expiry(&self) -> Option<i64> {
+        self.state.next_expiry()
+    }
+
+    fn stop(&mut self) -> Result<(), StoreError> {
+        self.state.closed = true;
+        Ok(())
+    }
+}
+
+impl MemStore {
+    /// Uses sequences up to `last` without messages. The last time is set only if unset.
+    fn skip_to(&mut self, last: u64, now_ns: i64) {
+        self.state.last_seq = last;
+        if self.state.last_ts == 0 {
+            self.state.last_ts = now_ns;
+        }
+        if self.state.msgs.is_empty() {
+            self.state.first_seq = last + 1;
+            self.state.first_ts = 0;
+        }
+    }
+
+    /// Purges matching messages in `first..=last`, at most `max_purge` of them, oldest first.
+    fn purge_matching(&mut self, filter: &Filter, first: u64, last: u64, max_purge: u64) -> u64 {
+        let (mut purged, mut bytes, mut single) = (0, 0, None);
+        let mut cursor = first;
+        while purged < max_purge {
+            let Some((seq, _)) = self.state.next_matching(filter, cursor) else {
+                break;
+            };
+            if seq > last {
+                break;
+            }
+            cursor = seq + 1;
+            if let Some((entry, size)) = self.state.remove(seq, UpdateReason::Purged, true) {
+                purged += 1;
+                bytes += size;
+                single.get_or_insert((seq, entry.subject));
+            }
+        }
+        let single_ref = single.as_ref().map(|(s, subj)| (*s, subj.as_ref()));
+        self.state
+            .notify_bulk(purged, bytes, single_ref, UpdateReason::Purged);
+        purged
+    }
+}
