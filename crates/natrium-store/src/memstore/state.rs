@@ -36,14 +36,16 @@ impl Entry {
         }
     }
 
-    pub(super) fn size(&self) -> u64 {
-        MsgSizing::Memory.size(self.subject.len(), self.headers.len(), self.payload.len())
+    pub(super) fn size(&self, sizing: MsgSizing) -> u64 {
+        sizing.size(self.subject.len(), self.headers.len(), self.payload.len())
     }
 }
 
 /// Everything the memory store holds.
 pub(super) struct MemState {
     pub(super) config: StoreConfig,
+    /// Go's byte formula for this store kind (the file store reuses this state).
+    pub(super) sizing: MsgSizing,
     /// Messages by sequence: ordered, so first/last and range scans are cheap.
     pub(super) msgs: BTreeMap<u64, Entry>,
     pub(super) subjects: Subjects,
@@ -59,9 +61,10 @@ pub(super) struct MemState {
 }
 
 impl MemState {
-    pub(super) fn new(config: StoreConfig) -> Self {
+    pub(super) fn new(config: StoreConfig, sizing: MsgSizing) -> Self {
         MemState {
             config,
+            sizing,
             msgs: BTreeMap::new(),
             subjects: Subjects::default(),
             ttl: TtlIndex::default(),
@@ -106,7 +109,7 @@ impl MemState {
             prev_same,
             next_same: 0,
         };
-        let size = entry.size();
+        let size = entry.size(self.sizing);
         if self.msgs.is_empty() {
             self.first_seq = seq;
             self.first_ts = timestamp_ns;
@@ -148,7 +151,7 @@ impl MemState {
         if let Some(expires) = entry.ttl.expires_at(entry.timestamp_ns) {
             self.ttl.remove(expires, seq);
         }
-        let size = entry.size();
+        let size = entry.size(self.sizing);
         debug_assert!(size <= self.bytes, "byte accounting underflow");
         self.bytes = self.bytes.saturating_sub(size);
         if seq == self.first_seq {

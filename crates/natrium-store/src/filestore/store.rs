@@ -1,0 +1,314 @@
+//! `FileStore`'s data, opening (recovery of every block), and the write path: records are
+//! encoded with the record codec and appended to the tail block, which rotates at the block
+//! size; `sync_blocks` is the group commit, one `fdatasync` per block written since the last.
+//!
+//! The in-memory state is a [`MemStore`] counting bytes with Go's file-store formula: it
+//! answers every query and enforces the limits, and its storage-update events tell this
+//! layer which messages to write tombstones for. It also holds each message's bytes, a cache
+//! of the whole stream for now: `TODO(#14)`: keep only the locations and a bounded cache.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
+use super::record::{self, Kind, Record};
+use super::recover::{scan_block, Replay};
+use crate::error::StoreError;
+use crate::io::{read_exact_at, OpenMode, StorageIo};
+use crate::memstore::MemStore;
+use crate::stream::StreamStore;
+use crate::types::{LostData, MsgSizing, MsgTtl, StorageUpdateFn, StoreConfig};
+
+/// File store settings that are not stream limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStoreOptions {
+    /// A block rotates when the next record would take it past this many bytes.
+    pub block_bytes: u64,
+}
+
+impl Default for FileStoreOptions {
+    fn default() -> Self {
+        FileStoreOptions {
+            block_bytes: BLOCK_BYTES_DEFAULT,
+        }
+    }
+}
+
+/// Storage-update events seen by this layer: (message delta, sequence).
+type Events = Arc<Mutex<Vec<(i64, u64)>>>;
+
+/// A stream kept in block files under `<dir>/msgs`, through a [`StorageIo`].
+pub struct FileStore {
+    pub(super) io: Arc<dyn StorageIo>,
+    pub(super) dir: PathBuf,
+    pub(super) options: FileStoreOptions,
+    pub(super) inner: MemStore,
+    pub(super) blocks: BTreeMap<u32, Block>,
+    /// Sequence → where its message record is, for every message held.
+    pub(super) locs: BTreeMap<u64, Loc>,
+    /// Blocks written since the last sync.
+    pub(super) dirty: BTreeSet<u32>,
+    /// The last sequence the log accounts for (messages, skips, truncates).
+    pub(super) logged_last: u64,
+    pub(super) lost: Option<LostData>,
+    pub(super) events: Events,
+    pub(super) user_updates: Arc<Mutex<Option<StorageUpdateFn>>>,
+    /// Set by a failed write or sync: nothing more is acknowledged (`docs/store-format.md`
+    /// §12); reads keep working.
+    pub(super) failed: bool,
+    scratch: Vec<u8>,
+}
+
+impl FileStore {
+    /// Opens (creating if needed) the stream stored under `dir`, recovering every block.
+    pub fn open(
+        io: Arc<dyn StorageIo>,
+        dir: &Path,
+        config: StoreConfig,
+        options: FileStoreOptions,
+    ) -> Result<FileStore, StoreError> {
+        let msgs_dir = dir.join("msgs");
+        io.create_dir_all(&msgs_dir)
+            .map_err(|e| StoreError::io("create directory", e))?;
+        let mut store = FileStore {
+            io,
+            dir: msgs_dir,
+            options,
+            inner: MemStore::with_sizing(StoreConfig::default(), MsgSizing::File),
+            blocks: BTreeMap::new(),
+            locs: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            logged_last: 0,
+            lost: None,
+            events: Arc::default(),
+            user_updates: Arc::default(),
+            failed: false,
+            scratch: Vec::new(),
+        };
+        store.recover()?;
+        store.hook_updates();
+        store.mutate(0, |inner| inner.update_config(config))?;
+        Ok(store)
+    }
+
+    /// Scans every block in index order into the in-memory state.
+    fn recover(&mut self) -> Result<(), StoreError> {
+        let names = self
+            .io
+            .list_dir(&self.dir)
+            .map_err(|e| StoreError::io("list blocks", e))?;
+        let indexes: BTreeSet<u32> = names.iter().filter_map(|n| block::parse_name(n)).collect();
+        let tail = indexes.last().copied();
+        let mut replay = Replay {
+            inner: &mut self.inner,
+            locs: &mut self.locs,
+            lost: Vec::new(),
+            last: 0,
+        };
+        for index in indexes {
+            let path = self.dir.join(block::file_name(index));
+            let file = self
+                .io
+                .open(&path, OpenMode::ReadWrite)
+                .map_err(|e| StoreError::io("open block", e))?;
+            let size = file.size().map_err(|e| StoreError::io("block size", e))?;
+            if size > BLOCK_FILE_BYTES_MAX {
+                return Err(StoreError::Corrupt {
+                    what: "block file length",
+                });
+            }
+            let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0)];
+            read_exact_at(&*file, &mut buf, 0).map_err(|e| StoreError::io("read block", e))?;
+            let end = scan_block(&buf, index, &mut replay);
+            let mut len = size;
+            if Some(index) == tail && (end.torn || size < HEADER_BYTES) {
+                // Only the tail block can be torn by a crash: cut it back to its last whole
+                // record (a header cut short is rewritten, it holds no record).
+                len = end.good_end.max(HEADER_BYTES);
+                file.set_len(end.good_end)
+                    .and_then(|()| file.sync_data())
+                    .map_err(|e| StoreError::io("cut torn tail", e))?;
+                if end.good_end < HEADER_BYTES {
+                    let header = block::encode_header(index, replay.last + 1, 0);
+                    crate::io::write_all_at(&*file, &header, 0)
+                        .and_then(|()| file.sync_data())
+                        .map_err(|e| StoreError::io("rewrite block header", e))?;
+                }
+            }
+            self.blocks.insert(
+                index,
+                Block {
+                    index,
+                    path,
+                    file,
+                    len,
+                },
+            );
+        }
+        self.logged_last = replay.last;
+        if !replay.lost.is_empty() {
+            self.lost = Some(LostData {
+                ranges: replay.lost,
+                bytes: 0,
+            });
+        }
+        if self.blocks.is_empty() {
+            let created = Block::create(&*self.io, &self.dir, 1, self.logged_last + 1)?;
+            self.blocks.insert(1, created);
+        }
+        Ok(())
+    }
+
+    /// Routes the memory state's storage updates through this layer (to learn what was
+    /// removed) and on to the caller's callback.
+    fn hook_updates(&mut self) {
+        let events = Arc::clone(&self.events);
+        let user = Arc::clone(&self.user_updates);
+        self.inner.register_storage_updates(Box::new(move |u| {
+            events
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((u.msgs, u.seq));
+            if let Some(cb) = user.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+                cb(u);
+            }
+        }));
+    }
+
+    pub(super) fn writable(&self) -> Result<(), StoreError> {
+        if self.failed {
+            return Err(StoreError::Io {
+                op: "write (an earlier write or sync failed)",
+                source: std::io::ErrorKind::Other.into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs a change on the memory state, then logs what it did: tombstones for every
+    /// message it removed and a skip for sequences it used without a record (`skip_ts` is
+    /// that skip's time, see `StreamStore::skip_msg`).
+    pub(super) fn mutate<T>(
+        &mut self,
+        skip_ts: i64,
+        change: impl FnOnce(&mut MemStore) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.writable()?;
+        let out = change(&mut self.inner);
+        self.log_removals()?;
+        let last = self.inner.fast_state().last_seq;
+        if last > self.logged_last {
+            let first = self.logged_last + 1;
+            let count = (last - first + 1).to_le_bytes();
+            self.append(Kind::Skip, first, skip_ts, &count)?;
+            self.logged_last = last;
+        }
+        out
+    }
+
+    /// Writes a tombstone for every message the memory state dropped since the last call.
+    pub(super) fn log_removals(&mut self) -> Result<(), StoreError> {
+        let events =
+            std::mem::take(&mut *self.events.lock().unwrap_or_else(PoisonError::into_inner));
+        let removals: Vec<_> = events.into_iter().filter(|e| e.0 < 0).collect();
+        if removals.is_empty() {
+            return Ok(());
+        }
+        let seqs: Vec<u64> = if removals.iter().all(|e| e.0 == -1 && e.1 != 0) {
+            removals.into_iter().map(|e| e.1).collect()
+        } else {
+            // A bulk removal names no sequences: the held locations the state no longer has.
+            let inner = &self.inner;
+            self.locs
+                .keys()
+                .copied()
+                .filter(|s| inner.subject_for_seq(*s).is_err())
+                .collect()
+        };
+        for seq in seqs {
+            if self.locs.remove(&seq).is_some() {
+                self.append(Kind::Tombstone, seq, 0, &[])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes and appends one record with no subject or headers (skip, tombstone, truncate).
+    pub(super) fn append(
+        &mut self,
+        kind: Kind,
+        seq: u64,
+        timestamp_ns: i64,
+        payload: &[u8],
+    ) -> Result<Loc, StoreError> {
+        let rec = Record {
+            kind,
+            erased: false,
+            seq,
+            timestamp_ns,
+            ttl: MsgTtl::None,
+            subject: &[],
+            headers: &[],
+            payload,
+        };
+        self.append_record(&rec)
+    }
+
+    /// Encodes and appends `rec` to the tail block, rotating first if it would not fit.
+    pub(super) fn append_record(&mut self, rec: &Record<'_>) -> Result<Loc, StoreError> {
+        self.writable()?;
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        let written = record::encode(rec, &mut buf)
+            .ok_or(StoreError::MsgTooLarge)
+            .and_then(|len| self.write_tail(&buf, len));
+        self.scratch = buf;
+        if matches!(
+            written,
+            Err(StoreError::Io { .. } | StoreError::StorageFull)
+        ) {
+            self.failed = true;
+        }
+        written
+    }
+
+    fn write_tail(&mut self, bytes: &[u8], len: usize) -> Result<Loc, StoreError> {
+        let Some(mut index) = self.blocks.keys().next_back().copied() else {
+            return Err(StoreError::Corrupt { what: "no blocks" });
+        };
+        let tail_len = self.blocks.get(&index).map_or(0, |b| b.len);
+        if tail_len > HEADER_BYTES && tail_len + len as u64 > self.options.block_bytes {
+            index += 1;
+            let created = Block::create(&*self.io, &self.dir, index, self.logged_last + 1)?;
+            self.blocks.insert(index, created);
+        }
+        let tail = self
+            .blocks
+            .get_mut(&index)
+            .ok_or(StoreError::Corrupt { what: "tail block" })?;
+        let offset = tail.append(bytes)?;
+        self.dirty.insert(index);
+        Ok(Loc {
+            block: index,
+            offset,
+            len: u32::try_from(len).map_err(|_| StoreError::MsgTooLarge)?,
+        })
+    }
+
+    /// The group commit: one `fdatasync` per block written since the last one covers every
+    /// record appended before it.
+    pub(super) fn sync_blocks(&mut self) -> Result<(), StoreError> {
+        self.writable()?;
+        while let Some(index) = self.dirty.first().copied() {
+            if let Some(block) = self.blocks.get(&index) {
+                if let Err(e) = block.file.sync_data() {
+                    self.failed = true;
+                    return Err(StoreError::io("sync", e));
+                }
+            }
+            self.dirty.remove(&index);
+        }
+        Ok(())
+    }
+}
