@@ -65,6 +65,9 @@ impl Replay<'_> {
                     self.last = rec.seq.saturating_add(count - 1);
                 }
             }
+            Kind::Tombstone if rec.seq == 0 => {
+                let _ = self.inner.purge();
+            }
             Kind::Tombstone => {
                 let _ = self.inner.remove_msg(rec.seq);
                 self.locs.remove(&rec.seq);

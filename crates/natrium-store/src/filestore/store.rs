@@ -195,9 +195,16 @@ impl FileStore {
         change: impl FnOnce(&mut MemStore) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.writable()?;
+        let first_before = self.inner.fast_state().first_seq;
         let out = change(&mut self.inner);
         self.log_removals()?;
-        let last = self.inner.fast_state().last_seq;
+        let state = self.inner.fast_state();
+        if first_before == 0 && state.first_seq != 0 && state.last_seq == 0 {
+            // A purge of a store that never used a sequence moves its first sequence to 1:
+            // a tombstone of sequence 0 records that (`docs/store-format.md` §2).
+            self.append(Kind::Tombstone, 0, 0, &[])?;
+        }
+        let last = state.last_seq;
         if last > self.logged_last {
             let first = self.logged_last + 1;
             let count = (last - first + 1).to_le_bytes();
