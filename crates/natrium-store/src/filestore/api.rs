@@ -1,6 +1,6 @@
 //! `FileStore`'s implementation of [`StreamStore`]: each change runs on the memory state and
 //! is then logged as records (message, skip, tombstone, truncate); queries are the memory
-//! state's, and `load_msg` reads the record back from its block with its CRC checked.
+//! state's, and loads read the record back from its block with its CRC checked.
 
 use bytes::Bytes;
 
@@ -72,16 +72,19 @@ impl StreamStore for FileStore {
                 .get(&loc.block)
                 .ok_or(StoreError::Corrupt { what: "block" })?
                 .load(*loc, seq),
+            // Not held: the memory state tells `NotFound` from `Eof`.
             None => self.inner.load_msg(seq),
         }
     }
 
     fn load_next_msg(&self, filter: &Filter, start: u64) -> Result<StoredMsg, StoreError> {
-        self.inner.load_next_msg(filter, start)
+        let found = self.inner.load_next_msg(filter, start)?;
+        self.load_msg(found.seq)
     }
 
     fn load_last_msg(&self, filter: &Filter) -> Result<StoredMsg, StoreError> {
-        self.inner.load_last_msg(filter)
+        let found = self.inner.load_last_msg(filter)?;
+        self.load_msg(found.seq)
     }
 
     fn subject_for_seq(&self, seq: u64) -> Result<Bytes, StoreError> {

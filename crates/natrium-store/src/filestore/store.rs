@@ -2,10 +2,11 @@
 //! encoded with the record codec and appended to the tail block, which rotates at the block
 //! size; `sync_blocks` is the group commit, one `fdatasync` per block written since the last.
 //!
-//! The in-memory state is a [`MemStore`] counting bytes with Go's file-store formula: it
-//! answers every query and enforces the limits, and its storage-update events tell this
-//! layer which messages to write tombstones for. It also holds each message's bytes, a cache
-//! of the whole stream for now: `TODO(#14)`: keep only the locations and a bounded cache.
+//! The in-memory state is a [`MemStore`] counting bytes with Go's file-store formula and
+//! holding no headers or payloads: it answers every query and enforces the limits, and its
+//! storage-update events tell this layer which messages to write tombstones for. Message
+//! bodies are read back from the blocks by location. `TODO(#14)`: a bounded cache of recent
+//! blocks, and an index of subjects that is not a map entry per message.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ impl FileStore {
             io,
             dir: msgs_dir,
             options,
-            inner: MemStore::with_sizing(StoreConfig::default(), MsgSizing::File),
+            inner: MemStore::with_sizing(StoreConfig::default(), MsgSizing::File).without_bodies(),
             blocks: BTreeMap::new(),
             locs: BTreeMap::new(),
             dirty: BTreeSet::new(),

@@ -54,7 +54,7 @@ impl MemState {
                 // frees at least as many bytes as the new one takes.
                 let freed = subject
                     .and_then(|s| self.msgs.get(&s.first))
-                    .map_or(0, |e| e.size(self.sizing));
+                    .map_or(0, super::state::Entry::size);
                 if !at_subject_limit || freed < size {
                     return Err(StoreError::MaxBytes);
                 }

@@ -21,6 +21,7 @@ pub(super) struct Entry {
     pub(super) payload: Bytes,
     pub(super) timestamp_ns: i64,
     pub(super) ttl: MsgTtl,
+    pub(super) size: u64,
     pub(super) prev_same: u64,
     pub(super) next_same: u64,
 }
@@ -36,8 +37,9 @@ impl Entry {
         }
     }
 
-    pub(super) fn size(&self, sizing: MsgSizing) -> u64 {
-        sizing.size(self.subject.len(), self.headers.len(), self.payload.len())
+    /// The accounted size, fixed when the message was stored (its bodies may not be held).
+    pub(super) fn size(&self) -> u64 {
+        self.size
     }
 }
 
@@ -46,6 +48,9 @@ pub(super) struct MemState {
     pub(super) config: StoreConfig,
     /// Go's byte formula for this store kind (the file store reuses this state).
     pub(super) sizing: MsgSizing,
+    /// Whether headers and payloads are held. The file store keeps them on disk only, and
+    /// loads them by sequence (`MemStore::without_bodies`).
+    pub(super) keep_bodies: bool,
     /// Messages by sequence: ordered, so first/last and range scans are cheap.
     pub(super) msgs: BTreeMap<u64, Entry>,
     pub(super) subjects: Subjects,
@@ -65,6 +70,7 @@ impl MemState {
         MemState {
             config,
             sizing,
+            keep_bodies: true,
             msgs: BTreeMap::new(),
             subjects: Subjects::default(),
             ttl: TtlIndex::default(),
@@ -100,16 +106,24 @@ impl MemState {
         if let Some(prev) = self.msgs.get_mut(&prev_same) {
             prev.next_same = seq;
         }
+        let size = self
+            .sizing
+            .size(subject.len(), headers.len(), payload.len());
+        let (headers, payload) = if self.keep_bodies {
+            (headers, payload)
+        } else {
+            (Bytes::new(), Bytes::new())
+        };
         let entry = Entry {
             subject,
             headers,
             payload,
+            size,
             timestamp_ns,
             ttl,
             prev_same,
             next_same: 0,
         };
-        let size = entry.size(self.sizing);
         if self.msgs.is_empty() {
             self.first_seq = seq;
             self.first_ts = timestamp_ns;
@@ -151,7 +165,7 @@ impl MemState {
         if let Some(expires) = entry.ttl.expires_at(entry.timestamp_ns) {
             self.ttl.remove(expires, seq);
         }
-        let size = entry.size(self.sizing);
+        let size = entry.size();
         debug_assert!(size <= self.bytes, "byte accounting underflow");
         self.bytes = self.bytes.saturating_sub(size);
         if seq == self.first_seq {

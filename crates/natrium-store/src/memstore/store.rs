@@ -34,6 +34,13 @@ impl MemStore {
         }
     }
 
+    /// Makes the store keep subjects, times and sizes but drop headers and payloads, which
+    /// the file store holds on disk: loads then return empty bodies and only locate messages.
+    pub(crate) fn without_bodies(mut self) -> Self {
+        self.state.keep_bodies = false;
+        self
+    }
+
     fn open(&self) -> Result<(), StoreError> {
         if self.state.closed {
             return Err(StoreError::Closed);
