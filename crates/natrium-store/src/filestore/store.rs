@@ -1,6 +1,7 @@
 //! `FileStore`'s data, opening (recovery of every block), and the write path: records are
-//! encoded with the record codec and appended to the tail block, which rotates at the block
-//! size; `sync_blocks` is the group commit, one `fdatasync` per block written since the last.
+//! encoded with the record codec and appended to the tail block; `sync_blocks` is the group
+//! commit, one `fdatasync` per block written since the last. A tail past the block size
+//! rotates at the next append after a sync, so every block but the tail is whole on disk.
 //!
 //! The in-memory state is a [`MemStore`] counting bytes with Go's file-store formula and
 //! holding no headers or payloads: it answers every query and enforces the limits, and its
@@ -39,6 +40,10 @@ impl Default for FileStoreOptions {
 /// Storage-update events seen by this layer: (message delta, sequence).
 type Events = Arc<Mutex<Vec<(i64, u64)>>>;
 
+/// How far past the block size a tail grows between syncs before it rotates (with a sync
+/// of its own). Rotation normally waits for a group commit, so one batch stays in one block.
+const BLOCK_OVERRUN_BYTES_MAX: u64 = 8 * 1024 * 1024;
+
 /// A stream kept in block files under `<dir>/msgs`, through a [`StorageIo`].
 pub struct FileStore {
     pub(super) io: Arc<dyn StorageIo>,
@@ -58,6 +63,8 @@ pub struct FileStore {
     /// Set by a failed write or sync: nothing more is acknowledged (`docs/store-format.md`
     /// §12); reads keep working.
     pub(super) failed: bool,
+    /// The tail reached the block size at the last sync: the next record starts a block.
+    rotate_next: bool,
     scratch: Vec<u8>,
 }
 
@@ -85,6 +92,7 @@ impl FileStore {
             events: Arc::default(),
             user_updates: Arc::default(),
             failed: false,
+            rotate_next: false,
             scratch: Vec::new(),
         };
         store.recover()?;
@@ -286,7 +294,14 @@ impl FileStore {
             return Err(StoreError::Corrupt { what: "no blocks" });
         };
         let tail_len = self.blocks.get(&index).map_or(0, |b| b.len);
-        if tail_len > HEADER_BYTES && tail_len + len as u64 > self.options.block_bytes {
+        let overrun = tail_len + len as u64 > self.options.block_bytes + BLOCK_OVERRUN_BYTES_MAX;
+        if tail_len > HEADER_BYTES && (self.rotate_next || overrun) {
+            // The old tail is synced before a record goes to the new one, so a record in a
+            // later block means every earlier block is whole: a gap between blocks after a
+            // crash is damage, never unsynced writes landing out of order. Rotating right
+            // after a group commit makes that free; only an overrun costs a sync of its own.
+            self.sync_blocks()?;
+            self.rotate_next = false;
             index += 1;
             let created = Block::create(&*self.io, &self.dir, index, self.logged_last + 1)?;
             self.blocks.insert(index, created);
@@ -317,6 +332,8 @@ impl FileStore {
             }
             self.dirty.remove(&index);
         }
+        let tail_len = self.blocks.values().next_back().map_or(0, |b| b.len);
+        self.rotate_next = tail_len >= self.options.block_bytes;
         Ok(())
     }
 }

@@ -46,6 +46,7 @@ fn store_file_survives_reopen_and_rotates() {
     let mut store = open(&fs, 256);
     for i in 1..=20 {
         put(&mut store, i);
+        store.sync().unwrap();
     }
     assert!(store.remove_msg(5).unwrap());
     assert_eq!(store.sync().unwrap(), 20);
@@ -185,8 +186,12 @@ proptest::proptest! {
         let mut store = open(&fs, 300);
         for i in 1..=30 {
             put(&mut store, i);
+            if i % 4 == 0 {
+                store.sync().unwrap();
+            }
         }
         store.sync().unwrap();
+        proptest::prop_assert!(store.blocks.len() > 3);
         let names: Vec<_> = store.blocks.values().map(|b| b.path.clone()).collect();
         drop(store);
         let path = &names[d.block % names.len()];
