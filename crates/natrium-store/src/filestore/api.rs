@@ -96,8 +96,25 @@ impl StreamStore for FileStore {
     }
 
     fn erase_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
-        // TODO(#14): overwrite the record's bytes in place after the tombstone is synced (§8).
-        self.mutate(0, |inner| inner.erase_msg(seq))
+        let loc = self.locs.get(&seq).copied();
+        if !self.mutate(0, |inner| inner.erase_msg(seq))? {
+            return Ok(false);
+        }
+        // The tombstone is durable before the bytes go (§8).
+        self.sync_blocks()?;
+        if let Some(loc) = loc {
+            let block = self
+                .blocks
+                .get(&loc.block)
+                .ok_or(StoreError::Corrupt { what: "block" })?;
+            if let Err(e) = block.erase(loc, seq) {
+                if matches!(e, StoreError::Io { .. } | StoreError::StorageFull) {
+                    self.failed = true;
+                }
+                return Err(e);
+            }
+        }
+        Ok(true)
     }
 
     fn purge(&mut self) -> Result<u64, StoreError> {

@@ -121,6 +121,42 @@ impl Block {
     }
 }
 
+impl Block {
+    /// Overwrites the headers and payload of the message record at `loc` with zeros in
+    /// place, marking it `ERASED` with fresh CRCs, and syncs (`docs/store-format.md` §8). The
+    /// caller has synced the tombstone first, so a crash midway leaves a record that fails
+    /// its CRC but is covered by the tombstone: deleted, not lost.
+    pub fn erase(&self, loc: Loc, seq: u64) -> Result<(), StoreError> {
+        let mut buf = vec![0u8; loc.len as usize];
+        read_exact_at(&*self.file, &mut buf, loc.offset)
+            .map_err(|e| StoreError::io("read record", e))?;
+        let Decoded::Record(rec, _) = record::decode(&buf) else {
+            return Err(StoreError::Corrupt { what: "record" });
+        };
+        if rec.kind != Kind::Msg || rec.seq != seq {
+            return Err(StoreError::Corrupt { what: "record" });
+        }
+        let headers = vec![0u8; rec.headers.len()];
+        let payload = vec![0u8; rec.payload.len()];
+        let erased = record::Record {
+            erased: true,
+            headers: &headers,
+            payload: &payload,
+            ..rec
+        };
+        let mut out = Vec::with_capacity(buf.len());
+        if record::encode(&erased, &mut out) != Some(buf.len()) {
+            return Err(StoreError::Corrupt {
+                what: "record length",
+            });
+        }
+        write_all_at(&*self.file, &out, loc.offset).map_err(|e| StoreError::io("erase", e))?;
+        self.file
+            .sync_data()
+            .map_err(|e| StoreError::io("sync erase", e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

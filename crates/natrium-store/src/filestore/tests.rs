@@ -63,6 +63,27 @@ fn store_file_survives_reopen_and_rotates() {
 }
 
 #[test]
+fn store_file_erase_overwrites_on_disk() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    for i in 1..=3 {
+        put(&mut store, i);
+    }
+    assert!(store.erase_msg(2).unwrap());
+    assert!(!store.erase_msg(2).unwrap());
+    let path = Path::new("/s/msgs").join(file_name(1));
+    let bytes = fs.contents(&path).unwrap();
+    let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"payload-1") && has(b"payload-3") && !has(b"payload-2"));
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let store = open(&fs, 1 << 20);
+    let state = store.state();
+    assert_eq!((state.msgs, state.deleted, state.lost), (2, vec![2], None));
+    check(&store, 3);
+}
+
+#[test]
 fn store_file_unsynced_tail_is_cut() {
     let fs = SimFs::new();
     let mut store = open(&fs, 1 << 20);

@@ -56,10 +56,15 @@ pub fn run(
         match op {
             CrashOp::Op(op) => {
                 let before = store.fast_state();
+                // An erase that removes a message syncs before it returns (format §8).
+                let erases = matches!(op, Op::Erase(seq) if model.msgs.contains_key(seq));
                 model.removed.clear();
                 apply(&mut *store, &mut model, op, &mut now, step);
                 check_state(&*store, &model, step, op);
                 check_events(&events, &before, &*store, &model, step, op);
+                if erases {
+                    synced = model.clone();
+                }
             }
             CrashOp::Sync => {
                 assert_eq!(store.sync().unwrap(), model.last, "sync at step {step}");
