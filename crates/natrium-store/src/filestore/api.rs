@@ -8,6 +8,7 @@ use super::record::{Kind, Record};
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::filter::Filter;
+use crate::limits::{MESSAGE_BYTES_MAX, SUBJECT_BYTES_MAX};
 use crate::stream::StreamStore;
 use crate::types::{
     NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState,
@@ -32,6 +33,11 @@ impl StreamStore for FileStore {
         discard_new_check: bool,
     ) -> Result<Stored, StoreError> {
         self.writable()?;
+        // Refused before the memory state takes it: a record must be able to hold it.
+        let body = msg.headers.len().saturating_add(msg.payload.len());
+        if msg.subject.len() > SUBJECT_BYTES_MAX || body > MESSAGE_BYTES_MAX {
+            return Err(StoreError::MsgTooLarge);
+        }
         let rec_msg = msg.clone();
         let stored = self.inner.store_raw_msg(msg, seq, discard_new_check)?;
         let rec = Record {

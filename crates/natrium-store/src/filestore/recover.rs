@@ -10,7 +10,7 @@ use super::block::{Loc, HEADER_BYTES};
 use super::record::{self, Decoded, Kind, Record, MAGIC};
 use crate::memstore::MemStore;
 use crate::stream::StreamStore;
-use crate::types::NewMsg;
+use crate::types::{MsgSizing, NewMsg};
 
 /// Where a block's valid content ends, and whether the bytes after it are a torn tail (no
 /// valid record follows them).
@@ -27,6 +27,8 @@ pub struct Replay<'a> {
     pub inner: &'a mut MemStore,
     pub locs: &'a mut BTreeMap<u64, Loc>,
     pub lost: Vec<(u64, u64)>,
+    /// Go-accounted sizes of message records whose header was valid but body was not.
+    pub bad_sizes: BTreeMap<u64, u64>,
     /// The last sequence the records so far account for.
     pub last: u64,
 }
@@ -101,6 +103,17 @@ impl Replay<'_> {
     }
 }
 
+impl Replay<'_> {
+    /// The bytes of the lost messages, as far as their headers told them.
+    pub fn lost_bytes(&self) -> u64 {
+        self.bad_sizes
+            .iter()
+            .filter(|(seq, _)| self.lost.iter().any(|&(a, b)| a <= **seq && **seq <= b))
+            .map(|(_, size)| size)
+            .sum()
+    }
+}
+
 /// Scans block `block` held in `buf` (the whole file), applying its records to `replay`.
 pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
     let start = usize::try_from(HEADER_BYTES).unwrap_or(usize::MAX);
@@ -121,7 +134,13 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
                 continue;
             }
             Decoded::Incomplete => None,
-            Decoded::BadRecord { len, .. } => resync(buf, off.saturating_add(len)),
+            Decoded::BadRecord { seq, len } => {
+                if let Some((Kind::Msg, subject, headers, payload)) = record::declared_parts(rest) {
+                    let size = MsgSizing::File.size(subject, headers, payload);
+                    replay.bad_sizes.insert(seq, size);
+                }
+                resync(buf, off.saturating_add(len))
+            }
             Decoded::BadHeader => resync(buf, off + 1),
         };
         match resume {

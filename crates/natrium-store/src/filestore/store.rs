@@ -113,6 +113,7 @@ impl FileStore {
             inner: &mut self.inner,
             locs: &mut self.locs,
             lost: Vec::new(),
+            bad_sizes: BTreeMap::new(),
             last: 0,
         };
         for index in indexes {
@@ -158,8 +159,8 @@ impl FileStore {
         self.logged_last = replay.last;
         if !replay.lost.is_empty() {
             self.lost = Some(LostData {
+                bytes: replay.lost_bytes(),
                 ranges: replay.lost,
-                bytes: 0,
             });
         }
         if self.blocks.is_empty() {

@@ -10,7 +10,7 @@ use proptest::arbitrary::any;
 use proptest::prelude::Strategy;
 
 use crate::io::{CrashMode, Fault, OpKind, OpenMode, SimFs, StorageIo};
-use crate::{LostData, NewMsg, StoreConfig, StoreError, StreamStore};
+use crate::{LostData, MsgSizing, NewMsg, StoreConfig, StoreError, StreamStore};
 
 fn open(fs: &SimFs, block_bytes: u64) -> FileStore {
     let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
@@ -132,7 +132,8 @@ fn store_file_flipped_byte_loses_only_that_record() {
         state.lost,
         Some(LostData {
             ranges: vec![(5, 5), (7, 7)],
-            bytes: 0
+            // Record 7's header still tells its size; record 5's does not.
+            bytes: MsgSizing::File.size(8, 12, b"payload-7".len()),
         })
     );
     assert_eq!((state.msgs, state.last_seq), (7, 9));
@@ -155,6 +156,17 @@ fn store_file_failed_sync_stops_acks() {
     assert!(store.store_msg(msg).is_err());
     assert!(store.sync().is_err(), "no ack after a failed sync");
     check(&store, 1);
+}
+
+#[test]
+fn store_file_refuses_what_a_record_cannot_hold() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    let subject = vec![b'a'; 70_000];
+    let msg = NewMsg::new(&subject, Bytes::new(), Bytes::new(), 1);
+    assert!(matches!(store.store_msg(msg), Err(StoreError::MsgTooLarge)));
+    assert_eq!(store.state().msgs, 0);
+    put(&mut store, 1);
 }
 
 #[test]
