@@ -243,12 +243,41 @@ impl FileStore {
                 .filter(|s| inner.subject_for_seq(*s).is_err())
                 .collect()
         };
+        // One write for all of them: a purge of many messages is one append, not many.
+        self.writable()?;
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
         for seq in seqs {
             if self.locs.remove(&seq).is_some() {
-                self.append(Kind::Tombstone, seq, 0, &[])?;
+                let rec = Record {
+                    kind: Kind::Tombstone,
+                    erased: false,
+                    seq,
+                    timestamp_ns: 0,
+                    ttl: MsgTtl::None,
+                    subject: &[],
+                    headers: &[],
+                    payload: &[],
+                };
+                let encoded = record::encode(&rec, &mut buf);
+                debug_assert!(encoded.is_some(), "an empty record always fits");
             }
         }
-        Ok(())
+        let written = if buf.is_empty() {
+            Ok(())
+        } else {
+            self.write_tail(&buf).map(|_| ())
+        };
+        self.scratch = buf;
+        self.latch(written)
+    }
+
+    /// Latches the store after a failed write, so nothing more is acknowledged.
+    fn latch<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if matches!(result, Err(StoreError::Io { .. } | StoreError::StorageFull)) {
+            self.failed = true;
+        }
+        result
     }
 
     /// Encodes and appends one record with no subject or headers (skip, tombstone, truncate).
@@ -279,18 +308,19 @@ impl FileStore {
         buf.clear();
         let written = record::encode(rec, &mut buf)
             .ok_or(StoreError::MsgTooLarge)
-            .and_then(|len| self.write_tail(&buf, len));
+            .and_then(|len| {
+                let (block, offset) = self.write_tail(&buf)?;
+                let len = u32::try_from(len).map_err(|_| StoreError::MsgTooLarge)?;
+                Ok(Loc { block, offset, len })
+            });
         self.scratch = buf;
-        if matches!(
-            written,
-            Err(StoreError::Io { .. } | StoreError::StorageFull)
-        ) {
-            self.failed = true;
-        }
-        written
+        self.latch(written)
     }
 
-    fn write_tail(&mut self, bytes: &[u8], len: usize) -> Result<Loc, StoreError> {
+    /// Appends `bytes` (whole records) to the tail block, rotating first when the last sync
+    /// found it full; returns the block and offset they went to.
+    fn write_tail(&mut self, bytes: &[u8]) -> Result<(u32, u64), StoreError> {
+        let len = bytes.len();
         let Some(mut index) = self.blocks.keys().next_back().copied() else {
             return Err(StoreError::Corrupt { what: "no blocks" });
         };
@@ -313,11 +343,7 @@ impl FileStore {
             .ok_or(StoreError::Corrupt { what: "tail block" })?;
         let offset = tail.append(bytes)?;
         self.dirty.insert(index);
-        Ok(Loc {
-            block: index,
-            offset,
-            len: u32::try_from(len).map_err(|_| StoreError::MsgTooLarge)?,
-        })
+        Ok((index, offset))
     }
 
     /// The group commit: one `fdatasync` per block written since the last one covers every
