@@ -139,9 +139,9 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
                     let size = MsgSizing::File.size(subject, headers, payload);
                     replay.bad_sizes.insert(seq, size);
                 }
-                resync(buf, off.saturating_add(len))
+                resync(buf, off.saturating_add(len), replay.last)
             }
-            Decoded::BadHeader => resync(buf, off + 1),
+            Decoded::BadHeader => resync(buf, off + 1, replay.last),
         };
         match resume {
             Some(next) => off = next,
@@ -159,19 +159,26 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
     }
 }
 
-/// The next offset at or after `from` where a whole valid record starts.
-fn resync(buf: &[u8], from: usize) -> Option<usize> {
+/// The next offset at or after `from` where a whole valid record starts that can follow a
+/// log accounting for sequences up to `last`: a message or skip above it, a tombstone at or
+/// below it. The sequence test keeps a record that happens to sit inside a payload (a stream
+/// holding another stream's blocks) from being taken for the next one, in most cases.
+fn resync(buf: &[u8], from: usize, last: u64) -> Option<usize> {
     let tail = buf.get(from..)?;
     tail.windows(MAGIC.len())
         .enumerate()
         .filter(|(_, w)| *w == MAGIC)
         .map(|(i, _)| from + i)
-        .find(|&at| {
-            matches!(
-                record::decode(buf.get(at..).unwrap_or_default()),
-                Decoded::Record(..)
-            )
-        })
+        .find(
+            |&at| match record::decode(buf.get(at..).unwrap_or_default()) {
+                Decoded::Record(rec, _) => match rec.kind {
+                    Kind::Msg | Kind::Skip => rec.seq > last,
+                    Kind::Tombstone => rec.seq <= last,
+                    Kind::Truncate => true,
+                },
+                _ => false,
+            },
+        )
 }
 
 /// Removes `seq` from the inclusive `ranges`: a tombstone says it was deleted, not lost.

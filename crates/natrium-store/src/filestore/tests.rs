@@ -255,3 +255,28 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn store_file_on_real_files_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let io: Arc<dyn StorageIo> = Arc::new(crate::io::StdFs);
+    let options = FileStoreOptions { block_bytes: 200 };
+    let reopen =
+        || FileStore::open(Arc::clone(&io), dir.path(), StoreConfig::default(), options).unwrap();
+    let mut store = reopen();
+    for i in 1..=10 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    assert!(store.remove_msg(3).unwrap());
+    assert_eq!(store.sync().unwrap(), 10);
+    let before = store.state();
+    store.stop().unwrap();
+    drop(store);
+    let store = reopen();
+    assert_eq!(store.state(), before);
+    assert!(store.blocks.len() > 1);
+    for i in (1..=10).filter(|i| *i != 3) {
+        check(&store, i);
+    }
+}
