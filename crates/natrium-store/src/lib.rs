@@ -11,18 +11,19 @@
 //! - [`filter`]: [`Filter`], one or many subjects, literal or wildcard.
 //! - [`error`]: [`StoreError`], Go's store errors plus I/O and corruption.
 //! - [`dedup`]: [`DedupWindow`], message id → sequence within the duplicate window.
-//! - [`filestore`]: the file store, so far its record codec (public for the recovery fuzz
-//!   target to come).
+//! - [`filestore`]: [`FileStore`], message blocks of records (the record codec is public for
+//!   the recovery fuzz target to come) appended through [`io`], group-committed syncs, block
+//!   rotation, and recovery on open (torn tails cut, damaged records skipped by resync and
+//!   reported lost). It keeps its in-memory state in a [`MemStore`] with file-store sizing.
 //! - [`io`]: the narrow storage I/O trait the file store will use, the real file system
 //!   ([`io::StdFs`]) and a double that injects faults and simulates crashes ([`io::SimFs`]).
 //! - [`limits`]: every size the store checks, with the Go value it mirrors.
 //! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
 //!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! Still to come for issue 14, `TODO(#14)`: the file store on top of [`io`] (record and block
-//! codecs, group-committed appends, block rotation, `index.dat`, recovery with resync and lost
-//! ranges, compaction, the consumer state file), running the same model test with crashes;
-//! then compression and encryption of sealed blocks, and the benchmarks.
+//! Still to come for issue 14, `TODO(#14)`: the file store's `index.dat`, compaction, erase
+//! in place, a bounded message cache instead of holding every message in memory, the consumer
+//! state file; then compression and encryption of sealed blocks, and the benchmarks.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -47,7 +48,7 @@ pub mod filestore;
 pub mod filter;
 pub mod io;
 pub mod limits;
-mod memstore;
+pub(crate) mod memstore;
 pub mod stream;
 pub mod types;
 
@@ -56,6 +57,7 @@ pub use consumer::{
 };
 pub use dedup::DedupWindow;
 pub use error::StoreError;
+pub use filestore::{FileStore, FileStoreOptions};
 pub use filter::Filter;
 pub use memstore::{MemConsumerStore, MemStore};
 pub use stream::StreamStore;

@@ -1,4 +1,16 @@
-//! The file store, built in steps (`docs/store-format.md`). So far: the record codec.
-//! `TODO(#14)`: block files, group-committed appends, rotation, `index.dat`, recovery.
+//! The file store (`docs/store-format.md`): message blocks of records over [`crate::io`],
+//! recovered on open. `block` holds the block file and its header, `recover` the scan with
+//! resync and lost ranges, `store` the data, opening and write path, `api` the
+//! [`crate::StreamStore`] implementation.
+//! `TODO(#14)`: `index.dat`, compaction, erase in place, a bounded message cache.
 
+mod api;
+pub mod block;
 pub mod record;
+mod recover;
+mod store;
+
+pub use store::{FileStore, FileStoreOptions};
+
+#[cfg(test)]
+mod tests;

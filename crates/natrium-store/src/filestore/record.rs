@@ -31,6 +31,8 @@ pub enum Kind {
     Msg = 1,
     Skip = 2,
     Tombstone = 3,
+    /// `seq` becomes the stream's last sequence; every message above it is gone.
+    Truncate = 4,
 }
 
 /// A record, borrowed from the buffer it was decoded from or is encoded from.
@@ -138,6 +140,25 @@ pub fn decode(buf: &[u8]) -> Decoded<'_> {
     }
 }
 
+/// The kind and part lengths (subject, headers, payload) that a valid fixed header at the
+/// start of `buf` declares: what recovery can tell of a record whose body fails its CRC.
+pub fn declared_parts(buf: &[u8]) -> Option<(Kind, usize, usize, usize)> {
+    let header = buf.get(..HEADER_BYTES)?;
+    let (len, _) = parse(header)?;
+    let flags = *header.get(3)?;
+    let subject = usize::from(u16_at(header, 24)?);
+    let headers = u32_at(header, 26)? as usize;
+    let ttl = if flags & FLAG_TTL != 0 { TTL_BYTES } else { 0 };
+    let payload = len.checked_sub(RECORD_BYTES_MIN + ttl + subject + headers)?;
+    let kind = match header.get(2)? {
+        1 => Kind::Msg,
+        2 => Kind::Skip,
+        3 => Kind::Tombstone,
+        _ => Kind::Truncate,
+    };
+    Some((kind, subject, headers, payload))
+}
+
 /// Checks the fixed header; returns the record length and sequence.
 fn parse(header: &[u8]) -> Option<(usize, u64)> {
     let stored_crc = u32_at(header, 32)?;
@@ -151,7 +172,7 @@ fn parse(header: &[u8]) -> Option<(usize, u64)> {
     let headers_len = u32_at(header, 26)? as usize;
     let ttl = if flags & FLAG_TTL != 0 { TTL_BYTES } else { 0 };
     let fixed = RECORD_BYTES_MIN + ttl + subject_len + headers_len;
-    let sane = (1..=3).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
+    let sane = (1..=4).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
     if !sane || len < fixed || len > RECORD_BYTES_MAX {
         return None;
     }
@@ -177,7 +198,8 @@ fn split_record(covered: &[u8], seq: u64) -> Option<Record<'_>> {
     let kind = match covered.get(2)? {
         1 => Kind::Msg,
         2 => Kind::Skip,
-        _ => Kind::Tombstone,
+        3 => Kind::Tombstone,
+        _ => Kind::Truncate,
     };
     let flags = *covered.get(3)?;
     let subject_len = usize::from(u16_at(covered, 24)?);

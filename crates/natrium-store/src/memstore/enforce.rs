@@ -4,7 +4,7 @@
 use super::state::MemState;
 use crate::error::StoreError;
 use crate::limits::MESSAGE_BYTES_MAX;
-use crate::types::{DiscardPolicy, MsgSizing, MsgTtl, NewMsg, UpdateReason};
+use crate::types::{DiscardPolicy, MsgTtl, NewMsg, UpdateReason};
 
 impl MemState {
     /// Size checks every store makes, whatever the discard policy.
@@ -45,7 +45,9 @@ impl MemState {
         {
             return Err(StoreError::MaxMsgs);
         }
-        let size = MsgSizing::Memory.size(msg.subject.len(), msg.headers.len(), msg.payload.len());
+        let size = self
+            .sizing
+            .size(msg.subject.len(), msg.headers.len(), msg.payload.len());
         if let Some(max) = self.config.max_bytes {
             if self.bytes.saturating_add(size) > max {
                 // At the subject limit the subject's oldest message goes; refuse unless it

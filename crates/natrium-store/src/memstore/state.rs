@@ -21,6 +21,7 @@ pub(super) struct Entry {
     pub(super) payload: Bytes,
     pub(super) timestamp_ns: i64,
     pub(super) ttl: MsgTtl,
+    pub(super) size: u64,
     pub(super) prev_same: u64,
     pub(super) next_same: u64,
 }
@@ -36,14 +37,20 @@ impl Entry {
         }
     }
 
+    /// The accounted size, fixed when the message was stored (its bodies may not be held).
     pub(super) fn size(&self) -> u64 {
-        MsgSizing::Memory.size(self.subject.len(), self.headers.len(), self.payload.len())
+        self.size
     }
 }
 
 /// Everything the memory store holds.
 pub(super) struct MemState {
     pub(super) config: StoreConfig,
+    /// Go's byte formula for this store kind (the file store reuses this state).
+    pub(super) sizing: MsgSizing,
+    /// Whether headers and payloads are held. The file store keeps them on disk only, and
+    /// loads them by sequence (`MemStore::without_bodies`).
+    pub(super) keep_bodies: bool,
     /// Messages by sequence: ordered, so first/last and range scans are cheap.
     pub(super) msgs: BTreeMap<u64, Entry>,
     pub(super) subjects: Subjects,
@@ -59,9 +66,11 @@ pub(super) struct MemState {
 }
 
 impl MemState {
-    pub(super) fn new(config: StoreConfig) -> Self {
+    pub(super) fn new(config: StoreConfig, sizing: MsgSizing) -> Self {
         MemState {
             config,
+            sizing,
+            keep_bodies: true,
             msgs: BTreeMap::new(),
             subjects: Subjects::default(),
             ttl: TtlIndex::default(),
@@ -97,16 +106,24 @@ impl MemState {
         if let Some(prev) = self.msgs.get_mut(&prev_same) {
             prev.next_same = seq;
         }
+        let size = self
+            .sizing
+            .size(subject.len(), headers.len(), payload.len());
+        let (headers, payload) = if self.keep_bodies {
+            (headers, payload)
+        } else {
+            (Bytes::new(), Bytes::new())
+        };
         let entry = Entry {
             subject,
             headers,
             payload,
+            size,
             timestamp_ns,
             ttl,
             prev_same,
             next_same: 0,
         };
-        let size = entry.size();
         if self.msgs.is_empty() {
             self.first_seq = seq;
             self.first_ts = timestamp_ns;

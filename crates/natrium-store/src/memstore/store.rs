@@ -9,7 +9,8 @@ use crate::error::StoreError;
 use crate::filter::Filter;
 use crate::stream::StreamStore;
 use crate::types::{
-    NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState, UpdateReason,
+    MsgSizing, NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState,
+    UpdateReason,
 };
 
 /// A stream kept in memory. Bytes are accounted with Go's memory-store formula.
@@ -21,8 +22,23 @@ impl MemStore {
     /// An empty store with these limits.
     pub fn new(config: StoreConfig) -> Self {
         MemStore {
-            state: MemState::new(config),
+            state: MemState::new(config, MsgSizing::Memory),
         }
+    }
+
+    /// An empty store counting bytes with `sizing` (the file store keeps its in-memory state
+    /// in one of these, with Go's file-store formula).
+    pub fn with_sizing(config: StoreConfig, sizing: MsgSizing) -> Self {
+        MemStore {
+            state: MemState::new(config, sizing),
+        }
+    }
+
+    /// Makes the store keep subjects, times and sizes but drop headers and payloads, which
+    /// the file store holds on disk: loads then return empty bodies and only locate messages.
+    pub(crate) fn without_bodies(mut self) -> Self {
+        self.state.keep_bodies = false;
+        self
     }
 
     fn open(&self) -> Result<(), StoreError> {

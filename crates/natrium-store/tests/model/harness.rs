@@ -13,7 +13,7 @@ use proptest::prelude::*;
 
 use super::reference::{Model, ModelMsg, ModelNew};
 
-const SEC: i64 = 1_000_000_000;
+pub const SEC: i64 = 1_000_000_000;
 const SUBJECTS: &[&str] = &["a", "b", "c.x", "c.y", "d.e.f", "d.z.f"];
 const FILTERS: &[&[&str]] = &[
     &[""],
@@ -151,7 +151,7 @@ fn same_err(a: &StoreError, b: &StoreError) -> bool {
     format!("{a:?}") == format!("{b:?}")
 }
 
-fn check_msg(
+pub fn check_msg(
     got: Result<StoredMsg, StoreError>,
     want: Result<(u64, &ModelMsg), StoreError>,
     what: &str,
@@ -170,7 +170,7 @@ fn check_msg(
 }
 
 /// One storage-update event, owned.
-type Event = (i64, i64, u64, UpdateReason);
+pub type Event = (i64, i64, u64, UpdateReason);
 
 /// Runs `ops` on a fresh store from `make` and on the model, comparing after every step.
 pub fn run(make: &dyn Fn(StoreConfig) -> Box<dyn StreamStore>, initial: StoreConfig, ops: &[Op]) {
@@ -193,7 +193,7 @@ pub fn run(make: &dyn Fn(StoreConfig) -> Box<dyn StreamStore>, initial: StoreCon
     }
 }
 
-fn apply(store: &mut dyn StreamStore, model: &mut Model, op: &Op, now: &mut i64, step: usize) {
+pub fn apply(store: &mut dyn StreamStore, model: &mut Model, op: &Op, now: &mut i64, step: usize) {
     let what = format!("step {step} {op:?}");
     match op {
         Op::Store { .. } | Op::StoreRaw { .. } => apply_store(store, model, op, now, &what),
@@ -384,7 +384,7 @@ fn compare<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-fn check_state(store: &dyn StreamStore, model: &Model, step: usize, op: &Op) {
+pub fn check_state(store: &dyn StreamStore, model: &Model, step: usize, op: &Op) {
     let want = model.state();
     assert_eq!(store.state(), want, "state after step {step} {op:?}");
     let mut fast = want;
@@ -408,7 +408,7 @@ fn check_state(store: &dyn StreamStore, model: &Model, step: usize, op: &Op) {
 
 /// The callback's deltas add up to the state's change, and its single-message removals are
 /// the model's.
-fn check_events(
+pub fn check_events(
     events: &Mutex<Vec<Event>>,
     before: &natrium_store::StreamState,
     store: &dyn StreamStore,

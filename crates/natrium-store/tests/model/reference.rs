@@ -19,8 +19,8 @@ pub struct ModelMsg {
 }
 
 impl ModelMsg {
-    fn size(&self) -> u64 {
-        MsgSizing::Memory.size(self.subject.len(), self.headers.len(), self.payload.len())
+    fn size(&self, sizing: MsgSizing) -> u64 {
+        sizing.size(self.subject.len(), self.headers.len(), self.payload.len())
     }
 }
 
@@ -31,9 +31,11 @@ pub struct ModelNew {
     pub rollup: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Model {
     pub config: StoreConfig,
+    /// Count bytes with Go's file-store formula instead of the memory store's.
+    pub file_sizing: bool,
     pub msgs: BTreeMap<u64, ModelMsg>,
     pub first: u64,
     pub first_ts: i64,
@@ -51,8 +53,17 @@ impl Model {
         }
     }
 
+    fn sizing(&self) -> MsgSizing {
+        if self.file_sizing {
+            MsgSizing::File
+        } else {
+            MsgSizing::Memory
+        }
+    }
+
     fn bytes(&self) -> u64 {
-        self.msgs.values().map(ModelMsg::size).sum()
+        let sizing = self.sizing();
+        self.msgs.values().map(|m| m.size(sizing)).sum()
     }
 
     fn subject_count(&self, subject: &[u8]) -> u64 {
@@ -113,12 +124,12 @@ impl Model {
             if self
                 .config
                 .max_bytes
-                .is_some_and(|max| self.bytes() + m.size() > max)
+                .is_some_and(|max| self.bytes() + m.size(self.sizing()) > max)
             {
                 let freed = self
                     .first_of(&m.subject)
-                    .map_or(0, |s| self.msgs[&s].size());
-                if !at_subject || freed < m.size() {
+                    .map_or(0, |s| self.msgs[&s].size(self.sizing()));
+                if !at_subject || freed < m.size(self.sizing()) {
                     return Err(StoreError::MaxBytes);
                 }
             }

@@ -1,0 +1,205 @@
+//! `FileStore`'s implementation of [`StreamStore`]: each change runs on the memory state and
+//! is then logged as records (message, skip, tombstone, truncate); queries are the memory
+//! state's, and loads read the record back from its block with its CRC checked.
+
+use bytes::Bytes;
+
+use super::record::{Kind, Record};
+use super::store::FileStore;
+use crate::error::StoreError;
+use crate::filter::Filter;
+use crate::limits::{MESSAGE_BYTES_MAX, SUBJECT_BYTES_MAX};
+use crate::stream::StreamStore;
+use crate::types::{
+    NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState,
+};
+
+impl FileStore {
+    fn with_lost(&self, mut state: StreamState) -> StreamState {
+        state.lost.clone_from(&self.lost);
+        state
+    }
+}
+
+impl StreamStore for FileStore {
+    fn store_msg(&mut self, msg: NewMsg<'_>) -> Result<Stored, StoreError> {
+        self.store_raw_msg(msg, 0, true)
+    }
+
+    fn store_raw_msg(
+        &mut self,
+        msg: NewMsg<'_>,
+        seq: u64,
+        discard_new_check: bool,
+    ) -> Result<Stored, StoreError> {
+        self.writable()?;
+        // Refused before the memory state takes it: a record must be able to hold it.
+        let body = msg.headers.len().saturating_add(msg.payload.len());
+        if msg.subject.len() > SUBJECT_BYTES_MAX || body > MESSAGE_BYTES_MAX {
+            return Err(StoreError::MsgTooLarge);
+        }
+        let rec_msg = msg.clone();
+        let stored = self.inner.store_raw_msg(msg, seq, discard_new_check)?;
+        let rec = Record {
+            kind: Kind::Msg,
+            erased: false,
+            seq: stored.seq,
+            timestamp_ns: stored.timestamp_ns,
+            ttl: rec_msg.ttl,
+            subject: rec_msg.subject,
+            headers: &rec_msg.headers,
+            payload: &rec_msg.payload,
+        };
+        let loc = self.append_record(&rec)?;
+        self.locs.insert(stored.seq, loc);
+        self.logged_last = stored.seq;
+        // Limits enforced after the store removed older messages: their tombstones follow.
+        self.log_removals()?;
+        Ok(stored)
+    }
+
+    fn skip_msg(&mut self, seq: u64, now_ns: i64) -> Result<u64, StoreError> {
+        self.mutate(now_ns, |inner| inner.skip_msg(seq, now_ns))
+    }
+
+    fn skip_msgs(&mut self, seq: u64, num: u64, now_ns: i64) -> Result<(), StoreError> {
+        self.mutate(now_ns, |inner| inner.skip_msgs(seq, num, now_ns))
+    }
+
+    fn sync(&mut self) -> Result<u64, StoreError> {
+        self.sync_blocks()?;
+        Ok(self.logged_last)
+    }
+
+    fn load_msg(&self, seq: u64) -> Result<StoredMsg, StoreError> {
+        match self.locs.get(&seq) {
+            Some(loc) => self
+                .blocks
+                .get(&loc.block)
+                .ok_or(StoreError::Corrupt { what: "block" })?
+                .load(*loc, seq),
+            // Not held: the memory state tells `NotFound` from `Eof`.
+            None => self.inner.load_msg(seq),
+        }
+    }
+
+    fn load_next_msg(&self, filter: &Filter, start: u64) -> Result<StoredMsg, StoreError> {
+        let found = self.inner.load_next_msg(filter, start)?;
+        self.load_msg(found.seq)
+    }
+
+    fn load_last_msg(&self, filter: &Filter) -> Result<StoredMsg, StoreError> {
+        let found = self.inner.load_last_msg(filter)?;
+        self.load_msg(found.seq)
+    }
+
+    fn subject_for_seq(&self, seq: u64) -> Result<Bytes, StoreError> {
+        self.inner.subject_for_seq(seq)
+    }
+
+    fn remove_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
+        self.mutate(0, |inner| inner.remove_msg(seq))
+    }
+
+    fn erase_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
+        let loc = self.locs.get(&seq).copied();
+        if !self.mutate(0, |inner| inner.erase_msg(seq))? {
+            return Ok(false);
+        }
+        // The tombstone is durable before the bytes go (§8).
+        self.sync_blocks()?;
+        if let Some(loc) = loc {
+            let block = self
+                .blocks
+                .get(&loc.block)
+                .ok_or(StoreError::Corrupt { what: "block" })?;
+            if let Err(e) = block.erase(loc, seq) {
+                if matches!(e, StoreError::Io { .. } | StoreError::StorageFull) {
+                    self.failed = true;
+                }
+                return Err(e);
+            }
+        }
+        Ok(true)
+    }
+
+    fn purge(&mut self) -> Result<u64, StoreError> {
+        // TODO(#14): remove whole dead blocks instead of writing a tombstone per message.
+        self.mutate(0, StreamStore::purge)
+    }
+
+    fn purge_ex(&mut self, subject: &[u8], seq: u64, keep: u64) -> Result<u64, StoreError> {
+        self.mutate(0, |inner| inner.purge_ex(subject, seq, keep))
+    }
+
+    fn compact(&mut self, seq: u64) -> Result<u64, StoreError> {
+        self.mutate(0, |inner| inner.compact(seq))
+    }
+
+    fn truncate(&mut self, seq: u64) -> Result<(), StoreError> {
+        self.writable()?;
+        self.inner.truncate(seq)?;
+        // The truncate record removes everything above `seq` on replay: no tombstones needed.
+        self.events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        self.locs.split_off(&seq.saturating_add(1));
+        self.append(Kind::Truncate, seq, 0, &[])?;
+        self.logged_last = seq;
+        Ok(())
+    }
+
+    fn seq_from_time(&self, timestamp_ns: i64) -> u64 {
+        self.inner.seq_from_time(timestamp_ns)
+    }
+
+    fn filtered_state(&self, start: u64, filter: &Filter) -> SimpleState {
+        self.inner.filtered_state(start, filter)
+    }
+
+    fn subjects_state(&self, filter: &Filter) -> Vec<(Bytes, SimpleState)> {
+        self.inner.subjects_state(filter)
+    }
+
+    fn num_pending(&self, start: u64, filter: &Filter, last_per_subject: bool) -> (u64, u64) {
+        self.inner.num_pending(start, filter, last_per_subject)
+    }
+
+    fn state(&self) -> StreamState {
+        self.with_lost(self.inner.state())
+    }
+
+    fn fast_state(&self) -> StreamState {
+        self.with_lost(self.inner.fast_state())
+    }
+
+    fn config(&self) -> &StoreConfig {
+        self.inner.config()
+    }
+
+    fn update_config(&mut self, config: StoreConfig) -> Result<(), StoreError> {
+        self.mutate(0, |inner| inner.update_config(config))
+    }
+
+    fn register_storage_updates(&mut self, callback: StorageUpdateFn) {
+        *self
+            .user_updates
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(callback);
+    }
+
+    fn expire_due(&mut self, now_ns: i64) -> Result<u64, StoreError> {
+        self.mutate(0, |inner| inner.expire_due(now_ns))
+    }
+
+    fn next_expiry(&self) -> Option<i64> {
+        self.inner.next_expiry()
+    }
+
+    fn stop(&mut self) -> Result<(), StoreError> {
+        let synced = self.sync_blocks();
+        self.inner.stop()?;
+        synced
+    }
+}

@@ -1,0 +1,223 @@
+//! Recovery (`docs/store-format.md` §10): scanning a block's bytes record by record, applying
+//! each valid record to the in-memory state, resynchronising after damage, and telling a torn
+//! tail apart from damage in the middle. Every length and offset comes from checked decoding.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use super::block::{Loc, HEADER_BYTES};
+use super::record::{self, Decoded, Kind, Record, MAGIC};
+use crate::memstore::MemStore;
+use crate::stream::StreamStore;
+use crate::types::{MsgSizing, NewMsg};
+
+/// Where a block's valid content ends, and whether the bytes after it are a torn tail (no
+/// valid record follows them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanEnd {
+    pub good_end: u64,
+    pub torn: bool,
+}
+
+/// The state a scan rebuilds: the messages (in a memory store with no limits, so replay
+/// never removes what the log does not say was removed), their locations, and the lost
+/// sequence ranges.
+pub struct Replay<'a> {
+    pub inner: &'a mut MemStore,
+    pub locs: &'a mut BTreeMap<u64, Loc>,
+    pub lost: Vec<(u64, u64)>,
+    /// Go-accounted sizes of message records whose header was valid but body was not.
+    pub bad_sizes: BTreeMap<u64, u64>,
+    /// The last sequence the records so far account for.
+    pub last: u64,
+}
+
+impl Replay<'_> {
+    /// Applies one valid record found at `loc`.
+    fn apply(&mut self, rec: &Record<'_>, loc: Loc) {
+        match rec.kind {
+            Kind::Msg => {
+                if !self.fill_gap(rec.seq) {
+                    return;
+                }
+                let msg = NewMsg {
+                    subject: rec.subject,
+                    headers: Bytes::copy_from_slice(rec.headers),
+                    payload: Bytes::copy_from_slice(rec.payload),
+                    timestamp_ns: rec.timestamp_ns,
+                    ttl: rec.ttl,
+                    rollup: false,
+                };
+                if self.inner.store_raw_msg(msg, rec.seq, false).is_ok() {
+                    self.locs.insert(rec.seq, loc);
+                    self.last = rec.seq;
+                }
+            }
+            Kind::Skip => {
+                let count = rec.payload.try_into().map_or(0, u64::from_le_bytes);
+                if count == 0 || !self.fill_gap(rec.seq) {
+                    return;
+                }
+                if self
+                    .inner
+                    .skip_msgs(rec.seq, count, rec.timestamp_ns)
+                    .is_ok()
+                {
+                    self.last = rec.seq.saturating_add(count - 1);
+                }
+            }
+            Kind::Tombstone if rec.seq == 0 => {
+                let _ = self.inner.purge();
+            }
+            Kind::Tombstone => {
+                let _ = self.inner.remove_msg(rec.seq);
+                self.locs.remove(&rec.seq);
+                subtract_point(&mut self.lost, rec.seq);
+            }
+            Kind::Truncate => {
+                let _ = self.inner.truncate(rec.seq);
+                self.locs.split_off(&rec.seq.saturating_add(1));
+                truncate_ranges(&mut self.lost, rec.seq);
+                self.last = rec.seq;
+            }
+        }
+    }
+
+    /// Before a message or skip at `seq`: sequences between the last accounted one and `seq`
+    /// were in records that could not be read, so they are lost (and held as skipped, so the
+    /// stream's sequences stay whole). False when `seq` is not ahead of the last one: a stale
+    /// record that resync landed on, ignored.
+    fn fill_gap(&mut self, seq: u64) -> bool {
+        let next = self.last.saturating_add(1);
+        if seq < next {
+            return false;
+        }
+        if seq > next {
+            self.lost.push((next, seq - 1));
+            if self.inner.skip_msgs(next, seq - next, 0).is_ok() {
+                self.last = seq - 1;
+            }
+        }
+        true
+    }
+}
+
+impl Replay<'_> {
+    /// The bytes of the lost messages, as far as their headers told them.
+    pub fn lost_bytes(&self) -> u64 {
+        self.bad_sizes
+            .iter()
+            .filter(|(seq, _)| self.lost.iter().any(|&(a, b)| a <= **seq && **seq <= b))
+            .map(|(_, size)| size)
+            .sum()
+    }
+}
+
+/// Scans block `block` held in `buf` (the whole file), applying its records to `replay`.
+pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
+    let start = usize::try_from(HEADER_BYTES).unwrap_or(usize::MAX);
+    let mut off = start;
+    let mut good_end = start.min(buf.len());
+    while off < buf.len() {
+        let rest = buf.get(off..).unwrap_or_default();
+        let resume = match record::decode(rest) {
+            Decoded::Record(rec, len) => {
+                let loc = Loc {
+                    block,
+                    offset: off as u64,
+                    len: u32::try_from(len).unwrap_or(u32::MAX),
+                };
+                replay.apply(&rec, loc);
+                off += len;
+                good_end = off;
+                continue;
+            }
+            Decoded::Incomplete => None,
+            Decoded::BadRecord { seq, len } => {
+                if let Some((Kind::Msg, subject, headers, payload)) = record::declared_parts(rest) {
+                    let size = MsgSizing::File.size(subject, headers, payload);
+                    replay.bad_sizes.insert(seq, size);
+                }
+                resync(buf, off.saturating_add(len), replay.last)
+            }
+            Decoded::BadHeader => resync(buf, off + 1, replay.last),
+        };
+        match resume {
+            Some(next) => off = next,
+            None => {
+                return ScanEnd {
+                    good_end: good_end as u64,
+                    torn: true,
+                }
+            }
+        }
+    }
+    ScanEnd {
+        good_end: good_end as u64,
+        torn: false,
+    }
+}
+
+/// The next offset at or after `from` where a whole valid record starts that can follow a
+/// log accounting for sequences up to `last`: a message or skip above it, a tombstone at or
+/// below it. The sequence test keeps a record that happens to sit inside a payload (a stream
+/// holding another stream's blocks) from being taken for the next one, in most cases.
+fn resync(buf: &[u8], from: usize, last: u64) -> Option<usize> {
+    let tail = buf.get(from..)?;
+    tail.windows(MAGIC.len())
+        .enumerate()
+        .filter(|(_, w)| *w == MAGIC)
+        .map(|(i, _)| from + i)
+        .find(
+            |&at| match record::decode(buf.get(at..).unwrap_or_default()) {
+                Decoded::Record(rec, _) => match rec.kind {
+                    Kind::Msg | Kind::Skip => rec.seq > last,
+                    Kind::Tombstone => rec.seq <= last,
+                    Kind::Truncate => true,
+                },
+                _ => false,
+            },
+        )
+}
+
+/// Removes `seq` from the inclusive `ranges`: a tombstone says it was deleted, not lost.
+fn subtract_point(ranges: &mut Vec<(u64, u64)>, seq: u64) {
+    let Some(i) = ranges.iter().position(|&(a, b)| a <= seq && seq <= b) else {
+        return;
+    };
+    let (a, b) = ranges.remove(i);
+    if seq < b {
+        ranges.insert(i, (seq + 1, b));
+    }
+    if a < seq {
+        ranges.insert(i, (a, seq - 1));
+    }
+}
+
+/// Drops what lies above `last` (a truncate removed those sequences).
+fn truncate_ranges(ranges: &mut Vec<(u64, u64)>, last: u64) {
+    ranges.retain(|&(a, _)| a <= last);
+    for range in ranges.iter_mut() {
+        range.1 = range.1.min(last);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_recover_lost_ranges_subtract() {
+        let mut r = vec![(3, 7)];
+        subtract_point(&mut r, 5);
+        assert_eq!(r, vec![(3, 4), (6, 7)]);
+        subtract_point(&mut r, 3);
+        subtract_point(&mut r, 7);
+        assert_eq!(r, vec![(4, 4), (6, 6)]);
+        subtract_point(&mut r, 4);
+        assert_eq!(r, vec![(6, 6)]);
+        truncate_ranges(&mut r, 5);
+        assert!(r.is_empty());
+    }
+}

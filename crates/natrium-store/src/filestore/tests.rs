@@ -1,0 +1,282 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::block::{file_name, HEADER_BYTES};
+use super::record::RECORD_BYTES_MIN;
+use super::{FileStore, FileStoreOptions};
+use proptest::arbitrary::any;
+use proptest::prelude::Strategy;
+
+use crate::io::{CrashMode, Fault, OpKind, OpenMode, SimFs, StorageIo};
+use crate::{LostData, MsgSizing, NewMsg, StoreConfig, StoreError, StreamStore};
+
+fn open(fs: &SimFs, block_bytes: u64) -> FileStore {
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    FileStore::open(
+        io,
+        Path::new("/s"),
+        StoreConfig::default(),
+        FileStoreOptions { block_bytes },
+    )
+    .unwrap()
+}
+
+fn put(store: &mut FileStore, i: u64) {
+    let payload = Bytes::from(format!("payload-{i}"));
+    let msg = NewMsg::new(
+        b"orders.x",
+        Bytes::from_static(b"NATS/1.0\r\n\r\n"),
+        payload,
+        7,
+    );
+    assert_eq!(store.store_msg(msg).unwrap().seq, i);
+}
+
+fn check(store: &FileStore, i: u64) {
+    let msg = store.load_msg(i).unwrap();
+    assert_eq!(msg.payload, Bytes::from(format!("payload-{i}")));
+    assert_eq!(msg.subject.as_ref(), b"orders.x");
+}
+
+#[test]
+fn store_file_survives_reopen_and_rotates() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 256);
+    for i in 1..=20 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    assert!(store.remove_msg(5).unwrap());
+    assert_eq!(store.sync().unwrap(), 20);
+    assert!(store.blocks.len() > 3, "rotated: {}", store.blocks.len());
+    let before = store.state();
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let store = open(&fs, 256);
+    assert_eq!(store.state(), before);
+    for i in (1..=20).filter(|i| *i != 5) {
+        check(&store, i);
+    }
+    assert!(matches!(store.load_msg(5), Err(StoreError::NotFound)));
+}
+
+#[test]
+fn store_file_erase_overwrites_on_disk() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    for i in 1..=3 {
+        put(&mut store, i);
+    }
+    assert!(store.erase_msg(2).unwrap());
+    assert!(!store.erase_msg(2).unwrap());
+    let path = Path::new("/s/msgs").join(file_name(1));
+    let bytes = fs.contents(&path).unwrap();
+    let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"payload-1") && has(b"payload-3") && !has(b"payload-2"));
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let store = open(&fs, 1 << 20);
+    let state = store.state();
+    assert_eq!((state.msgs, state.deleted, state.lost), (2, vec![2], None));
+    check(&store, 3);
+}
+
+#[test]
+fn store_file_unsynced_tail_is_cut() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    for i in 1..=3 {
+        put(&mut store, i);
+    }
+    store.sync().unwrap();
+    put(&mut store, 4);
+    drop(store);
+    fs.crash(CrashMode::TornPrefix { keep_bytes: 50 });
+    let mut store = open(&fs, 1 << 20);
+    let state = store.state();
+    assert_eq!((state.msgs, state.last_seq, state.lost), (3, 3, None));
+    put(&mut store, 4);
+    check(&store, 4);
+}
+
+#[test]
+fn store_file_flipped_byte_loses_only_that_record() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    let mut offsets = Vec::new();
+    for i in 1..=9 {
+        put(&mut store, i);
+        offsets.push(store.locs[&i]);
+    }
+    store.sync().unwrap();
+    drop(store);
+    fs.crash(CrashMode::KeepAll);
+    let path = Path::new("/s/msgs").join(file_name(1));
+    let mut bytes = fs.contents(&path).unwrap();
+    for (at, header) in [(5usize, true), (7, false)] {
+        // Record 5 loses a header byte (resync), record 7 a payload byte (record CRC).
+        let loc = offsets[at - 1];
+        let hit = if header { 10 } else { loc.len as usize - 6 };
+        bytes[loc.offset as usize + hit] ^= 0x40;
+    }
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let file = io.open(&path, crate::io::OpenMode::ReadWrite).unwrap();
+    crate::io::write_all_at(&*file, &bytes, 0).unwrap();
+    file.sync_data().unwrap();
+    drop(file);
+    let store = open(&fs, 1 << 20);
+    let state = store.state();
+    assert_eq!(
+        state.lost,
+        Some(LostData {
+            ranges: vec![(5, 5), (7, 7)],
+            // Record 7's header still tells its size; record 5's does not.
+            bytes: MsgSizing::File.size(8, 12, b"payload-7".len()),
+        })
+    );
+    assert_eq!((state.msgs, state.last_seq), (7, 9));
+    for i in (1..=9).filter(|i| *i != 5 && *i != 7) {
+        check(&store, i);
+    }
+    // Nothing was cut: the damaged bytes stay on disk.
+    assert_eq!(fs.contents(&path).unwrap(), bytes);
+    assert!(bytes.len() as u64 > HEADER_BYTES + 9 * RECORD_BYTES_MIN as u64);
+}
+
+#[test]
+fn store_file_failed_sync_stops_acks() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    put(&mut store, 1);
+    fs.fail_nth(OpKind::Sync, 1, Fault::Error(std::io::ErrorKind::Other));
+    assert!(store.sync().is_err());
+    let msg = NewMsg::new(b"a", Bytes::new(), Bytes::from_static(b"x"), 1);
+    assert!(store.store_msg(msg).is_err());
+    assert!(store.sync().is_err(), "no ack after a failed sync");
+    check(&store, 1);
+}
+
+#[test]
+fn store_file_refuses_what_a_record_cannot_hold() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    let subject = vec![b'a'; 70_000];
+    let msg = NewMsg::new(&subject, Bytes::new(), Bytes::new(), 1);
+    assert!(matches!(store.store_msg(msg), Err(StoreError::MsgTooLarge)));
+    assert_eq!(store.state().msgs, 0);
+    put(&mut store, 1);
+}
+
+#[test]
+fn store_file_out_of_space_is_storage_full() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    put(&mut store, 1);
+    store.sync().unwrap();
+    fs.set_capacity(Some(0));
+    let msg = NewMsg::new(b"a", Bytes::new(), Bytes::from_static(b"x"), 1);
+    assert!(matches!(store.store_msg(msg), Err(StoreError::StorageFull)));
+    check(&store, 1);
+}
+
+/// Damage to apply to one block file: byte flips, then an optional cut and garbage.
+#[derive(Debug, Clone)]
+struct Damage {
+    block: usize,
+    flips: Vec<(usize, u8)>,
+    cut: Option<usize>,
+    garbage: Vec<u8>,
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    (
+        0usize..8,
+        proptest::collection::vec((0usize..600, 1u8..=255), 0..4),
+        proptest::option::of(0usize..600),
+        proptest::collection::vec(any::<u8>(), 0..64),
+    )
+        .prop_map(|(block, flips, cut, garbage)| Damage {
+            block,
+            flips,
+            cut,
+            garbage,
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: std::env::var("NATRIUM_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128),
+        ..Default::default()
+    })]
+
+    /// Recovery never panics, and every message it does not serve is reported lost, except
+    /// a cut tail of the last block (what a crash can tear).
+    #[test]
+    fn store_file_recovery_contains_damage(d in damage()) {
+        let fs = SimFs::new();
+        let mut store = open(&fs, 300);
+        for i in 1..=30 {
+            put(&mut store, i);
+            if i % 4 == 0 {
+                store.sync().unwrap();
+            }
+        }
+        store.sync().unwrap();
+        proptest::prop_assert!(store.blocks.len() > 3);
+        let names: Vec<_> = store.blocks.values().map(|b| b.path.clone()).collect();
+        drop(store);
+        let path = &names[d.block % names.len()];
+        let mut bytes = fs.contents(path).unwrap();
+        for (at, x) in &d.flips {
+            let at = at % bytes.len();
+            bytes[at] ^= x;
+        }
+        if let Some(cut) = d.cut {
+            bytes.truncate(cut.min(bytes.len()));
+        }
+        bytes.extend_from_slice(&d.garbage);
+        let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+        let file = io.open(path, OpenMode::Truncate).unwrap();
+        crate::io::write_all_at(&*file, &bytes, 0).unwrap();
+        file.sync_data().unwrap();
+        drop(file);
+        let store = open(&fs, 300);
+        let state = store.state();
+        let lost = state.lost.clone().unwrap_or_default();
+        for seq in 1..=30u64 {
+            let served = store.load_msg(seq).is_ok();
+            let reported = lost.ranges.iter().any(|&(a, b)| a <= seq && seq <= b);
+            proptest::prop_assert!(
+                served || reported || seq > state.last_seq,
+                "seq {} neither served nor reported lost: {:?}", seq, state
+            );
+        }
+    }
+}
+
+#[test]
+fn store_file_on_real_files_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let io: Arc<dyn StorageIo> = Arc::new(crate::io::StdFs);
+    let options = FileStoreOptions { block_bytes: 200 };
+    let reopen =
+        || FileStore::open(Arc::clone(&io), dir.path(), StoreConfig::default(), options).unwrap();
+    let mut store = reopen();
+    for i in 1..=10 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    assert!(store.remove_msg(3).unwrap());
+    assert_eq!(store.sync().unwrap(), 10);
+    let before = store.state();
+    store.stop().unwrap();
+    drop(store);
+    let store = reopen();
+    assert_eq!(store.state(), before);
+    assert!(store.blocks.len() > 1);
+    for i in (1..=10).filter(|i| *i != 3) {
+        check(&store, i);
+    }
+}
