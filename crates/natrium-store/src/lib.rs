@@ -12,7 +12,7 @@
 //! - [`error`]: [`StoreError`], Go's store errors plus I/O and corruption.
 //! - [`dedup`]: [`DedupWindow`], message id → sequence within the duplicate window.
 //! - [`filestore`]: [`FileStore`], message blocks of records (the record codec is public for
-//!   the recovery fuzz target to come) appended through [`io`], group-committed syncs, block
+//!   the `store_records` fuzz target) appended through [`io`], group-committed syncs, block
 //!   rotation, and recovery on open (torn tails cut, damaged records skipped by resync and
 //!   reported lost). It keeps its in-memory state in a [`MemStore`] with file-store sizing.
 //! - [`io`]: the narrow storage I/O trait the file store will use, the real file system
@@ -21,9 +21,9 @@
 //! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
 //!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! Still to come for issue 14, `TODO(#14)`: the file store's `index.dat`, compaction, erase
-//! in place, a bounded message cache instead of holding every message in memory, the consumer
-//! state file; then compression and encryption of sealed blocks, and the benchmarks.
+//! Still to come for issue 14, `TODO(#14)`: the file store's `index.dat`, compaction, a
+//! bounded block cache, the consumer state file; then compression and encryption of sealed
+//! blocks, and the benchmarks.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,

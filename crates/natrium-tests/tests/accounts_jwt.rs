@@ -241,15 +241,17 @@ fn jwt_user_permissions_and_revocation() {
 fn jwt_expiry_closes_the_connection_like_go() {
     let s = Scenario::new();
     let user = KeyPair::new_user();
-    let short = jwt::user_with(
-        &user.public_key(),
-        &s.b,
-        None,
-        json!({}),
-        json!({"exp": jwt::now() + 2}),
-    );
     let (_dir, servers) = servers(&s, "");
     for (name, server) in &servers {
+        // Issued per server, just before it is used: starting both servers on a loaded
+        // machine can take longer than the JWT lives.
+        let short = jwt::user_with(
+            &user.public_key(),
+            &s.b,
+            None,
+            json!({}),
+            json!({"exp": jwt::now() + 2}),
+        );
         let mut c = RawClient::connect(&server.addr());
         let sig = sign_nonce(&user, &nonce_of(&c));
         c.send(connect_line(&short, Some(&sig)).as_bytes());

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::client::ClientHandle;
+use crate::client::{ClientHandle, WsPeer};
 use crate::server::Server;
 
 impl Server {
@@ -16,18 +16,36 @@ impl Server {
     /// are shared by every kind of connection), an outbound buffer bounded by `max_pending`,
     /// and a close signal that shutdown cancels. Counted in `/varz` `total_connections`.
     pub fn new_connection(&self, addr: SocketAddr, max_pending: usize) -> Arc<ClientHandle> {
+        self.connection_handle(addr, max_pending, None)
+    }
+
+    /// [`Server::new_connection`] for a client that came through the websocket listener.
+    pub(crate) fn new_websocket_connection(
+        &self,
+        addr: SocketAddr,
+        max_pending: usize,
+        peer: WsPeer,
+    ) -> Arc<ClientHandle> {
+        self.connection_handle(addr, max_pending, Some(peer))
+    }
+
+    fn connection_handle(
+        &self,
+        addr: SocketAddr,
+        max_pending: usize,
+        peer: Option<WsPeer>,
+    ) -> Arc<ClientHandle> {
         let shared = &self.shared;
         shared
             .stats
             .total_connections
             .fetch_add(1, Ordering::Relaxed);
+        let cid = shared.next_cid();
         let closing = shared.connections.child_token();
-        Arc::new(ClientHandle::new(
-            shared.next_cid(),
-            addr,
-            max_pending,
-            closing,
-        ))
+        Arc::new(match peer {
+            None => ClientHandle::new(cid, addr, max_pending, closing),
+            Some(peer) => ClientHandle::new_websocket(cid, addr, max_pending, closing, peer),
+        })
     }
 
     /// Lists the connection among the server's clients (`/connz`, lame duck, shutdown and

@@ -21,7 +21,6 @@ pub use config::{WsConfig, WsReport};
 pub(crate) use session::WsSession;
 
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use natrium_ws::Upgrade;
@@ -29,9 +28,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
-use crate::client::{
-    finish, greet, refuse_max_connections, serve, spawn_writer, ClientHandle, WsPeer,
-};
+use crate::client::{finish, greet, refuse_max_connections, serve, spawn_writer, WsPeer};
 use crate::server::{bind_tcp, go_os_error, host_port, ListenError, Server, StartError};
 use crate::tls::verify::{describe, noting_rejected_chain};
 
@@ -186,24 +183,11 @@ impl Server {
             tracing::error!("Not configured to accept leaf node connections");
             return;
         }
-        let shared = &self.shared;
         let config = self.config();
-        let cid = shared.next_cid();
-        shared
-            .stats
-            .total_connections
-            .fetch_add(1, Ordering::Relaxed);
         let peer = WsPeer {
             client_ip: up.client_ip,
         };
-        let closing = shared.connections.child_token();
-        let handle = Arc::new(ClientHandle::new_websocket(
-            cid,
-            addr,
-            config.max_pending,
-            closing,
-            peer,
-        ));
+        let handle = self.new_websocket_connection(addr, config.max_pending, peer);
         if let Some(info) = tls_info {
             handle.set_tls(info);
         }

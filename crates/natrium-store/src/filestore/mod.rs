@@ -2,7 +2,7 @@
 //! recovered on open. `block` holds the block file and its header, `recover` the scan with
 //! resync and lost ranges, `store` the data, opening and write path, `api` the
 //! [`crate::StreamStore`] implementation.
-//! `TODO(#14)`: `index.dat`, compaction, erase in place, a bounded message cache.
+//! `TODO(#14)`: `index.dat`, compaction, a bounded block cache.
 
 mod api;
 pub mod block;
