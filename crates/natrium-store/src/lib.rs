@@ -59,7 +59,7 @@ pub use dedup::DedupWindow;
 pub use error::StoreError;
 pub use filestore::{FileStore, FileStoreOptions};
 pub use filter::Filter;
-pub use memstore::{MemConsumerStore, MemStore};
+pub use memstore::{MemBody, MemConsumerStore, MemStore, MsgBody};
 pub use stream::StreamStore;
 pub use types::{
     DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, SimpleState, StorageUpdate,

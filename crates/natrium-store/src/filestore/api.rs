@@ -51,7 +51,10 @@ impl StreamStore for FileStore {
             payload: &rec_msg.payload,
         };
         let loc = self.append_record(&rec)?;
-        self.locs.insert(stored.seq, loc);
+        self.inner.set_body(stored.seq, loc);
+        if let Some(block) = self.blocks.get_mut(&loc.block) {
+            block.live += 1;
+        }
         self.logged_last = stored.seq;
         // Limits enforced after the store removed older messages: their tombstones follow.
         self.log_removals()?;
@@ -67,12 +70,12 @@ impl StreamStore for FileStore {
     }
 
     fn sync(&mut self) -> Result<u64, StoreError> {
-        self.sync_blocks()?;
+        self.sync_and_tidy()?;
         Ok(self.logged_last)
     }
 
     fn load_msg(&self, seq: u64) -> Result<StoredMsg, StoreError> {
-        match self.locs.get(&seq) {
+        match self.inner.body(seq) {
             Some(loc) => self
                 .blocks
                 .get(&loc.block)
@@ -102,7 +105,7 @@ impl StreamStore for FileStore {
     }
 
     fn erase_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
-        let loc = self.locs.get(&seq).copied();
+        let loc = self.inner.body(seq).copied();
         if !self.mutate(0, |inner| inner.erase_msg(seq))? {
             return Ok(false);
         }
@@ -124,7 +127,6 @@ impl StreamStore for FileStore {
     }
 
     fn purge(&mut self) -> Result<u64, StoreError> {
-        // TODO(#14): remove whole dead blocks instead of writing a tombstone per message.
         self.mutate(0, StreamStore::purge)
     }
 
@@ -140,11 +142,8 @@ impl StreamStore for FileStore {
         self.writable()?;
         self.inner.truncate(seq)?;
         // The truncate record removes everything above `seq` on replay: no tombstones needed.
-        self.events
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
-        self.locs.split_off(&seq.saturating_add(1));
+        self.forget_removals();
+        self.logged_first = self.logged_first.min(self.inner.fast_state().first_seq);
         self.append(Kind::Truncate, seq, 0, &[])?;
         self.logged_last = seq;
         Ok(())
@@ -183,10 +182,7 @@ impl StreamStore for FileStore {
     }
 
     fn register_storage_updates(&mut self, callback: StorageUpdateFn) {
-        *self
-            .user_updates
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(callback);
+        self.inner.register_storage_updates(callback);
     }
 
     fn expire_due(&mut self, now_ns: i64) -> Result<u64, StoreError> {
@@ -198,7 +194,7 @@ impl StreamStore for FileStore {
     }
 
     fn stop(&mut self) -> Result<(), StoreError> {
-        let synced = self.sync_blocks();
+        let synced = self.sync_and_tidy();
         self.inner.stop()?;
         synced
     }

@@ -51,12 +51,41 @@ pub fn encode_header(index: u32, first_seq: u64, created_ns: i64) -> [u8; 32] {
     out
 }
 
-/// Where a message record lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a message record lives: the file store's in-memory body of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Loc {
     pub block: u32,
     pub offset: u64,
     pub len: u32,
+}
+
+impl crate::memstore::MsgBody for Loc {
+    type Trace = Loc;
+
+    /// A placeholder until the record is written (`FileStore` sets the real location).
+    fn from_parts(_headers: bytes::Bytes, _payload: bytes::Bytes) -> Self {
+        Loc::default()
+    }
+
+    fn parts(&self) -> (bytes::Bytes, bytes::Bytes) {
+        (bytes::Bytes::new(), bytes::Bytes::new())
+    }
+
+    /// The file store erases the record on disk itself.
+    fn erase(self) {}
+
+    fn trace(&self) -> Loc {
+        *self
+    }
+}
+
+/// The `first_seq` of a block header that passes its magic and CRC checks.
+pub fn header_first_seq(header: &[u8]) -> Option<u64> {
+    let stored = u32::from_le_bytes(header.get(28..32)?.try_into().ok()?);
+    if header.get(..4)? != MAGIC || crc32c::crc32c(header.get(..28)?) != stored {
+        return None;
+    }
+    Some(u64::from_le_bytes(header.get(12..20)?.try_into().ok()?))
 }
 
 /// An open block file and the length of its valid content.
@@ -66,6 +95,9 @@ pub struct Block {
     pub file: Box<dyn StorageFile>,
     /// Bytes of valid content: appends go here.
     pub len: u64,
+    /// Message records in this block that the stream still holds. A block other than the
+    /// tail with none is removed once it is the oldest (`FileStore::drop_dead_blocks`).
+    pub live: u64,
 }
 
 impl Block {
@@ -92,6 +124,7 @@ impl Block {
             path,
             file,
             len: HEADER_BYTES,
+            live: 0,
         })
     }
 

@@ -33,6 +33,22 @@ pub enum Kind {
     Tombstone = 3,
     /// `seq` becomes the stream's last sequence; every message above it is gone.
     Truncate = 4,
+    /// `seq` is the stream's first sequence: every message below it is gone (a purge,
+    /// compact or limit that removed the oldest messages), in one record however many.
+    First = 5,
+}
+
+impl Kind {
+    /// The kind a valid header's kind byte names (`parse` has checked the range).
+    fn from_byte(byte: u8) -> Kind {
+        match byte {
+            1 => Kind::Msg,
+            2 => Kind::Skip,
+            3 => Kind::Tombstone,
+            4 => Kind::Truncate,
+            _ => Kind::First,
+        }
+    }
 }
 
 /// A record, borrowed from the buffer it was decoded from or is encoded from.
@@ -150,12 +166,7 @@ pub fn declared_parts(buf: &[u8]) -> Option<(Kind, usize, usize, usize)> {
     let headers = u32_at(header, 26)? as usize;
     let ttl = if flags & FLAG_TTL != 0 { TTL_BYTES } else { 0 };
     let payload = len.checked_sub(RECORD_BYTES_MIN + ttl + subject + headers)?;
-    let kind = match header.get(2)? {
-        1 => Kind::Msg,
-        2 => Kind::Skip,
-        3 => Kind::Tombstone,
-        _ => Kind::Truncate,
-    };
+    let kind = Kind::from_byte(*header.get(2)?);
     Some((kind, subject, headers, payload))
 }
 
@@ -172,7 +183,7 @@ fn parse(header: &[u8]) -> Option<(usize, u64)> {
     let headers_len = u32_at(header, 26)? as usize;
     let ttl = if flags & FLAG_TTL != 0 { TTL_BYTES } else { 0 };
     let fixed = RECORD_BYTES_MIN + ttl + subject_len + headers_len;
-    let sane = (1..=4).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
+    let sane = (1..=5).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
     if !sane || len < fixed || len > RECORD_BYTES_MAX {
         return None;
     }
@@ -195,12 +206,7 @@ fn body(rec: &[u8], seq: u64) -> Decoded<'_> {
 }
 
 fn split_record(covered: &[u8], seq: u64) -> Option<Record<'_>> {
-    let kind = match covered.get(2)? {
-        1 => Kind::Msg,
-        2 => Kind::Skip,
-        3 => Kind::Tombstone,
-        _ => Kind::Truncate,
-    };
+    let kind = Kind::from_byte(*covered.get(2)?);
     let flags = *covered.get(3)?;
     let subject_len = usize::from(u16_at(covered, 24)?);
     let headers_len = u32_at(covered, 26)? as usize;

@@ -20,17 +20,18 @@ pub struct ScanEnd {
     pub torn: bool,
 }
 
-/// The state a scan rebuilds: the messages (in a memory store with no limits, so replay
-/// never removes what the log does not say was removed), their locations, and the lost
+/// The state a scan rebuilds: the messages and their locations (in a memory store with no
+/// limits, so replay never removes what the log does not say was removed), and the lost
 /// sequence ranges.
 pub struct Replay<'a> {
-    pub inner: &'a mut MemStore,
-    pub locs: &'a mut BTreeMap<u64, Loc>,
+    pub inner: &'a mut MemStore<Loc>,
     pub lost: Vec<(u64, u64)>,
     /// Go-accounted sizes of message records whose header was valid but body was not.
     pub bad_sizes: BTreeMap<u64, u64>,
     /// The last sequence the records so far account for.
     pub last: u64,
+    /// The block holding the last `First` record seen (0 for none).
+    pub first_record_block: u32,
 }
 
 impl Replay<'_> {
@@ -50,7 +51,7 @@ impl Replay<'_> {
                     rollup: false,
                 };
                 if self.inner.store_raw_msg(msg, rec.seq, false).is_ok() {
-                    self.locs.insert(rec.seq, loc);
+                    self.inner.set_body(rec.seq, loc);
                     self.last = rec.seq;
                 }
             }
@@ -72,16 +73,34 @@ impl Replay<'_> {
             }
             Kind::Tombstone => {
                 let _ = self.inner.remove_msg(rec.seq);
-                self.locs.remove(&rec.seq);
                 subtract_point(&mut self.lost, rec.seq);
             }
             Kind::Truncate => {
                 let _ = self.inner.truncate(rec.seq);
-                self.locs.split_off(&rec.seq.saturating_add(1));
                 truncate_ranges(&mut self.lost, rec.seq);
                 self.last = rec.seq;
             }
+            Kind::First => {
+                self.start_at(rec.seq);
+                // The stream's last time when the record was written: the message that set
+                // it may be in a block removed since.
+                self.inner.set_last_ts(rec.timestamp_ns);
+                self.first_record_block = loc.block;
+            }
         }
+    }
+
+    /// Everything below `first` is gone: removed, not lost.
+    pub fn start_at(&mut self, first: u64) {
+        if first == 0 {
+            return;
+        }
+        let _ = self.inner.compact(first);
+        self.lost.retain(|&(_, b)| b >= first);
+        for range in &mut self.lost {
+            range.0 = range.0.max(first);
+        }
+        self.last = self.last.max(first - 1);
     }
 
     /// Before a message or skip at `seq`: sequences between the last accounted one and `seq`
@@ -174,7 +193,7 @@ fn resync(buf: &[u8], from: usize, last: u64) -> Option<usize> {
                 Decoded::Record(rec, _) => match rec.kind {
                     Kind::Msg | Kind::Skip => rec.seq > last,
                     Kind::Tombstone => rec.seq <= last,
-                    Kind::Truncate => true,
+                    Kind::Truncate | Kind::First => true,
                 },
                 _ => false,
             },

@@ -3,24 +3,26 @@
 //! commit, one `fdatasync` per block written since the last. A tail past the block size
 //! rotates at the next append after a sync, so every block but the tail is whole on disk.
 //!
-//! The in-memory state is a [`MemStore`] counting bytes with Go's file-store formula and
-//! holding no headers or payloads: it answers every query and enforces the limits, and its
-//! storage-update events tell this layer which messages to write tombstones for. Message
-//! bodies are read back from the blocks by location. `TODO(#14)`: a bounded cache of recent
-//! blocks, and an index of subjects that is not a map entry per message.
+//! The in-memory state is a `MemStore<Loc>` counting bytes with Go's file-store formula and
+//! holding, for each message, where its record is instead of its headers and payload: it
+//! answers every query and enforces the limits, and its removal log tells this layer which
+//! records died. Bodies are read back from the blocks by location. Removals below the first
+//! message are logged as one `First` record; others as tombstones. Each block counts its live
+//! messages, and the oldest blocks with none are removed after a sync. `TODO(#14)`: a bounded
+//! cache of recent blocks, and compaction of half-dead blocks in the middle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
 use super::record::{self, Kind, Record};
 use super::recover::{scan_block, Replay};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, OpenMode, StorageIo};
-use crate::memstore::MemStore;
+use crate::memstore::{MemStore, Removal};
 use crate::stream::StreamStore;
-use crate::types::{LostData, MsgSizing, MsgTtl, StorageUpdateFn, StoreConfig};
+use crate::types::{LostData, MsgSizing, MsgTtl, StoreConfig};
 
 /// File store settings that are not stream limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,9 +39,6 @@ impl Default for FileStoreOptions {
     }
 }
 
-/// Storage-update events seen by this layer: (message delta, sequence).
-type Events = Arc<Mutex<Vec<(i64, u64)>>>;
-
 /// How far past the block size a tail grows between syncs before it rotates (with a sync
 /// of its own). Rotation normally waits for a group commit, so one batch stays in one block.
 const BLOCK_OVERRUN_BYTES_MAX: u64 = 8 * 1024 * 1024;
@@ -49,22 +48,24 @@ pub struct FileStore {
     pub(super) io: Arc<dyn StorageIo>,
     pub(super) dir: PathBuf,
     pub(super) options: FileStoreOptions,
-    pub(super) inner: MemStore,
+    pub(super) inner: MemStore<Loc>,
     pub(super) blocks: BTreeMap<u32, Block>,
-    /// Sequence → where its message record is, for every message held.
-    pub(super) locs: BTreeMap<u64, Loc>,
     /// Blocks written since the last sync.
     pub(super) dirty: BTreeSet<u32>,
     /// The last sequence the log accounts for (messages, skips, truncates).
     pub(super) logged_last: u64,
     pub(super) lost: Option<LostData>,
-    pub(super) events: Events,
-    pub(super) user_updates: Arc<Mutex<Option<StorageUpdateFn>>>,
+    /// The first sequence the last `First` record told the log, and the block holding that
+    /// record (0 for none). Dropping that block rewrites the record into the tail first.
+    pub(super) logged_first: u64,
+    first_record_block: u32,
     /// Set by a failed write or sync: nothing more is acknowledged (`docs/store-format.md`
     /// §12); reads keep working.
     pub(super) failed: bool,
     /// The tail reached the block size at the last sync: the next record starts a block.
     rotate_next: bool,
+    /// Everything was purged: the next sync starts a fresh tail so the old one can go.
+    rotate_empty: bool,
     scratch: Vec<u8>,
 }
 
@@ -83,21 +84,22 @@ impl FileStore {
             io,
             dir: msgs_dir,
             options,
-            inner: MemStore::with_sizing(StoreConfig::default(), MsgSizing::File).without_bodies(),
+            inner: MemStore::with_sizing(StoreConfig::default(), MsgSizing::File),
             blocks: BTreeMap::new(),
-            locs: BTreeMap::new(),
             dirty: BTreeSet::new(),
             logged_last: 0,
             lost: None,
-            events: Arc::default(),
-            user_updates: Arc::default(),
+            logged_first: 0,
+            first_record_block: 0,
             failed: false,
             rotate_next: false,
+            rotate_empty: false,
             scratch: Vec::new(),
         };
         store.recover()?;
-        store.hook_updates();
+        store.inner.log_removals();
         store.mutate(0, |inner| inner.update_config(config))?;
+        store.drop_dead_blocks()?;
         Ok(store)
     }
 
@@ -109,12 +111,13 @@ impl FileStore {
             .map_err(|e| StoreError::io("list blocks", e))?;
         let indexes: BTreeSet<u32> = names.iter().filter_map(|n| block::parse_name(n)).collect();
         let tail = indexes.last().copied();
+        let oldest = indexes.first().copied();
         let mut replay = Replay {
             inner: &mut self.inner,
-            locs: &mut self.locs,
             lost: Vec::new(),
             bad_sizes: BTreeMap::new(),
             last: 0,
+            first_record_block: 0,
         };
         for index in indexes {
             let path = self.dir.join(block::file_name(index));
@@ -130,6 +133,14 @@ impl FileStore {
             }
             let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0)];
             read_exact_at(&*file, &mut buf, 0).map_err(|e| StoreError::io("read block", e))?;
+            if Some(index) == oldest {
+                // Sequences below the oldest block's first were in blocks removed as dead
+                // (a damaged header tells nothing, and then they count as lost).
+                let header = buf.get(..HEADER_BYTES as usize).unwrap_or_default();
+                if let Some(first) = block::header_first_seq(header).filter(|f| *f > 1) {
+                    replay.start_at(first);
+                }
+            }
             let end = scan_block(&buf, index, &mut replay);
             let mut len = size;
             if Some(index) == tail && (end.torn || size < HEADER_BYTES) {
@@ -153,10 +164,12 @@ impl FileStore {
                     path,
                     file,
                     len,
+                    live: 0,
                 },
             );
         }
         self.logged_last = replay.last;
+        self.first_record_block = replay.first_record_block;
         if !replay.lost.is_empty() {
             self.lost = Some(LostData {
                 bytes: replay.lost_bytes(),
@@ -167,23 +180,13 @@ impl FileStore {
             let created = Block::create(&*self.io, &self.dir, 1, self.logged_last + 1)?;
             self.blocks.insert(1, created);
         }
-        Ok(())
-    }
-
-    /// Routes the memory state's storage updates through this layer (to learn what was
-    /// removed) and on to the caller's callback.
-    fn hook_updates(&mut self) {
-        let events = Arc::clone(&self.events);
-        let user = Arc::clone(&self.user_updates);
-        self.inner.register_storage_updates(Box::new(move |u| {
-            events
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((u.msgs, u.seq));
-            if let Some(cb) = user.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
-                cb(u);
+        self.logged_first = self.inner.fast_state().first_seq;
+        for (_, loc) in self.inner.bodies() {
+            if let Some(block) = self.blocks.get_mut(&loc.block) {
+                block.live += 1;
             }
-        }));
+        }
+        Ok(())
     }
 
     pub(super) fn writable(&self) -> Result<(), StoreError> {
@@ -202,18 +205,12 @@ impl FileStore {
     pub(super) fn mutate<T>(
         &mut self,
         skip_ts: i64,
-        change: impl FnOnce(&mut MemStore) -> Result<T, StoreError>,
+        change: impl FnOnce(&mut MemStore<Loc>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.writable()?;
-        let first_before = self.inner.fast_state().first_seq;
         let out = change(&mut self.inner);
         self.log_removals()?;
         let state = self.inner.fast_state();
-        if first_before == 0 && state.first_seq != 0 && state.last_seq == 0 {
-            // A purge of a store that never used a sequence moves its first sequence to 1:
-            // a tombstone of sequence 0 records that (`docs/store-format.md` §2).
-            self.append(Kind::Tombstone, 0, 0, &[])?;
-        }
         let last = state.last_seq;
         if last > self.logged_last {
             let first = self.logged_last + 1;
@@ -224,52 +221,68 @@ impl FileStore {
         out
     }
 
-    /// Writes a tombstone for every message the memory state dropped since the last call.
+    /// Logs what the memory state removed since the last call: one `First` record for every
+    /// message now below the first sequence, a tombstone for each other one, in one write.
     pub(super) fn log_removals(&mut self) -> Result<(), StoreError> {
-        let events =
-            std::mem::take(&mut *self.events.lock().unwrap_or_else(PoisonError::into_inner));
-        let removals: Vec<_> = events.into_iter().filter(|e| e.0 < 0).collect();
+        let removals = self.inner.take_removals();
         if removals.is_empty() {
             return Ok(());
         }
-        let seqs: Vec<u64> = if removals.iter().all(|e| e.0 == -1 && e.1 != 0) {
-            removals.into_iter().map(|e| e.1).collect()
-        } else {
-            // A bulk removal names no sequences: the held locations the state no longer has.
-            let inner = &self.inner;
-            self.locs
-                .keys()
-                .copied()
-                .filter(|s| inner.subject_for_seq(*s).is_err())
-                .collect()
-        };
-        // One write for all of them: a purge of many messages is one append, not many.
-        self.writable()?;
+        let first = self.inner.fast_state().first_seq;
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
-        for seq in seqs {
-            if self.locs.remove(&seq).is_some() {
-                let rec = Record {
-                    kind: Kind::Tombstone,
-                    erased: false,
-                    seq,
-                    timestamp_ns: 0,
-                    ttl: MsgTtl::None,
-                    subject: &[],
-                    headers: &[],
-                    payload: &[],
-                };
-                let encoded = record::encode(&rec, &mut buf);
-                debug_assert!(encoded.is_some(), "an empty record always fits");
+        for removal in removals {
+            match removal {
+                Removal::All => {
+                    for block in self.blocks.values_mut() {
+                        block.live = 0;
+                    }
+                    self.rotate_empty = true;
+                }
+                Removal::One(seq, loc) => {
+                    if let Some(block) = self.blocks.get_mut(&loc.block) {
+                        block.live = block.live.saturating_sub(1);
+                    }
+                    if seq >= first {
+                        push_empty_record(&mut buf, Kind::Tombstone, seq, 0);
+                    }
+                }
             }
+        }
+        let first_advanced = first > self.logged_first;
+        if first_advanced {
+            push_empty_record(
+                &mut buf,
+                Kind::First,
+                first,
+                self.inner.fast_state().last_ts,
+            );
+            self.logged_first = first;
         }
         let written = if buf.is_empty() {
             Ok(())
         } else {
-            self.write_tail(&buf).map(|_| ())
+            self.writable()
+                .and_then(|()| self.write_tail(&buf))
+                .map(|(block, _)| {
+                    if first_advanced {
+                        self.first_record_block = block;
+                    }
+                })
         };
         self.scratch = buf;
         self.latch(written)
+    }
+
+    /// Takes the removal log without writing anything (a truncate record covers it).
+    pub(super) fn forget_removals(&mut self) {
+        for removal in self.inner.take_removals() {
+            if let Removal::One(_, loc) = removal {
+                if let Some(block) = self.blocks.get_mut(&loc.block) {
+                    block.live = block.live.saturating_sub(1);
+                }
+            }
+        }
     }
 
     /// Latches the store after a failed write, so nothing more is acknowledged.
@@ -363,4 +376,110 @@ impl FileStore {
         self.rotate_next = tail_len >= self.options.block_bytes;
         Ok(())
     }
+
+    /// A sync at a caller's request (`StreamStore::sync`, stop): the group commit, then,
+    /// with every record durable, the clean-up that needs it: a fresh tail after a purge,
+    /// and the removal of dead blocks. Never run inside a change, whose records are not
+    /// all written yet.
+    pub(super) fn sync_and_tidy(&mut self) -> Result<(), StoreError> {
+        self.sync_blocks()?;
+        let (tail_index, tail_len) = self
+            .blocks
+            .values()
+            .next_back()
+            .map_or((0, 0), |b| (b.index, b.len));
+        if std::mem::take(&mut self.rotate_empty)
+            && tail_len > HEADER_BYTES
+            && self.inner.fast_state().msgs == 0
+        {
+            // After a purge the old tail holds only dead records: a fresh tail, whose header
+            // carries the next sequence, lets every old block go now.
+            let created =
+                Block::create(&*self.io, &self.dir, tail_index + 1, self.logged_last + 1)?;
+            self.blocks.insert(tail_index + 1, created);
+            self.rotate_next = false;
+        }
+        self.drop_dead_blocks()
+    }
+
+    /// Removes the oldest blocks while they hold no live message (never the tail). Called
+    /// only when everything written is synced, so the records that killed their messages are
+    /// durable first. Safe because each block's records can matter only to it and older
+    /// blocks: tombstones and `First` records name older sequences, and the next block's
+    /// header carries the sequence the stream had reached (`docs/store-format.md` §4).
+    pub(super) fn drop_dead_blocks(&mut self) -> Result<(), StoreError> {
+        let dead: Vec<u32> = self
+            .blocks
+            .values()
+            .take(self.blocks.len().saturating_sub(1))
+            .take_while(|b| b.live == 0)
+            .map(|b| b.index)
+            .collect();
+        if dead.is_empty() {
+            return Ok(());
+        }
+        if dead.contains(&self.first_record_block) {
+            self.carry_first_record()?;
+        }
+        let mut removed = false;
+        for index in dead {
+            let Some(block) = self.blocks.remove(&index) else {
+                continue;
+            };
+            let path = block.path.clone();
+            drop(block);
+            // A block that cannot be removed is only space not yet returned: nothing is lost
+            // and the records that killed it stay durable, so the sync still succeeds. It is
+            // tried again at the next open.
+            if self.io.remove(&path).is_err() {
+                break;
+            }
+            removed = true;
+        }
+        if removed {
+            // Same: a removal that does not persist leaves a dead block for the next open.
+            let _ = self.io.sync_dir(&self.dir);
+        }
+        Ok(())
+    }
+}
+
+impl FileStore {
+    /// Writes the last `First` record again, into the tail, synced: its block is about to be
+    /// removed, and without it the sequences of the removed blocks would read as lost.
+    fn carry_first_record(&mut self) -> Result<(), StoreError> {
+        let mut buf = Vec::new();
+        push_empty_record(
+            &mut buf,
+            Kind::First,
+            self.logged_first,
+            self.inner.fast_state().last_ts,
+        );
+        let Some(tail) = self.blocks.values_mut().next_back() else {
+            return Ok(());
+        };
+        let index = tail.index;
+        let written = tail
+            .append(&buf)
+            .and_then(|_| tail.file.sync_data().map_err(|e| StoreError::io("sync", e)));
+        self.latch(written)?;
+        self.first_record_block = index;
+        Ok(())
+    }
+}
+
+/// Appends an empty record (tombstone, `First`) to `buf`.
+fn push_empty_record(buf: &mut Vec<u8>, kind: Kind, seq: u64, timestamp_ns: i64) {
+    let rec = Record {
+        kind,
+        erased: false,
+        seq,
+        timestamp_ns,
+        ttl: MsgTtl::None,
+        subject: &[],
+        headers: &[],
+        payload: &[],
+    };
+    let encoded = record::encode(&rec, buf);
+    debug_assert!(encoded.is_some(), "an empty record always fits");
 }

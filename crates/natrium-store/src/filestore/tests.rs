@@ -108,7 +108,7 @@ fn store_file_flipped_byte_loses_only_that_record() {
     let mut offsets = Vec::new();
     for i in 1..=9 {
         put(&mut store, i);
-        offsets.push(store.locs[&i]);
+        offsets.push(*store.inner.body(i).unwrap());
     }
     store.sync().unwrap();
     drop(store);
@@ -279,4 +279,99 @@ fn store_file_on_real_files_survives_reopen() {
     for i in (1..=10).filter(|i| *i != 3) {
         check(&store, i);
     }
+}
+
+fn block_files(fs: &SimFs) -> Vec<String> {
+    let mut names = fs.list_dir(Path::new("/s/msgs")).unwrap();
+    names.retain(|n| super::block::parse_name(n).is_some());
+    names.sort();
+    names
+}
+
+#[test]
+fn store_file_purge_returns_its_blocks() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 256);
+    for i in 1..=40 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    assert!(block_files(&fs).len() > 5);
+    assert_eq!(store.purge().unwrap(), 40);
+    store.sync().unwrap();
+    let files = block_files(&fs);
+    assert_eq!(files.len(), 1, "one fresh tail: {files:?}");
+    let tail = fs.contents(&Path::new("/s/msgs").join(&files[0])).unwrap();
+    assert!(
+        tail.len() < 100,
+        "the tail holds a header and a record: {}",
+        tail.len()
+    );
+    let before = store.state();
+    assert_eq!(
+        (before.first_seq, before.last_seq, before.last_ts),
+        (41, 40, 7)
+    );
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let mut store = open(&fs, 256);
+    assert_eq!(store.state(), before);
+    put(&mut store, 41);
+    check(&store, 41);
+}
+
+#[test]
+fn store_file_limits_drop_the_oldest_blocks() {
+    let fs = SimFs::new();
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let config = StoreConfig {
+        max_msgs: Some(5),
+        ..StoreConfig::default()
+    };
+    let options = FileStoreOptions { block_bytes: 256 };
+    let mut store =
+        FileStore::open(Arc::clone(&io), Path::new("/s"), config.clone(), options).unwrap();
+    for i in 1..=200 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    let files = block_files(&fs);
+    assert!(files.len() <= 4, "old blocks removed: {files:?}");
+    let before = store.state();
+    assert_eq!(
+        (before.msgs, before.first_seq, &before.lost),
+        (5, 196, &None)
+    );
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let store = FileStore::open(io, Path::new("/s"), config, options).unwrap();
+    assert_eq!(store.state(), before);
+    for i in 196..=200 {
+        check(&store, i);
+    }
+}
+
+#[test]
+fn store_file_failed_block_removal_keeps_the_sync() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 256);
+    for i in 1..=20 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    fs.fail_nth(OpKind::Remove, 1, Fault::Error(std::io::ErrorKind::Other));
+    store.compact(15).unwrap();
+    assert_eq!(
+        store.sync().unwrap(),
+        20,
+        "the data is durable: the sync succeeds"
+    );
+    put(&mut store, 21);
+    store.sync().unwrap();
+    let before = store.state();
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let store = open(&fs, 256);
+    assert_eq!(store.state(), before);
+    assert_eq!(before.first_seq, 15);
 }

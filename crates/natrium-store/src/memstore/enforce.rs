@@ -1,12 +1,13 @@
 //! Limits: the `discard: new` refusals before a store, the `discard: old` and per-subject
 //! removals after it, and expiry by `max_age` and per-message TTL.
 
+use super::body::MsgBody;
 use super::state::MemState;
 use crate::error::StoreError;
 use crate::limits::MESSAGE_BYTES_MAX;
 use crate::types::{DiscardPolicy, MsgTtl, NewMsg, UpdateReason};
 
-impl MemState {
+impl<B: MsgBody> MemState<B> {
     /// Size checks every store makes, whatever the discard policy.
     pub(super) fn check_size(&self, msg: &NewMsg<'_>) -> Result<(), StoreError> {
         let body = msg.headers.len().saturating_add(msg.payload.len());
@@ -53,7 +54,7 @@ impl MemState {
                 // At the subject limit the subject's oldest message goes; refuse unless it
                 // frees at least as many bytes as the new one takes.
                 let freed = subject
-                    .and_then(|s| self.msgs.get(&s.first))
+                    .and_then(|s| self.msgs.get(s.first))
                     .map_or(0, super::state::Entry::size);
                 if !at_subject_limit || freed < size {
                     return Err(StoreError::MaxBytes);
@@ -139,12 +140,12 @@ impl MemState {
         let mut removed = 0;
         if let Some(cutoff) = self.age_cutoff(now_ns) {
             let mut cursor = self.first_seq;
-            while let Some((seq, entry)) = self.msgs.range(cursor..).next().map(|(s, e)| (*s, e)) {
+            while let Some((seq, entry)) = self.msgs.range_from(cursor).next() {
                 if entry.timestamp_ns > cutoff {
                     break;
                 }
                 cursor = seq + 1;
-                if entry.ttl != MsgTtl::Never
+                if entry.ttl() != MsgTtl::Never
                     && self.remove(seq, UpdateReason::MaxAge, false).is_some()
                 {
                     removed += 1;
@@ -172,7 +173,7 @@ impl MemState {
     pub(super) fn next_expiry(&self) -> Option<i64> {
         let by_age = self.config.max_age.and_then(|age| {
             let age_ns = i64::try_from(age.as_nanos()).unwrap_or(i64::MAX);
-            let (_, oldest) = self.msgs.iter().find(|(_, e)| e.ttl != MsgTtl::Never)?;
+            let (_, oldest) = self.msgs.iter().find(|(_, e)| e.ttl() != MsgTtl::Never)?;
             Some(oldest.timestamp_ns.saturating_add(age_ns))
         });
         match (by_age, self.ttl.next()) {

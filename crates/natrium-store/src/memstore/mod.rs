@@ -1,14 +1,18 @@
 //! The memory store: [`MemStore`] for streams, [`MemConsumerStore`] for consumers.
 
+mod body;
 mod consumer;
 mod enforce;
 mod query;
+mod seqmap;
 mod state;
 mod store;
 mod subjects;
 mod ttl;
 
+pub use body::{MemBody, MsgBody};
 pub use consumer::MemConsumerStore;
+pub(crate) use state::Removal;
 pub use store::MemStore;
 
 #[cfg(test)]

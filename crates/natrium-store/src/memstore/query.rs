@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 
+use super::body::MsgBody;
 use super::state::{Entry, MemState};
 use crate::error::StoreError;
 use crate::filter::Filter;
@@ -15,23 +16,23 @@ use crate::types::{SimpleState, StoredMsg, StreamState};
 /// message range is shorter (Go's memstore uses the same kind of cut-over).
 const SUBJECT_SCAN_SUBJECTS_MAX: usize = 256;
 
-impl MemState {
+impl<B: MsgBody> MemState<B> {
     pub(super) fn load(&self, seq: u64) -> Result<StoredMsg, StoreError> {
-        match self.msgs.get(&seq) {
-            Some(entry) => Ok(entry.to_msg(seq)),
+        match self.msgs.get(seq) {
+            Some(entry) => Ok(self.to_msg(seq, entry)),
             None if seq <= self.last_seq => Err(StoreError::NotFound),
             None => Err(StoreError::Eof),
         }
     }
 
     /// The first matching message at or after `start`.
-    pub(super) fn next_matching(&self, filter: &Filter, start: u64) -> Option<(u64, &Entry)> {
+    pub(super) fn next_matching(&self, filter: &Filter, start: u64) -> Option<(u64, &Entry<B>)> {
         let start = start.max(self.first_seq);
         if start > self.last_seq || self.msgs.is_empty() {
             return None;
         }
         if filter.is_all() {
-            return self.msgs.range(start..).next().map(|(s, e)| (*s, e));
+            return self.msgs.range_from(start).next();
         }
         if let Some(literal) = filter.as_literal() {
             return self.next_literal(literal, start);
@@ -55,42 +56,41 @@ impl MemState {
             (lo, hi) = (min_first, max_last);
         }
         self.msgs
-            .range(lo..=hi)
-            .find(|(_, e)| filter.matches(&e.subject))
-            .map(|(s, e)| (*s, e))
+            .range(lo, hi)
+            .find(|(_, e)| self.subjects.matches(filter, e.subject))
     }
 
     /// The first message on one literal subject at or after `start`.
-    fn next_literal(&self, subject: &[u8], start: u64) -> Option<(u64, &Entry)> {
+    fn next_literal(&self, subject: &[u8], start: u64) -> Option<(u64, &Entry<B>)> {
+        let id = self.subjects.id(subject)?;
         let state = self.subjects.get(subject)?;
         if start > state.last {
             return None;
         }
         let seq = if start <= state.first {
             state.first
-        } else if let Some(prev) = self.msgs.get(&(start - 1)).filter(|e| e.subject == subject) {
+        } else if let Some(prev) = self.msgs.get(start - 1).filter(|e| e.subject == id) {
             // A consumer walking one subject asks for the successor of what it just had.
             prev.next_same
         } else {
             return self
                 .msgs
-                .range(start..=state.last)
-                .find(|(_, e)| e.subject == subject)
-                .map(|(s, e)| (*s, e));
+                .range(start, state.last)
+                .find(|(_, e)| e.subject == id);
         };
-        self.msgs.get(&seq).map(|e| (seq, e))
+        self.msgs.get(seq).map(|e| (seq, e))
     }
 
-    pub(super) fn last_matching(&self, filter: &Filter) -> Option<(u64, &Entry)> {
+    pub(super) fn last_matching(&self, filter: &Filter) -> Option<(u64, &Entry<B>)> {
         let seq = if filter.is_all() {
-            *self.msgs.last_key_value()?.0
+            self.msgs.last()?.0
         } else {
             let mut last = 0;
             self.subjects
                 .for_each_matching(filter, |_, s| last = last.max(s.last));
             last
         };
-        self.msgs.get(&seq).map(|e| (seq, e))
+        self.msgs.get(seq).map(|e| (seq, e))
     }
 
     /// Messages at or after `start` on one subject, and the first of them, walking the
@@ -98,7 +98,7 @@ impl MemState {
     fn subject_tail(&self, state: &SimpleState, start: u64) -> (u64, u64) {
         let (mut count, mut first, mut seq) = (0, 0, state.last);
         while seq >= start && seq != 0 {
-            let Some(entry) = self.msgs.get(&seq) else {
+            let Some(entry) = self.msgs.get(seq) else {
                 break;
             };
             count += 1;
@@ -115,7 +115,7 @@ impl MemState {
         }
         if filter.is_all() && start <= self.first_seq {
             // The last message, not `last_seq`, which may be a skipped sequence.
-            let last = self.msgs.last_key_value().map_or(0, |(seq, _)| *seq);
+            let last = self.msgs.last().map_or(0, |(seq, _)| seq);
             return SimpleState {
                 msgs: self.msgs.len() as u64,
                 first: self.first_seq,
@@ -148,13 +148,13 @@ impl MemState {
 
     fn filtered_by_scan(&self, start: u64, filter: &Filter) -> SimpleState {
         let mut out = SimpleState::default();
-        for (seq, entry) in self.msgs.range(start..) {
-            if filter.matches(&entry.subject) {
+        for (seq, entry) in self.msgs.range_from(start) {
+            if self.subjects.matches(filter, entry.subject) {
                 out.msgs += 1;
                 if out.first == 0 {
-                    out.first = *seq;
+                    out.first = seq;
                 }
-                out.last = *seq;
+                out.last = seq;
             }
         }
         out
@@ -173,10 +173,10 @@ impl MemState {
                 .for_each_matching(filter, |_, s| count += u64::from(s.last >= start));
             return count;
         }
-        let mut seen: HashSet<&Bytes> = HashSet::new();
-        for (_, entry) in self.msgs.range(start..) {
-            if filter.matches(&entry.subject) {
-                seen.insert(&entry.subject);
+        let mut seen = HashSet::new();
+        for (_, entry) in self.msgs.range_from(start) {
+            if self.subjects.matches(filter, entry.subject) {
+                seen.insert(entry.subject);
             }
         }
         seen.len() as u64
@@ -200,7 +200,7 @@ impl MemState {
         let (mut lo, mut hi) = (self.first_seq, self.last_seq);
         while lo <= hi {
             let mid = lo + (hi - lo) / 2;
-            let Some((seq, entry)) = self.msgs.range(mid..=hi).next() else {
+            let Some((seq, entry)) = self.msgs.range(mid, hi).next() else {
                 if mid == 0 {
                     break;
                 }
@@ -208,7 +208,7 @@ impl MemState {
                 continue;
             };
             if entry.timestamp_ns >= timestamp_ns {
-                answer = *seq;
+                answer = seq;
                 if mid == 0 {
                     break;
                 }
@@ -232,7 +232,7 @@ impl MemState {
             deleted.reserve(usize::try_from(num_deleted).unwrap_or(0));
             let mut expect = self.first_seq;
             for seq in self.msgs.keys() {
-                deleted.extend(expect..*seq);
+                deleted.extend(expect..seq);
                 expect = seq + 1;
             }
             deleted.extend(expect..=self.last_seq);

@@ -1,58 +1,80 @@
 //! The memory store's data and the two primitives that change it, `insert` and `remove`, which
 //! keep the message map, the per-subject index, the TTL index and the totals in agreement.
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 
-use super::subjects::Subjects;
+use super::body::MsgBody;
+use super::seqmap::SeqMap;
+use super::subjects::{SubjectId, Subjects};
 use super::ttl::TtlIndex;
 use crate::types::{
     MsgSizing, MsgTtl, StorageUpdate, StorageUpdateFn, StoreConfig, StoredMsg, UpdateReason,
 };
 
-/// One stored message. `prev_same`/`next_same` link the messages of one subject in sequence
-/// order (0 for none), so removing a subject's first or last message finds its successor in
-/// O(log n) instead of scanning, and per-subject first/last stay exact.
+/// One stored message, kept small: a stream holds millions. `prev_same`/`next_same` link the
+/// messages of one subject in sequence order (0 for none), so removing a subject's first or
+/// last message finds its successor in O(1) instead of scanning, and per-subject first/last
+/// stay exact.
 #[derive(Debug)]
-pub(super) struct Entry {
-    pub(super) subject: Bytes,
-    pub(super) headers: Bytes,
-    pub(super) payload: Bytes,
+pub(super) struct Entry<B> {
+    pub(super) body: B,
     pub(super) timestamp_ns: i64,
-    pub(super) ttl: MsgTtl,
-    pub(super) size: u64,
     pub(super) prev_same: u64,
     pub(super) next_same: u64,
+    pub(super) subject: SubjectId,
+    /// The accounted size, fixed when the message was stored (its body may not be held).
+    size: u32,
+    ttl: TtlCode,
 }
 
-impl Entry {
-    pub(super) fn to_msg(&self, seq: u64) -> StoredMsg {
-        StoredMsg {
-            seq,
-            timestamp_ns: self.timestamp_ns,
-            subject: self.subject.clone(),
-            headers: self.headers.clone(),
-            payload: self.payload.clone(),
-        }
+impl<B> Entry<B> {
+    pub(super) fn size(&self) -> u64 {
+        u64::from(self.size)
     }
 
-    /// The accounted size, fixed when the message was stored (its bodies may not be held).
-    pub(super) fn size(&self) -> u64 {
-        self.size
+    pub(super) fn ttl(&self) -> MsgTtl {
+        self.ttl.get()
     }
+}
+
+/// A [`MsgTtl`] in 8 bytes: 0 none, -1 never, otherwise seconds + 1 (saturating: a TTL of
+/// centuries never comes due either way).
+#[derive(Debug, Clone, Copy)]
+struct TtlCode(i64);
+
+impl TtlCode {
+    fn new(ttl: MsgTtl) -> Self {
+        TtlCode(match ttl {
+            MsgTtl::None => 0,
+            MsgTtl::Never => -1,
+            MsgTtl::Secs(secs) => i64::try_from(secs).unwrap_or(i64::MAX).saturating_add(1),
+        })
+    }
+
+    fn get(self) -> MsgTtl {
+        match self.0 {
+            0 => MsgTtl::None,
+            -1 => MsgTtl::Never,
+            code => MsgTtl::Secs(code.unsigned_abs() - 1),
+        }
+    }
+}
+
+/// One entry of the removal log: a message and what its body left behind, or every message
+/// at once (a purge).
+#[derive(Debug, Clone, Copy)]
+pub enum Removal<T> {
+    One(u64, T),
+    All,
 }
 
 /// Everything the memory store holds.
-pub(super) struct MemState {
+pub(super) struct MemState<B: MsgBody> {
     pub(super) config: StoreConfig,
     /// Go's byte formula for this store kind (the file store reuses this state).
     pub(super) sizing: MsgSizing,
-    /// Whether headers and payloads are held. The file store keeps them on disk only, and
-    /// loads them by sequence (`MemStore::without_bodies`).
-    pub(super) keep_bodies: bool,
-    /// Messages by sequence: ordered, so first/last and range scans are cheap.
-    pub(super) msgs: BTreeMap<u64, Entry>,
+    /// Messages by sequence.
+    pub(super) msgs: SeqMap<Entry<B>>,
     pub(super) subjects: Subjects,
     pub(super) ttl: TtlIndex,
     /// First sequence; `last_seq + 1` when empty (0 for a new store, as in Go).
@@ -62,16 +84,18 @@ pub(super) struct MemState {
     pub(super) last_ts: i64,
     pub(super) bytes: u64,
     pub(super) updates: Option<StorageUpdateFn>,
+    /// Every removal, when the owner asked for the log (the file store, to know which records
+    /// died); drained by the owner after each change.
+    pub(super) removals: Option<Vec<Removal<B::Trace>>>,
     pub(super) closed: bool,
 }
 
-impl MemState {
+impl<B: MsgBody> MemState<B> {
     pub(super) fn new(config: StoreConfig, sizing: MsgSizing) -> Self {
         MemState {
             config,
             sizing,
-            keep_bodies: true,
-            msgs: BTreeMap::new(),
+            msgs: SeqMap::default(),
             subjects: Subjects::default(),
             ttl: TtlIndex::default(),
             first_seq: 0,
@@ -80,7 +104,19 @@ impl MemState {
             last_ts: 0,
             bytes: 0,
             updates: None,
+            removals: None,
             closed: false,
+        }
+    }
+
+    pub(super) fn to_msg(&self, seq: u64, entry: &Entry<B>) -> StoredMsg {
+        let (headers, payload) = entry.body.parts();
+        StoredMsg {
+            seq,
+            timestamp_ns: entry.timestamp_ns,
+            subject: self.subjects.name(entry.subject).clone(),
+            headers,
+            payload,
         }
     }
 
@@ -102,27 +138,21 @@ impl MemState {
         ttl: MsgTtl,
     ) {
         debug_assert_eq!(seq, self.last_seq + 1);
-        let (subject, prev_same) = self.subjects.push(subject, seq);
-        if let Some(prev) = self.msgs.get_mut(&prev_same) {
-            prev.next_same = seq;
-        }
         let size = self
             .sizing
             .size(subject.len(), headers.len(), payload.len());
-        let (headers, payload) = if self.keep_bodies {
-            (headers, payload)
-        } else {
-            (Bytes::new(), Bytes::new())
-        };
+        let (id, prev_same) = self.subjects.push(subject, seq);
+        if let Some(prev) = self.msgs.get_mut(prev_same) {
+            prev.next_same = seq;
+        }
         let entry = Entry {
-            subject,
-            headers,
-            payload,
-            size,
+            body: B::from_parts(headers, payload),
             timestamp_ns,
-            ttl,
             prev_same,
             next_same: 0,
+            subject: id,
+            size: u32::try_from(size).unwrap_or(u32::MAX),
+            ttl: TtlCode::new(ttl),
         };
         if self.msgs.is_empty() {
             self.first_seq = seq;
@@ -131,38 +161,46 @@ impl MemState {
         if let Some(expires) = ttl.expires_at(timestamp_ns) {
             self.ttl.insert(expires, seq);
         }
-        self.bytes += size;
+        self.bytes += entry.size();
         self.last_seq = seq;
         self.last_ts = timestamp_ns;
-        let subject = entry.subject.clone();
+        let size = entry.size();
         self.msgs.insert(seq, entry);
-        self.notify(&StorageUpdate {
-            msgs: 1,
-            bytes: size as i64,
-            seq,
-            subject: &subject,
-            reason: UpdateReason::Stored,
-        });
+        if self.updates.is_some() {
+            let subject = self.subjects.name(id).clone();
+            self.notify(&StorageUpdate {
+                msgs: 1,
+                bytes: size as i64,
+                seq,
+                subject: &subject,
+                reason: UpdateReason::Stored,
+            });
+        }
     }
 
-    /// Removes the message at `seq` and returns it with its accounted size; `reason` goes to
+    /// Removes the message at `seq` and returns its body and accounted size; `reason` goes to
     /// the callback unless `quiet` (bulk removals report one total instead).
     pub(super) fn remove(
         &mut self,
         seq: u64,
         reason: UpdateReason,
         quiet: bool,
-    ) -> Option<(Entry, u64)> {
-        let entry = self.msgs.remove(&seq)?;
-        if let Some(prev) = self.msgs.get_mut(&entry.prev_same) {
+    ) -> Option<(B, u64)> {
+        let entry = self.msgs.remove(seq)?;
+        if let Some(prev) = self.msgs.get_mut(entry.prev_same) {
             prev.next_same = entry.next_same;
         }
-        if let Some(next) = self.msgs.get_mut(&entry.next_same) {
+        if let Some(next) = self.msgs.get_mut(entry.next_same) {
             next.prev_same = entry.prev_same;
         }
+        let subject = if quiet || self.updates.is_none() {
+            Bytes::new()
+        } else {
+            self.subjects.name(entry.subject).clone()
+        };
         self.subjects
-            .remove(&entry.subject, seq, entry.prev_same, entry.next_same);
-        if let Some(expires) = entry.ttl.expires_at(entry.timestamp_ns) {
+            .remove(entry.subject, seq, entry.prev_same, entry.next_same);
+        if let Some(expires) = entry.ttl().expires_at(entry.timestamp_ns) {
             self.ttl.remove(expires, seq);
         }
         let size = entry.size();
@@ -171,22 +209,25 @@ impl MemState {
         if seq == self.first_seq {
             self.advance_first();
         }
+        if let Some(log) = self.removals.as_mut() {
+            log.push(Removal::One(seq, entry.body.trace()));
+        }
         if !quiet {
             self.notify(&StorageUpdate {
                 msgs: -1,
                 bytes: -(size as i64),
                 seq,
-                subject: &entry.subject,
+                subject: &subject,
                 reason,
             });
         }
-        Some((entry, size))
+        Some((entry.body, size))
     }
 
     /// Moves the first sequence to the first message left, or past the last when none is.
     fn advance_first(&mut self) {
-        if let Some((seq, entry)) = self.msgs.first_key_value() {
-            self.first_seq = *seq;
+        if let Some((seq, entry)) = self.msgs.first() {
+            self.first_seq = seq;
             self.first_ts = entry.timestamp_ns;
         } else {
             self.first_seq = self.last_seq + 1;
@@ -198,12 +239,15 @@ impl MemState {
     pub(super) fn clear(&mut self, reason: UpdateReason) -> u64 {
         let purged = self.msgs.len() as u64;
         let bytes = self.bytes;
-        self.msgs = BTreeMap::new();
+        self.msgs = SeqMap::default();
         self.subjects.clear();
         self.ttl.clear();
         self.bytes = 0;
         self.first_seq = self.last_seq + 1;
         self.first_ts = 0;
+        if let Some(log) = self.removals.as_mut() {
+            log.push(Removal::All);
+        }
         if purged > 0 {
             self.notify(&StorageUpdate {
                 msgs: -(purged as i64),

@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 
-use super::state::MemState;
+use super::body::{MemBody, MsgBody};
+use super::state::{MemState, Removal};
 use crate::error::StoreError;
 use crate::filter::Filter;
 use crate::stream::StreamStore;
@@ -13,9 +14,11 @@ use crate::types::{
     UpdateReason,
 };
 
-/// A stream kept in memory. Bytes are accounted with Go's memory-store formula.
-pub struct MemStore {
-    state: MemState,
+/// A stream kept in memory. Bytes are accounted with Go's memory-store formula. The file
+/// store keeps its in-memory state in a `MemStore<Loc>`: the same index, with each message's
+/// body replaced by where its record is.
+pub struct MemStore<B: MsgBody = MemBody> {
+    state: MemState<B>,
 }
 
 impl MemStore {
@@ -25,20 +28,53 @@ impl MemStore {
             state: MemState::new(config, MsgSizing::Memory),
         }
     }
+}
 
-    /// An empty store counting bytes with `sizing` (the file store keeps its in-memory state
-    /// in one of these, with Go's file-store formula).
-    pub fn with_sizing(config: StoreConfig, sizing: MsgSizing) -> Self {
+impl<B: MsgBody> MemStore<B> {
+    /// An empty store counting bytes with `sizing` (the file store's state uses Go's
+    /// file-store formula).
+    pub(crate) fn with_sizing(config: StoreConfig, sizing: MsgSizing) -> Self {
         MemStore {
             state: MemState::new(config, sizing),
         }
     }
 
-    /// Makes the store keep subjects, times and sizes but drop headers and payloads, which
-    /// the file store holds on disk: loads then return empty bodies and only locate messages.
-    pub(crate) fn without_bodies(mut self) -> Self {
-        self.state.keep_bodies = false;
-        self
+    /// Starts the removal log: every removed message (or a purge of all) is recorded until
+    /// taken with [`MemStore::take_removals`].
+    pub(crate) fn log_removals(&mut self) {
+        self.state.removals = Some(Vec::new());
+    }
+
+    /// The removals since the last call.
+    pub(crate) fn take_removals(&mut self) -> Vec<Removal<B::Trace>> {
+        self.state
+            .removals
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Sets the last message time (recovery, when the message that set it is gone).
+    pub(crate) fn set_last_ts(&mut self, timestamp_ns: i64) {
+        self.state.last_ts = timestamp_ns;
+    }
+
+    /// The body held for `seq`.
+    pub(crate) fn body(&self, seq: u64) -> Option<&B> {
+        self.state.msgs.get(seq).map(|e| &e.body)
+    }
+
+    /// Replaces the body held for `seq` (the file store sets a message's location once its
+    /// record is written, and after compaction moves it).
+    pub(crate) fn set_body(&mut self, seq: u64, body: B) {
+        if let Some(entry) = self.state.msgs.get_mut(seq) {
+            entry.body = body;
+        }
+    }
+
+    /// Every held message's sequence and body, in order.
+    pub(crate) fn bodies(&self) -> impl Iterator<Item = (u64, &B)> + '_ {
+        self.state.msgs.iter().map(|(seq, e)| (seq, &e.body))
     }
 
     fn open(&self) -> Result<(), StoreError> {
@@ -60,13 +96,7 @@ impl MemStore {
     /// Removes the messages below `seq` one by one, reporting one total.
     fn remove_below(&mut self, seq: u64) -> u64 {
         let (mut purged, mut bytes) = (0, 0);
-        while let Some(first) = self
-            .state
-            .msgs
-            .first_key_value()
-            .map(|(s, _)| *s)
-            .filter(|s| *s < seq)
-        {
+        while let Some(first) = self.state.msgs.first().map(|(s, _)| s).filter(|s| *s < seq) {
             if let Some((_, size)) = self.state.remove(first, UpdateReason::Compacted, true) {
                 purged += 1;
                 bytes += size;
@@ -78,7 +108,7 @@ impl MemStore {
     }
 }
 
-impl StreamStore for MemStore {
+impl<B: MsgBody> StreamStore for MemStore<B> {
     fn store_msg(&mut self, msg: NewMsg<'_>) -> Result<Stored, StoreError> {
         self.store_raw_msg(msg, 0, true)
     }
@@ -148,7 +178,7 @@ impl StreamStore for MemStore {
             .state
             .next_matching(filter, start)
             .ok_or(StoreError::Eof)?;
-        Ok(entry.to_msg(seq))
+        Ok(self.state.to_msg(seq, entry))
     }
 
     fn load_last_msg(&self, filter: &Filter) -> Result<StoredMsg, StoreError> {
@@ -157,15 +187,15 @@ impl StreamStore for MemStore {
             .state
             .last_matching(filter)
             .ok_or(StoreError::NotFound)?;
-        Ok(entry.to_msg(seq))
+        Ok(self.state.to_msg(seq, entry))
     }
 
     fn subject_for_seq(&self, seq: u64) -> Result<Bytes, StoreError> {
         self.open()?;
         self.state
             .msgs
-            .get(&seq)
-            .map(|e| e.subject.clone())
+            .get(seq)
+            .map(|e| self.state.subjects.name(e.subject).clone())
             .ok_or(StoreError::NotFound)
     }
 
@@ -179,16 +209,10 @@ impl StreamStore for MemStore {
 
     fn erase_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
         self.open()?;
-        let Some((entry, _)) = self.state.remove(seq, UpdateReason::Erased, false) else {
+        let Some((body, _)) = self.state.remove(seq, UpdateReason::Erased, false) else {
             return Ok(false);
         };
-        // Overwrite the bytes when this store holds the only reference; a loaded copy still in
-        // use elsewhere keeps its view (it is the reader's), and is dropped with it.
-        for part in [entry.headers, entry.payload] {
-            if let Ok(mut owned) = part.try_into_mut() {
-                owned.fill(0);
-            }
-        }
+        body.erase();
         Ok(true)
     }
 
@@ -245,13 +269,7 @@ impl StreamStore for MemStore {
     fn truncate(&mut self, seq: u64) -> Result<(), StoreError> {
         self.open()?;
         let (mut purged, mut bytes) = (0, 0);
-        while let Some(last) = self
-            .state
-            .msgs
-            .last_key_value()
-            .map(|(s, _)| *s)
-            .filter(|s| *s > seq)
-        {
+        while let Some(last) = self.state.msgs.last().map(|(s, _)| s).filter(|s| *s > seq) {
             if let Some((_, size)) = self.state.remove(last, UpdateReason::Truncated, true) {
                 purged += 1;
                 bytes += size;
@@ -259,7 +277,7 @@ impl StreamStore for MemStore {
         }
         self.state
             .notify_bulk(purged, bytes, None, UpdateReason::Truncated);
-        if let Some(entry) = self.state.msgs.get(&seq) {
+        if let Some(entry) = self.state.msgs.get(seq) {
             self.state.last_ts = entry.timestamp_ns;
         }
         self.state.last_seq = seq;
@@ -333,7 +351,7 @@ impl StreamStore for MemStore {
     }
 }
 
-impl MemStore {
+impl<B: MsgBody> MemStore<B> {
     /// Uses sequences up to `last` without messages. The last time is set only if unset.
     fn skip_to(&mut self, last: u64, now_ns: i64) {
         self.state.last_seq = last;
@@ -358,10 +376,12 @@ impl MemStore {
                 break;
             }
             cursor = seq + 1;
-            if let Some((entry, size)) = self.state.remove(seq, UpdateReason::Purged, true) {
+            if single.is_none() {
+                single = self.subject_for_seq(seq).ok().map(|subject| (seq, subject));
+            }
+            if let Some((_, size)) = self.state.remove(seq, UpdateReason::Purged, true) {
                 purged += 1;
                 bytes += size;
-                single.get_or_insert((seq, entry.subject));
             }
         }
         let single_ref = single.as_ref().map(|(s, subj)| (*s, subj.as_ref()));

@@ -1,6 +1,7 @@
 //! The per-subject index: for every subject with messages, how many it has and its first and
-//! last sequences. Subjects are interned: every message on a subject shares this index's
-//! `Bytes`, so storing on a known subject allocates nothing for the subject.
+//! last sequences. Subjects are interned under a small id: a message holds the 4-byte id, not
+//! the subject, and storing on a known subject allocates nothing. An id is reused once its
+//! subject has no messages left.
 
 use std::collections::HashMap;
 
@@ -10,64 +11,109 @@ use foldhash::quality::RandomState;
 use crate::filter::Filter;
 use crate::types::SimpleState;
 
-/// One subject's entry: the interned subject (handed to each message) and its state.
+/// An interned subject.
+pub(super) type SubjectId = u32;
+
+/// One subject's slot: the subject and its state.
 #[derive(Debug)]
-struct Entry {
+struct Slot {
     subject: Bytes,
     state: SimpleState,
 }
 
-/// Subject → its state. Randomly seeded: subjects come from publishers.
+/// Subject → id → state. Randomly seeded: subjects come from publishers.
 #[derive(Debug, Default)]
 pub(super) struct Subjects {
-    map: HashMap<Bytes, Entry, RandomState>,
+    ids: HashMap<Bytes, SubjectId, RandomState>,
+    slots: Vec<Option<Slot>>,
+    free: Vec<SubjectId>,
 }
 
 impl Subjects {
+    /// The id of a subject with messages.
+    pub(super) fn id(&self, subject: &[u8]) -> Option<SubjectId> {
+        self.ids.get(subject).copied()
+    }
+
+    /// The subject of an id in use (empty if the id is not in use).
+    pub(super) fn name(&self, id: SubjectId) -> &Bytes {
+        static EMPTY: Bytes = Bytes::new();
+        self.slot(id).map_or(&EMPTY, |s| &s.subject)
+    }
+
+    fn slot(&self, id: SubjectId) -> Option<&Slot> {
+        self.slots.get(id as usize).and_then(Option::as_ref)
+    }
+
     /// The state of one literal subject.
     pub(super) fn get(&self, subject: &[u8]) -> Option<&SimpleState> {
-        self.map.get(subject).map(|e| &e.state)
+        self.id(subject)
+            .and_then(|id| self.slot(id))
+            .map(|s| &s.state)
+    }
+
+    /// Whether the subject of `id` matches `filter`.
+    pub(super) fn matches(&self, filter: &Filter, id: SubjectId) -> bool {
+        filter.matches(self.name(id))
     }
 
     /// Number of subjects with messages.
     pub(super) fn len(&self) -> usize {
-        self.map.len()
+        self.ids.len()
     }
 
-    /// Records a new last message on `subject` and returns the interned subject and the
-    /// previous last sequence of that subject (0 if it had none), for the message chain.
-    pub(super) fn push(&mut self, subject: &[u8], seq: u64) -> (Bytes, u64) {
-        if let Some(entry) = self.map.get_mut(subject) {
-            let prev = entry.state.last;
-            entry.state.msgs += 1;
-            entry.state.last = seq;
-            return (entry.subject.clone(), prev);
+    /// Records a new last message on `subject` and returns its id and the previous last
+    /// sequence of that subject (0 if it had none), for the message chain.
+    pub(super) fn push(&mut self, subject: &[u8], seq: u64) -> (SubjectId, u64) {
+        if let Some(id) = self.id(subject) {
+            if let Some(Some(slot)) = self.slots.get_mut(id as usize) {
+                let prev = slot.state.last;
+                slot.state.msgs += 1;
+                slot.state.last = seq;
+                return (id, prev);
+            }
         }
         let subject = Bytes::copy_from_slice(subject);
-        let state = SimpleState {
-            msgs: 1,
-            first: seq,
-            last: seq,
-        };
-        self.map.insert(
-            subject.clone(),
-            Entry {
-                subject: subject.clone(),
-                state,
+        let slot = Slot {
+            subject: subject.clone(),
+            state: SimpleState {
+                msgs: 1,
+                first: seq,
+                last: seq,
             },
-        );
-        (subject, 0)
+        };
+        let id = if let Some(id) = self.free.pop() {
+            if let Some(free) = self.slots.get_mut(id as usize) {
+                *free = Some(slot);
+            }
+            id
+        } else {
+            // Subjects are bounded by messages, and a stream's messages by u32 ids' range
+            // long before memory: an id past u32 is unreachable in practice.
+            let id = SubjectId::try_from(self.slots.len()).unwrap_or(SubjectId::MAX);
+            self.slots.push(Some(slot));
+            id
+        };
+        self.ids.insert(subject, id);
+        (id, 0)
     }
 
-    /// Removes message `seq` of `subject`, whose neighbours on the same subject are `prev`
+    /// Removes message `seq` of subject `id`, whose neighbours on the same subject are `prev`
     /// and `next` (0 for none).
-    pub(super) fn remove(&mut self, subject: &[u8], seq: u64, prev: u64, next: u64) {
-        let Some(Entry { state, .. }) = self.map.get_mut(subject) else {
+    pub(super) fn remove(&mut self, id: SubjectId, seq: u64, prev: u64, next: u64) {
+        let Some(entry) = self.slots.get_mut(id as usize) else {
             debug_assert!(false, "removed message on an unindexed subject");
             return;
         };
+        let Some(slot) = entry.as_mut() else {
+            debug_assert!(false, "removed message on a free subject id");
+            return;
+        };
+        let state = &mut slot.state;
         if state.msgs <= 1 {
-            self.map.remove(subject);
+            self.ids.remove(&slot.subject);
+            *entry = None;
+            self.free.push(id);
             return;
         }
         state.msgs -= 1;
@@ -88,20 +134,20 @@ impl Subjects {
         mut f: impl FnMut(&Bytes, &SimpleState),
     ) {
         if let Some(literal) = filter.as_literal() {
-            if let Some(entry) = self.map.get(literal) {
-                f(&entry.subject, &entry.state);
+            if let Some(slot) = self.id(literal).and_then(|id| self.slot(id)) {
+                f(&slot.subject, &slot.state);
             }
             return;
         }
-        for entry in self.map.values() {
-            if filter.matches(&entry.subject) {
-                f(&entry.subject, &entry.state);
+        for slot in self.slots.iter().flatten() {
+            if filter.matches(&slot.subject) {
+                f(&slot.subject, &slot.state);
             }
         }
     }
 
     /// Forgets every subject.
     pub(super) fn clear(&mut self) {
-        self.map = HashMap::default();
+        *self = Subjects::default();
     }
 }
