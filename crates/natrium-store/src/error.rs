@@ -62,6 +62,13 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
+    /// A state file's body would be over its kind's ceiling (`limits`), so it is not
+    /// written: a reader would refuse it as damaged.
+    #[error("{what} too large to write")]
+    StateTooLarge {
+        /// Which file.
+        what: &'static str,
+    },
     /// Bytes read from disk failed validation (checksum, magic, length, version).
     #[error("corrupt {what}")]
     Corrupt {

@@ -15,14 +15,18 @@
 //!   the `store_records` fuzz target) appended through [`io`], group-committed syncs, block
 //!   rotation, and recovery on open (torn tails cut, damaged records skipped by resync and
 //!   reported lost). It keeps its in-memory state in a [`MemStore`] with file-store sizing.
-//! - [`io`]: the narrow storage I/O trait the file store will use, the real file system
+//!   [`FileConsumerStore`] keeps a consumer's state as [`MemConsumerStore`] does and writes
+//!   it to `state.dat` on `sync` and `stop`; the state file envelope, its atomic write and
+//!   the `meta.dat` helpers are public for the `store_state_files` fuzz target and the
+//!   stream engine.
+//! - [`io`]: the narrow storage I/O trait the file store uses, the real file system
 //!   ([`io::StdFs`]) and a double that injects faults and simulates crashes ([`io::SimFs`]).
 //! - [`limits`]: every size the store checks, with the Go value it mirrors.
 //! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
 //!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
 //! Still to come for issue 14, `TODO(#14)`: the file store's `index.dat`, compaction, a
-//! bounded block cache, the consumer state file; then compression and encryption of sealed
+//! bounded block cache; then compression and encryption of sealed
 //! blocks, and the benchmarks.
 #![deny(
     clippy::unwrap_used,
@@ -57,7 +61,7 @@ pub use consumer::{
 };
 pub use dedup::DedupWindow;
 pub use error::StoreError;
-pub use filestore::{FileStore, FileStoreOptions};
+pub use filestore::{FileConsumerStore, FileStore, FileStoreOptions};
 pub use filter::Filter;
 pub use memstore::{MemBody, MemConsumerStore, MemStore, MsgBody};
 pub use stream::StreamStore;

@@ -28,5 +28,20 @@ pub const DEDUP_ENTRIES_MAX: usize = 1_000_000;
 /// Nanoseconds per second, for TTLs given in seconds as Go's `Nats-TTL` is.
 pub const NANOS_PER_SEC: i64 = 1_000_000_000;
 
+/// Largest body of a `meta.dat` (stream or consumer configuration, opaque bytes): the
+/// configuration arrives in one API request, which Go's `max_payload` ceiling (64 MiB) caps.
+pub const META_BODY_BYTES_MAX: usize = MESSAGE_BYTES_MAX;
+
+/// Largest body of an `index.dat`. Go keeps no such file; the index grows with the number of
+/// blocks and subjects, so the ceiling is generous (a million subjects take a few tens of
+/// MiB) and serves to refuse a damaged length, not to limit streams.
+pub const INDEX_BODY_BYTES_MAX: usize = 1024 * 1024 * 1024;
+
+/// Largest body of a consumer's `state.dat`. A pending message takes at most 30 bytes and a
+/// redelivery count 20, so this holds millions of pending messages, far above Go's default
+/// `max_ack_pending` of 1,000.
+pub const CONSUMER_STATE_BODY_BYTES_MAX: usize = 256 * 1024 * 1024;
+
 const _: () = assert!(SUBJECT_BYTES_MAX <= u16::MAX as usize);
 const _: () = assert!(MESSAGE_BYTES_MAX < u32::MAX as usize);
+const _: () = assert!(CONSUMER_STATE_BODY_BYTES_MAX <= INDEX_BODY_BYTES_MAX);

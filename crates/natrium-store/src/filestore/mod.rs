@@ -1,16 +1,30 @@
 //! The file store (`docs/store-format.md`): message blocks of records over [`crate::io`],
-//! recovered on open. `block` holds the block file and its header, `recover` the scan with
-//! resync and lost ranges, `store` the data, opening and write path, `api` the
-//! [`crate::StreamStore`] implementation.
+//! recovered on open, and the state files beside them. `block` holds the block file and its
+//! header, `recover` the scan with resync and lost ranges, `store` the data, opening and
+//! write path, `api` the [`crate::StreamStore`] implementation. `envelope` is the state file
+//! envelope and its atomic write (§5), `meta` the `meta.dat` files, `consumer_state` the
+//! codec of a consumer's `state.dat` body (§7) over `varint`, and `consumer` the
+//! [`crate::ConsumerStore`] that writes it.
 //! `TODO(#14)`: `index.dat`, compaction, a bounded block cache.
 
 mod api;
 pub mod block;
+mod consumer;
+pub mod consumer_state;
+pub mod envelope;
+pub mod meta;
 pub mod record;
 mod recover;
 mod store;
+mod varint;
 
+pub use consumer::{FileConsumerStore, STATE_FILE};
+pub use meta::{
+    load_consumer_meta, load_stream_meta, save_consumer_meta, save_stream_meta, META_FILE,
+};
 pub use store::{FileStore, FileStoreOptions};
 
+#[cfg(test)]
+mod consumer_tests;
 #[cfg(test)]
 mod tests;

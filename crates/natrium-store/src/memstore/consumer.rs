@@ -21,6 +21,16 @@ impl MemConsumerStore {
         }
     }
 
+    /// A store holding `state` as read back from disk. Not validated: every state the
+    /// bookkeeping rules below can reach must load again, odd ones included.
+    pub(crate) fn with_state(config: ConsumerStoreConfig, state: ConsumerState) -> Self {
+        MemConsumerStore {
+            config,
+            state,
+            closed: false,
+        }
+    }
+
     fn open(&self) -> Result<(), StoreError> {
         if self.closed {
             return Err(StoreError::Closed);

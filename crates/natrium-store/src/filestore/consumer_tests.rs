@@ -1,0 +1,271 @@
+//! `FileConsumerStore` against crashes, I/O faults and damaged files, on `SimFs`.
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::consumer::{FileConsumerStore, STATE_FILE};
+use super::envelope::{self, Kind};
+use crate::consumer::{AckPolicy, ConsumerState, ConsumerStore, ConsumerStoreConfig};
+use crate::io::{CrashMode, Fault, OpKind, SimFs, StdFs, StorageIo};
+use crate::StoreError;
+
+const DIR: &str = "/s/obs/c";
+
+fn config() -> ConsumerStoreConfig {
+    ConsumerStoreConfig {
+        ack_policy: AckPolicy::Explicit,
+        max_deliver: Some(3),
+    }
+}
+
+fn open(fs: &SimFs) -> Result<FileConsumerStore, StoreError> {
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    FileConsumerStore::open(io, Path::new(DIR), config())
+}
+
+/// Delivers consumer sequences `from..=to` as stream sequences `+ 100`.
+fn deliver(c: &mut FileConsumerStore, from: u64, to: u64) {
+    for i in from..=to {
+        c.update_delivered(i, i + 100, 1, i64::try_from(i).unwrap() * 1000)
+            .unwrap();
+    }
+}
+
+fn state_path() -> std::path::PathBuf {
+    Path::new(DIR).join(STATE_FILE)
+}
+
+#[test]
+fn store_consumer_file_round_trip_and_reopen() {
+    let fs = SimFs::new();
+    let mut c = open(&fs).unwrap();
+    assert!(!c.has_state());
+    deliver(&mut c, 1, 5);
+    c.update_delivered(6, 102, 2, 9).unwrap();
+    c.update_acks(1, 101).unwrap();
+    c.update_acks(4, 104).unwrap();
+    let before = c.state().unwrap();
+    assert!(c.has_unsynced());
+    c.sync().unwrap();
+    assert!(!c.has_unsynced());
+    drop(c);
+    fs.crash(CrashMode::DropUnsynced);
+    let c = open(&fs).unwrap();
+    assert_eq!(c.state().unwrap(), before);
+    assert!(c.has_state());
+}
+
+#[test]
+fn store_consumer_file_sync_writes_only_changes() {
+    let fs = SimFs::new();
+    let mut c = open(&fs).unwrap();
+    c.sync().unwrap();
+    assert_eq!(
+        fs.calls(OpKind::Rename),
+        0,
+        "nothing changed, nothing written"
+    );
+    deliver(&mut c, 1, 2);
+    c.sync().unwrap();
+    c.sync().unwrap();
+    assert_eq!(fs.calls(OpKind::Rename), 1);
+    c.update_acks(1, 101).unwrap();
+    c.stop().unwrap();
+    assert_eq!(fs.calls(OpKind::Rename), 2, "stop writes the last change");
+    assert!(matches!(c.sync(), Err(StoreError::Closed)));
+    assert!(matches!(c.state(), Err(StoreError::Closed)));
+    assert!(matches!(c.update_acks(2, 102), Err(StoreError::Closed)));
+    c.stop().unwrap();
+}
+
+#[test]
+fn store_consumer_file_crash_keeps_last_sync() {
+    for mode in [
+        CrashMode::DropUnsynced,
+        CrashMode::TornPrefix { keep_bytes: 7 },
+        CrashMode::KeepAll,
+    ] {
+        let fs = SimFs::new();
+        let mut c = open(&fs).unwrap();
+        deliver(&mut c, 1, 4);
+        c.sync().unwrap();
+        let synced = c.state().unwrap();
+        deliver(&mut c, 5, 8);
+        c.update_acks(1, 101).unwrap();
+        drop(c);
+        fs.crash(mode);
+        assert_eq!(open(&fs).unwrap().state().unwrap(), synced, "{mode:?}");
+    }
+}
+
+/// The states before and after one more write, and a store holding the first one synced.
+fn old_and_new(fs: &SimFs) -> (FileConsumerStore, ConsumerState, ConsumerState) {
+    let mut c = open(fs).unwrap();
+    deliver(&mut c, 1, 3);
+    c.sync().unwrap();
+    let old = c.state().unwrap();
+    deliver(&mut c, 4, 9);
+    c.update_acks(1, 101).unwrap();
+    let new = c.state().unwrap();
+    (c, old, new)
+}
+
+#[test]
+fn store_consumer_file_crash_mid_write_leaves_old_or_new() {
+    let modes = [
+        CrashMode::DropUnsynced,
+        CrashMode::TornPrefix { keep_bytes: 0 },
+        CrashMode::TornPrefix { keep_bytes: 5 },
+        CrashMode::TornPrefix { keep_bytes: 30 },
+        CrashMode::KeepAll,
+    ];
+    let steps = [
+        OpKind::Open,
+        OpKind::Write,
+        OpKind::Sync,
+        OpKind::Rename,
+        OpKind::SyncDir,
+    ];
+    for mode in modes {
+        for step in steps.iter().map(Some).chain([None]) {
+            let fs = SimFs::new();
+            let (mut c, old, new) = old_and_new(&fs);
+            if let Some(step) = step {
+                // The write stops at this step: the process dies there.
+                fs.fail_nth(*step, 1, Fault::Error(io::ErrorKind::Other));
+            }
+            let synced = c.sync();
+            assert_eq!(synced.is_err(), step.is_some(), "{step:?}");
+            drop(c);
+            fs.crash(mode);
+            let got = open(&fs).unwrap().state().unwrap();
+            assert!(got == old || got == new, "{mode:?} {step:?}: {got:?}");
+            if step.is_none() {
+                assert_eq!(got, new, "a completed sync is durable");
+            }
+            let names = fs.list_dir(Path::new(DIR)).unwrap();
+            assert_eq!(
+                names,
+                vec![STATE_FILE.to_owned()],
+                "no .tmp left after open"
+            );
+        }
+    }
+}
+
+#[test]
+fn store_consumer_file_failed_write_keeps_old_file_and_retries() {
+    for (step, fault) in [
+        (OpKind::Open, Fault::Error(io::ErrorKind::PermissionDenied)),
+        (OpKind::Write, Fault::NoSpace),
+        (OpKind::Sync, Fault::Error(io::ErrorKind::Other)),
+        (OpKind::Rename, Fault::Error(io::ErrorKind::Other)),
+    ] {
+        let fs = SimFs::new();
+        let (mut c, old, new) = old_and_new(&fs);
+        let before = fs.contents(&state_path()).unwrap();
+        fs.fail_nth(step, 1, fault);
+        let err = c.sync().unwrap_err();
+        if fault == Fault::NoSpace {
+            assert!(matches!(err, StoreError::StorageFull), "{err:?}");
+        }
+        assert_eq!(fs.contents(&state_path()).unwrap(), before, "{step:?}");
+        assert_eq!(open(&fs).unwrap().state().unwrap(), old, "{step:?}");
+        assert!(c.has_unsynced());
+        c.sync().unwrap();
+        assert_eq!(open(&fs).unwrap().state().unwrap(), new, "{step:?}");
+    }
+    // A short write is no failure: the rest is written after it.
+    let fs = SimFs::new();
+    let (mut c, _, new) = old_and_new(&fs);
+    fs.fail_nth(OpKind::Write, 1, Fault::ShortWrite(3));
+    c.sync().unwrap();
+    assert_eq!(open(&fs).unwrap().state().unwrap(), new);
+}
+
+#[test]
+fn store_consumer_file_failed_stop_reports_and_closes() {
+    let fs = SimFs::new();
+    let (mut c, old, _) = old_and_new(&fs);
+    fs.fail_nth(OpKind::Sync, 1, Fault::Error(io::ErrorKind::Other));
+    assert!(c.stop().is_err());
+    assert!(matches!(c.state(), Err(StoreError::Closed)));
+    assert_eq!(open(&fs).unwrap().state().unwrap(), old);
+}
+
+#[test]
+fn store_consumer_file_damaged_state_is_corrupt_and_kept() {
+    let fs = SimFs::new();
+    let (mut c, _, _) = old_and_new(&fs);
+    c.update_delivered(7, 107, 2, 1).unwrap();
+    c.stop().unwrap();
+    let good = fs.contents(&state_path()).unwrap();
+    let damage = |bytes: &[u8]| {
+        // Overwrite through the atomic rule with raw bytes, as a damaged disk would hold.
+        crate::io::write_atomic(&fs, &state_path(), bytes).unwrap();
+        let err = open(&fs).err();
+        assert!(
+            matches!(err, Some(StoreError::Corrupt { .. })),
+            "{err:?} for {} bytes",
+            bytes.len()
+        );
+        assert_eq!(fs.contents(&state_path()).unwrap(), bytes, "left in place");
+    };
+    for at in 0..good.len() {
+        let mut bad = good.clone();
+        bad[at] ^= 0x5a;
+        damage(&bad);
+    }
+    for len in 0..good.len() {
+        damage(&good[..len]);
+    }
+}
+
+#[test]
+fn store_consumer_file_body_damage_under_a_valid_envelope_is_corrupt() {
+    let fs = SimFs::new();
+    fs.create_dir_all(Path::new(DIR)).unwrap();
+    for body in [&b""[..], &[0, 0, 0, 0, 9], &[0, 0, 0, 0, 0, 0, 0]] {
+        envelope::write_state_file(&fs, Path::new(DIR), STATE_FILE, Kind::ConsumerState, body)
+            .unwrap();
+        assert!(matches!(open(&fs), Err(StoreError::Corrupt { .. })));
+    }
+}
+
+#[test]
+fn store_consumer_file_on_real_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("stream/obs/c");
+    let io: Arc<dyn StorageIo> = Arc::new(StdFs);
+    let mut c = FileConsumerStore::open(io.clone(), &dir, config()).unwrap();
+    for i in 1..=3 {
+        c.update_delivered(i, i, 1, 0).unwrap();
+    }
+    c.update_acks(2, 2).unwrap();
+    let before = c.state().unwrap();
+    c.stop().unwrap();
+    std::fs::write(dir.join("state.dat.tmp"), b"half").unwrap();
+    let c = FileConsumerStore::open(io.clone(), &dir, config()).unwrap();
+    assert_eq!(c.state().unwrap(), before);
+    assert_eq!(io.list_dir(&dir).unwrap(), vec![STATE_FILE.to_owned()]);
+}
+
+#[test]
+fn store_consumer_file_keeps_a_redelivery_count_below_the_floor() {
+    // A message past max_deliver leaves pending but keeps its count; once the floor passes
+    // it, the count sits below the floor, and the state file must still hold it.
+    let fs = SimFs::new();
+    let mut c = open(&fs).unwrap();
+    deliver(&mut c, 1, 2);
+    c.update_delivered(3, 101, 4, 0).unwrap();
+    c.update_acks(2, 102).unwrap();
+    let s = c.state().unwrap();
+    assert!(s.pending.is_empty());
+    assert_eq!(
+        (s.ack_floor.stream, s.redelivered.get(&101)),
+        (102, Some(&3))
+    );
+    c.stop().unwrap();
+    assert_eq!(open(&fs).unwrap().state().unwrap(), s);
+}
