@@ -98,6 +98,20 @@ pub struct Block {
     /// Message records in this block that the stream still holds. A block other than the
     /// tail with none is removed once it is the oldest (`FileStore::drop_dead_blocks`).
     pub live: u64,
+    /// Bytes of message records whose message the stream no longer holds: what compaction
+    /// would give back.
+    pub dead_bytes: u64,
+    /// Recovery found damage in it, or a rewrite failed: never rewritten (damaged bytes stay
+    /// on disk as evidence, `docs/store-format.md` §10).
+    pub keep_as_is: bool,
+}
+
+impl Block {
+    /// Counts one message record of `len` bytes dying.
+    pub fn kill(&mut self, len: u32) {
+        self.live = self.live.saturating_sub(1);
+        self.dead_bytes += u64::from(len);
+    }
 }
 
 impl Block {
@@ -125,6 +139,8 @@ impl Block {
             file,
             len: HEADER_BYTES,
             live: 0,
+            dead_bytes: 0,
+            keep_as_is: false,
         })
     }
 

@@ -1,14 +1,16 @@
 //! The file store (`docs/store-format.md`): message blocks of records over [`crate::io`],
 //! recovered on open, and the state files beside them. `block` holds the block file and its
 //! header, `recover` the scan with resync and lost ranges, `store` the data, opening and
-//! write path, `api` the [`crate::StreamStore`] implementation. `envelope` is the state file
+//! write path, `compact` the rewrite of half-dead blocks, `api` the [`crate::StreamStore`]
+//! implementation. `envelope` is the state file
 //! envelope and its atomic write (§5), `meta` the `meta.dat` files, `consumer_state` the
 //! codec of a consumer's `state.dat` body (§7) over `varint`, and `consumer` the
 //! [`crate::ConsumerStore`] that writes it.
-//! `TODO(#14)`: `index.dat`, compaction, a bounded block cache.
+//! `TODO(#14)`: a bounded cache of decoded sealed blocks (with compression and encryption).
 
 mod api;
 pub mod block;
+mod compact;
 mod consumer;
 pub mod consumer_state;
 pub mod envelope;

@@ -2,7 +2,7 @@
 //! each valid record to the in-memory state, resynchronising after damage, and telling a torn
 //! tail apart from damage in the middle. Every length and offset comes from checked decoding.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
@@ -18,6 +18,8 @@ use crate::types::{MsgSizing, NewMsg};
 pub struct ScanEnd {
     pub good_end: u64,
     pub torn: bool,
+    /// A record failed its checks (a torn tail aside).
+    pub damaged: bool,
 }
 
 /// The state a scan rebuilds: the messages and their locations (in a memory store with no
@@ -32,6 +34,11 @@ pub struct Replay<'a> {
     pub last: u64,
     /// The block holding the last `First` record seen (0 for none).
     pub first_record_block: u32,
+    /// Bytes of message records applied, per block (compaction's accounting).
+    pub msg_bytes: BTreeMap<u32, u64>,
+    /// Tombstones met before the record of their sequence was reached: a compacted block
+    /// keeps a tombstone whose message it dropped, so the gap is a deletion, not a loss.
+    pub deleted_ahead: BTreeSet<u64>,
 }
 
 impl Replay<'_> {
@@ -52,6 +59,7 @@ impl Replay<'_> {
                 };
                 if self.inner.store_raw_msg(msg, rec.seq, false).is_ok() {
                     self.inner.set_body(rec.seq, loc);
+                    *self.msg_bytes.entry(loc.block).or_default() += u64::from(loc.len);
                     self.last = rec.seq;
                 }
             }
@@ -71,6 +79,9 @@ impl Replay<'_> {
             Kind::Tombstone if rec.seq == 0 => {
                 let _ = self.inner.purge();
             }
+            Kind::Tombstone if rec.seq > self.last => {
+                self.deleted_ahead.insert(rec.seq);
+            }
             Kind::Tombstone => {
                 let _ = self.inner.remove_msg(rec.seq);
                 subtract_point(&mut self.lost, rec.seq);
@@ -78,6 +89,7 @@ impl Replay<'_> {
             Kind::Truncate => {
                 let _ = self.inner.truncate(rec.seq);
                 truncate_ranges(&mut self.lost, rec.seq);
+                self.deleted_ahead.split_off(&rec.seq.saturating_add(1));
                 self.last = rec.seq;
             }
             Kind::First => {
@@ -103,6 +115,15 @@ impl Replay<'_> {
         self.last = self.last.max(first - 1);
     }
 
+    /// At the start of a block other than the oldest: the sequences below its first were
+    /// all in older blocks, so any not accounted for yet are lost (or deleted, when a
+    /// tombstone said so).
+    pub fn enter_block(&mut self, first_seq: u64) {
+        if first_seq > self.last.saturating_add(1) {
+            self.fill_gap(first_seq);
+        }
+    }
+
     /// Before a message or skip at `seq`: sequences between the last accounted one and `seq`
     /// were in records that could not be read, so they are lost (and held as skipped, so the
     /// stream's sequences stay whole). False when `seq` is not ahead of the last one: a stale
@@ -114,6 +135,11 @@ impl Replay<'_> {
         }
         if seq > next {
             self.lost.push((next, seq - 1));
+            let ahead: Vec<u64> = self.deleted_ahead.range(next..seq).copied().collect();
+            for deleted in ahead {
+                self.deleted_ahead.remove(&deleted);
+                subtract_point(&mut self.lost, deleted);
+            }
             if self.inner.skip_msgs(next, seq - next, 0).is_ok() {
                 self.last = seq - 1;
             }
@@ -138,6 +164,7 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
     let start = usize::try_from(HEADER_BYTES).unwrap_or(usize::MAX);
     let mut off = start;
     let mut good_end = start.min(buf.len());
+    let mut damaged = false;
     while off < buf.len() {
         let rest = buf.get(off..).unwrap_or_default();
         let resume = match record::decode(rest) {
@@ -154,13 +181,17 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
             }
             Decoded::Incomplete => None,
             Decoded::BadRecord { seq, len } => {
+                damaged = true;
                 if let Some((Kind::Msg, subject, headers, payload)) = record::declared_parts(rest) {
                     let size = MsgSizing::File.size(subject, headers, payload);
                     replay.bad_sizes.insert(seq, size);
                 }
                 resync(buf, off.saturating_add(len), replay.last)
             }
-            Decoded::BadHeader => resync(buf, off + 1, replay.last),
+            Decoded::BadHeader => {
+                damaged = true;
+                resync(buf, off + 1, replay.last)
+            }
         };
         match resume {
             Some(next) => off = next,
@@ -168,6 +199,7 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
                 return ScanEnd {
                     good_end: good_end as u64,
                     torn: true,
+                    damaged,
                 }
             }
         }
@@ -175,6 +207,7 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
     ScanEnd {
         good_end: good_end as u64,
         torn: false,
+        damaged,
     }
 }
 

@@ -109,6 +109,11 @@ impl FileStore {
             .io
             .list_dir(&self.dir)
             .map_err(|e| StoreError::io("list blocks", e))?;
+        for name in names.iter().filter(|n| is_leftover_rewrite(n)) {
+            // A compaction that never reached its rename: the block it meant to replace is
+            // whole (`docs/store-format.md` §9).
+            let _ = self.io.remove(&self.dir.join(name));
+        }
         let indexes: BTreeSet<u32> = names.iter().filter_map(|n| block::parse_name(n)).collect();
         let tail = indexes.last().copied();
         let oldest = indexes.first().copied();
@@ -118,6 +123,8 @@ impl FileStore {
             bad_sizes: BTreeMap::new(),
             last: 0,
             first_record_block: 0,
+            msg_bytes: BTreeMap::new(),
+            deleted_ahead: BTreeSet::new(),
         };
         for index in indexes {
             let path = self.dir.join(block::file_name(index));
@@ -133,12 +140,16 @@ impl FileStore {
             }
             let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0)];
             read_exact_at(&*file, &mut buf, 0).map_err(|e| StoreError::io("read block", e))?;
-            if Some(index) == oldest {
-                // Sequences below the oldest block's first were in blocks removed as dead
-                // (a damaged header tells nothing, and then they count as lost).
-                let header = buf.get(..HEADER_BYTES as usize).unwrap_or_default();
-                if let Some(first) = block::header_first_seq(header).filter(|f| *f > 1) {
-                    replay.start_at(first);
+            let header = buf.get(..HEADER_BYTES as usize).unwrap_or_default();
+            // A damaged header tells nothing; the records still describe themselves.
+            if let Some(first) = block::header_first_seq(header) {
+                if Some(index) == oldest {
+                    // Sequences below the oldest block's first were in blocks removed as dead.
+                    if first > 1 {
+                        replay.start_at(first);
+                    }
+                } else {
+                    replay.enter_block(first);
                 }
             }
             let end = scan_block(&buf, index, &mut replay);
@@ -165,11 +176,14 @@ impl FileStore {
                     file,
                     len,
                     live: 0,
+                    dead_bytes: 0,
+                    keep_as_is: end.damaged,
                 },
             );
         }
         self.logged_last = replay.last;
         self.first_record_block = replay.first_record_block;
+        let msg_bytes = std::mem::take(&mut replay.msg_bytes);
         if !replay.lost.is_empty() {
             self.lost = Some(LostData {
                 bytes: replay.lost_bytes(),
@@ -181,9 +195,15 @@ impl FileStore {
             self.blocks.insert(1, created);
         }
         self.logged_first = self.inner.fast_state().first_seq;
+        for (index, bytes) in msg_bytes {
+            if let Some(block) = self.blocks.get_mut(&index) {
+                block.dead_bytes = bytes;
+            }
+        }
         for (_, loc) in self.inner.bodies() {
             if let Some(block) = self.blocks.get_mut(&loc.block) {
                 block.live += 1;
+                block.dead_bytes = block.dead_bytes.saturating_sub(u64::from(loc.len));
             }
         }
         Ok(())
@@ -236,12 +256,13 @@ impl FileStore {
                 Removal::All => {
                     for block in self.blocks.values_mut() {
                         block.live = 0;
+                        block.dead_bytes = block.len.saturating_sub(HEADER_BYTES);
                     }
                     self.rotate_empty = true;
                 }
                 Removal::One(seq, loc) => {
                     if let Some(block) = self.blocks.get_mut(&loc.block) {
-                        block.live = block.live.saturating_sub(1);
+                        block.kill(loc.len);
                     }
                     if seq >= first {
                         push_empty_record(&mut buf, Kind::Tombstone, seq, 0);
@@ -279,7 +300,7 @@ impl FileStore {
         for removal in self.inner.take_removals() {
             if let Removal::One(_, loc) = removal {
                 if let Some(block) = self.blocks.get_mut(&loc.block) {
-                    block.live = block.live.saturating_sub(1);
+                    block.kill(loc.len);
                 }
             }
         }
@@ -399,7 +420,9 @@ impl FileStore {
             self.blocks.insert(tail_index + 1, created);
             self.rotate_next = false;
         }
-        self.drop_dead_blocks()
+        self.drop_dead_blocks()?;
+        self.compact_one_block();
+        Ok(())
     }
 
     /// Removes the oldest blocks while they hold no live message (never the tail). Called
@@ -466,6 +489,12 @@ impl FileStore {
         self.first_record_block = index;
         Ok(())
     }
+}
+
+/// A block rewrite's temporary file (`<block>.tmp`).
+fn is_leftover_rewrite(name: &str) -> bool {
+    name.strip_suffix(".tmp")
+        .is_some_and(|b| block::parse_name(b).is_some())
 }
 
 /// Appends an empty record (tombstone, `First`) to `buf`.

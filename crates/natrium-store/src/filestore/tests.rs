@@ -375,3 +375,42 @@ fn store_file_failed_block_removal_keeps_the_sync() {
     assert_eq!(store.state(), before);
     assert_eq!(before.first_seq, 15);
 }
+
+#[test]
+fn store_file_compaction_keeps_a_kv_bucket_small() {
+    let fs = SimFs::new();
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let config = StoreConfig {
+        max_msgs_per_subject: Some(1),
+        ..StoreConfig::default()
+    };
+    let options = FileStoreOptions { block_bytes: 1024 };
+    let reopen = || FileStore::open(Arc::clone(&io), Path::new("/s"), config.clone(), options);
+    let mut store = reopen().unwrap();
+    // Key 0 is written once and never again: it pins the oldest block, so only compaction
+    // (not block removal) can give the space of the dead revisions back.
+    let keys = [b"kv.k0", b"kv.k1", b"kv.k2", b"kv.k3"];
+    for i in 0..400u64 {
+        let key = if i == 0 { keys[0] } else { keys[1 + (i % 3) as usize] };
+        let msg = NewMsg::new(key, Bytes::new(), Bytes::from(format!("rev-{i}")), 7);
+        store.store_msg(msg).unwrap();
+        if i % 5 == 4 {
+            store.sync().unwrap();
+        }
+    }
+    store.sync().unwrap();
+    let on_disk: usize = block_files(&fs)
+        .iter()
+        .map(|n| fs.contents(&Path::new("/s/msgs").join(n)).unwrap().len())
+        .sum();
+    assert!(on_disk < 8 * 1024, "dead revisions compacted away: {on_disk} bytes");
+    let before = store.state();
+    assert_eq!((before.msgs, before.first_seq, &before.lost), (4, 1, &None));
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let store = reopen().unwrap();
+    assert_eq!(store.state(), before);
+    for seq in [1, 398, 399, 400] {
+        assert_eq!(store.load_msg(seq).unwrap().seq, seq);
+    }
+}

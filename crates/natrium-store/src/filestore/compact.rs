@@ -1,0 +1,88 @@
+//! Compaction (`docs/store-format.md` §9): a sealed block whose dead message records take at
+//! least half of it is rewritten without them. Every other record (skips, tombstones,
+//! `First`, truncates) is kept, so each sequence the dropped records held stays accounted
+//! for: a tombstone or a `First` record still says it was removed. The new content replaces
+//! the old by the atomic write rule (temporary file, sync, rename, directory sync); a crash
+//! leaves the old block or the new one, both whole.
+
+use super::block::{Loc, HEADER_BYTES};
+use super::record::{self, Decoded, Kind};
+use super::store::FileStore;
+use crate::error::StoreError;
+use crate::io::{read_exact_at, write_atomic, OpenMode};
+
+impl FileStore {
+    /// Rewrites the first sealed block worth compacting, if any: at most one per call, so a
+    /// sync pays for one block's rewrite at most. Called with every record synced. A failure
+    /// leaves the old block (whole: the rename is the commit) and marks it to be left alone.
+    pub(super) fn compact_one_block(&mut self) {
+        let tail = self.blocks.keys().next_back().copied();
+        let candidate = self.blocks.values().find(|b| {
+            let records = b.len.saturating_sub(HEADER_BYTES);
+            Some(b.index) != tail && !b.keep_as_is && b.dead_bytes > 0 && b.dead_bytes * 2 >= records
+        });
+        let Some(index) = candidate.map(|b| b.index) else {
+            return;
+        };
+        if self.rewrite_block(index).is_err() {
+            if let Some(block) = self.blocks.get_mut(&index) {
+                block.keep_as_is = true;
+            }
+        }
+    }
+
+    /// Rewrites block `index` without its dead message records and moves the locations of
+    /// the live ones.
+    fn rewrite_block(&mut self, index: u32) -> Result<(), StoreError> {
+        let block = self
+            .blocks
+            .get(&index)
+            .ok_or(StoreError::Corrupt { what: "block" })?;
+        let path = block.path.clone();
+        let mut old = vec![0u8; usize::try_from(block.len).unwrap_or(0)];
+        read_exact_at(&*block.file, &mut old, 0).map_err(|e| StoreError::io("read block", e))?;
+        let header_len = usize::try_from(HEADER_BYTES).unwrap_or(usize::MAX);
+        let mut new = Vec::with_capacity(old.len() / 2);
+        new.extend_from_slice(old.get(..header_len).unwrap_or_default());
+        let mut moved = Vec::new();
+        let mut off = header_len;
+        while off < old.len() {
+            let rest = old.get(off..).unwrap_or_default();
+            let Decoded::Record(rec, len) = record::decode(rest) else {
+                // Damage found since recovery: the block stays as it is.
+                return Err(StoreError::Corrupt { what: "record" });
+            };
+            let here = Loc {
+                block: index,
+                offset: off as u64,
+                len: u32::try_from(len).unwrap_or(u32::MAX),
+            };
+            let live = rec.kind == Kind::Msg && self.inner.body(rec.seq) == Some(&here);
+            if rec.kind != Kind::Msg || live {
+                if live {
+                    let to = Loc {
+                        offset: new.len() as u64,
+                        ..here
+                    };
+                    moved.push((rec.seq, to));
+                }
+                new.extend_from_slice(rest.get(..len).unwrap_or_default());
+            }
+            off += len;
+        }
+        write_atomic(&*self.io, &path, &new).map_err(|e| StoreError::io("compact block", e))?;
+        let file = self
+            .io
+            .open(&path, OpenMode::ReadWrite)
+            .map_err(|e| StoreError::io("open block", e))?;
+        for (seq, loc) in moved {
+            self.inner.set_body(seq, loc);
+        }
+        if let Some(block) = self.blocks.get_mut(&index) {
+            block.file = file;
+            block.len = new.len() as u64;
+            block.dead_bytes = 0;
+        }
+        Ok(())
+    }
+}
