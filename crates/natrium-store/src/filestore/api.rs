@@ -144,7 +144,10 @@ impl StreamStore for FileStore {
         // The truncate record removes everything above `seq` on replay: no tombstones needed.
         self.forget_removals();
         self.logged_first = self.logged_first.min(self.inner.fast_state().first_seq);
-        self.append(Kind::Truncate, seq, 0, &[])?;
+        // The record carries the last time after the truncate: the message at `seq` that
+        // sets it may have been compacted away by the time the log is replayed.
+        let last_ts = self.inner.fast_state().last_ts;
+        self.append(Kind::Truncate, seq, last_ts, &[])?;
         self.logged_last = seq;
         Ok(())
     }

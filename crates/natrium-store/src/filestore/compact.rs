@@ -1,15 +1,17 @@
-//! Compaction (`docs/store-format.md` §9): a sealed block whose dead message records take at
-//! least half of it is rewritten without them. Every other record (skips, tombstones,
-//! `First`, truncates) is kept, so each sequence the dropped records held stays accounted
-//! for: a tombstone or a `First` record still says it was removed. The new content replaces
-//! the old by the atomic write rule (temporary file, sync, rename, directory sync); a crash
-//! leaves the old block or the new one, both whole.
+//! Compaction (`docs/store-format.md` §9): a sealed block whose dead records (removed
+//! messages, tombstones that delete nothing any more) take at least half of it is rewritten
+//! without them. Each run of dropped message records becomes one `Deleted` record, so their
+//! sequences stay accounted for; a tombstone is kept only while its message record is still
+//! on disk in another block; a `First` record only if it is the latest. Skips and truncates
+//! stay. The new content replaces the old by the atomic write rule (temporary file, sync,
+//! rename, directory sync); a crash leaves the old block or the new one, both whole.
 
 use super::block::{Loc, HEADER_BYTES};
-use super::record::{self, Decoded, Kind};
+use super::record::{self, Decoded, Kind, Record, RECORD_BYTES_MIN};
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_atomic, OpenMode};
+use crate::types::MsgTtl;
 
 impl FileStore {
     /// Rewrites the first sealed block worth compacting, if any: at most one per call, so a
@@ -19,7 +21,10 @@ impl FileStore {
         let tail = self.blocks.keys().next_back().copied();
         let candidate = self.blocks.values().find(|b| {
             let records = b.len.saturating_sub(HEADER_BYTES);
-            Some(b.index) != tail && !b.keep_as_is && b.dead_bytes > 0 && b.dead_bytes * 2 >= records
+            Some(b.index) != tail
+                && !b.keep_as_is
+                && b.dead_bytes > 0
+                && b.dead_bytes * 2 >= records
         });
         let Some(index) = candidate.map(|b| b.index) else {
             return;
@@ -45,6 +50,7 @@ impl FileStore {
         let mut new = Vec::with_capacity(old.len() / 2);
         new.extend_from_slice(old.get(..header_len).unwrap_or_default());
         let mut moved = Vec::new();
+        let mut run = DeletedRun::default();
         let mut off = header_len;
         while off < old.len() {
             let rest = old.get(off..).unwrap_or_default();
@@ -57,9 +63,21 @@ impl FileStore {
                 offset: off as u64,
                 len: u32::try_from(len).unwrap_or(u32::MAX),
             };
-            let live = rec.kind == Kind::Msg && self.inner.body(rec.seq) == Some(&here);
-            if rec.kind != Kind::Msg || live {
-                if live {
+            off += len;
+            let keep = match rec.kind {
+                Kind::Msg if self.inner.body(rec.seq) == Some(&here) => true,
+                Kind::Msg => {
+                    self.record_gone(rec.seq, index);
+                    run.add(rec.seq, rec.timestamp_ns, &mut new);
+                    continue;
+                }
+                Kind::Tombstone => self.tombstones.get(&rec.seq).is_some_and(|t| t.0 == index),
+                Kind::First => rec.seq >= self.logged_first,
+                Kind::Skip | Kind::Truncate | Kind::Deleted => true,
+            };
+            if keep {
+                run.flush(&mut new);
+                if rec.kind == Kind::Msg {
                     let to = Loc {
                         offset: new.len() as u64,
                         ..here
@@ -68,8 +86,8 @@ impl FileStore {
                 }
                 new.extend_from_slice(rest.get(..len).unwrap_or_default());
             }
-            off += len;
         }
+        run.flush(&mut new);
         write_atomic(&*self.io, &path, &new).map_err(|e| StoreError::io("compact block", e))?;
         let file = self
             .io
@@ -84,5 +102,59 @@ impl FileStore {
             block.dead_bytes = 0;
         }
         Ok(())
+    }
+
+    /// The record of `seq` in block `index` is being dropped: a tombstone for it in another
+    /// block deletes nothing any more.
+    fn record_gone(&mut self, seq: u64, index: u32) {
+        let Some((tomb_block, _)) = self.tombstones.remove(&seq) else {
+            return;
+        };
+        if tomb_block != index {
+            if let Some(block) = self.blocks.get_mut(&tomb_block) {
+                block.dead_bytes += RECORD_BYTES_MIN as u64;
+            }
+        }
+    }
+}
+
+/// Consecutive dropped message records, written as one `Deleted` record.
+#[derive(Default)]
+struct DeletedRun {
+    first: u64,
+    count: u64,
+    last_ts: i64,
+}
+
+impl DeletedRun {
+    fn add(&mut self, seq: u64, timestamp_ns: i64, out: &mut Vec<u8>) {
+        if self.count > 0 && self.first + self.count != seq {
+            self.flush(out);
+        }
+        if self.count == 0 {
+            self.first = seq;
+        }
+        self.count += 1;
+        self.last_ts = timestamp_ns;
+    }
+
+    fn flush(&mut self, out: &mut Vec<u8>) {
+        if self.count == 0 {
+            return;
+        }
+        let count = self.count.to_le_bytes();
+        let rec = Record {
+            kind: Kind::Deleted,
+            erased: false,
+            seq: self.first,
+            timestamp_ns: self.last_ts,
+            ttl: MsgTtl::None,
+            subject: &[],
+            headers: &[],
+            payload: &count,
+        };
+        let encoded = record::encode(&rec, out);
+        debug_assert!(encoded.is_some(), "a deleted run always fits");
+        self.count = 0;
     }
 }

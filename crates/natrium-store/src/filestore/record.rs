@@ -36,6 +36,10 @@ pub enum Kind {
     /// `seq` is the stream's first sequence: every message below it is gone (a purge,
     /// compact or limit that removed the oldest messages), in one record however many.
     First = 5,
+    /// Sequences `seq ..= seq + count - 1` (the payload is the `u64` count) held messages
+    /// that were removed and whose records compaction dropped; `timestamp_ns` is the last
+    /// one's time. Keeps the sequences accounted for without the records or their tombstones.
+    Deleted = 6,
 }
 
 impl Kind {
@@ -46,7 +50,8 @@ impl Kind {
             2 => Kind::Skip,
             3 => Kind::Tombstone,
             4 => Kind::Truncate,
-            _ => Kind::First,
+            5 => Kind::First,
+            _ => Kind::Deleted,
         }
     }
 }
@@ -183,7 +188,7 @@ fn parse(header: &[u8]) -> Option<(usize, u64)> {
     let headers_len = u32_at(header, 26)? as usize;
     let ttl = if flags & FLAG_TTL != 0 { TTL_BYTES } else { 0 };
     let fixed = RECORD_BYTES_MIN + ttl + subject_len + headers_len;
-    let sane = (1..=5).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
+    let sane = (1..=6).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
     if !sane || len < fixed || len > RECORD_BYTES_MAX {
         return None;
     }

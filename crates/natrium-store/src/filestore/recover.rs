@@ -32,13 +32,16 @@ pub struct Replay<'a> {
     pub bad_sizes: BTreeMap<u64, u64>,
     /// The last sequence the records so far account for.
     pub last: u64,
-    /// The block holding the last `First` record seen (0 for none).
-    pub first_record_block: u32,
     /// Bytes of message records applied, per block (compaction's accounting).
     pub msg_bytes: BTreeMap<u32, u64>,
     /// Tombstones met before the record of their sequence was reached: a compacted block
     /// keeps a tombstone whose message it dropped, so the gap is a deletion, not a loss.
     pub deleted_ahead: BTreeSet<u64>,
+    /// Tombstones whose message record is still on disk: sequence → (tombstone's block,
+    /// record's block).
+    pub tombstones: BTreeMap<u64, (u32, u32)>,
+    /// Bytes of records compaction may drop, per block (tombstones with nothing to delete).
+    pub garbage: BTreeMap<u32, u64>,
 }
 
 impl Replay<'_> {
@@ -63,7 +66,7 @@ impl Replay<'_> {
                     self.last = rec.seq;
                 }
             }
-            Kind::Skip => {
+            Kind::Skip | Kind::Deleted => {
                 let count = rec.payload.try_into().map_or(0, u64::from_le_bytes);
                 if count == 0 || !self.fill_gap(rec.seq) {
                     return;
@@ -74,6 +77,10 @@ impl Replay<'_> {
                     .is_ok()
                 {
                     self.last = rec.seq.saturating_add(count - 1);
+                    if rec.kind == Kind::Deleted {
+                        // Those messages were stored: the last of them set the last time.
+                        self.inner.set_last_ts(rec.timestamp_ns);
+                    }
                 }
             }
             Kind::Tombstone if rec.seq == 0 => {
@@ -83,11 +90,19 @@ impl Replay<'_> {
                 self.deleted_ahead.insert(rec.seq);
             }
             Kind::Tombstone => {
-                let _ = self.inner.remove_msg(rec.seq);
+                match self.inner.body(rec.seq).copied() {
+                    // Its message record is on disk: the tombstone keeps it deleted.
+                    Some(target) if matches!(self.inner.remove_msg(rec.seq), Ok(true)) => {
+                        self.tombstones.insert(rec.seq, (loc.block, target.block));
+                    }
+                    // Nothing left for it to delete: garbage for compaction.
+                    _ => *self.garbage.entry(loc.block).or_default() += u64::from(loc.len),
+                }
                 subtract_point(&mut self.lost, rec.seq);
             }
             Kind::Truncate => {
                 let _ = self.inner.truncate(rec.seq);
+                self.inner.set_last_ts(rec.timestamp_ns);
                 truncate_ranges(&mut self.lost, rec.seq);
                 self.deleted_ahead.split_off(&rec.seq.saturating_add(1));
                 self.last = rec.seq;
@@ -97,7 +112,6 @@ impl Replay<'_> {
                 // The stream's last time when the record was written: the message that set
                 // it may be in a block removed since.
                 self.inner.set_last_ts(rec.timestamp_ns);
-                self.first_record_block = loc.block;
             }
         }
     }
@@ -224,7 +238,7 @@ fn resync(buf: &[u8], from: usize, last: u64) -> Option<usize> {
         .find(
             |&at| match record::decode(buf.get(at..).unwrap_or_default()) {
                 Decoded::Record(rec, _) => match rec.kind {
-                    Kind::Msg | Kind::Skip => rec.seq > last,
+                    Kind::Msg | Kind::Skip | Kind::Deleted => rec.seq > last,
                     Kind::Tombstone => rec.seq <= last,
                     Kind::Truncate | Kind::First => true,
                 },

@@ -55,10 +55,12 @@ pub struct FileStore {
     /// The last sequence the log accounts for (messages, skips, truncates).
     pub(super) logged_last: u64,
     pub(super) lost: Option<LostData>,
-    /// The first sequence the last `First` record told the log, and the block holding that
-    /// record (0 for none). Dropping that block rewrites the record into the tail first.
+    /// The first sequence the last `First` record told the log.
     pub(super) logged_first: u64,
-    first_record_block: u32,
+    /// Tombstones whose message record is still on disk: sequence → (the tombstone's block,
+    /// the record's block). A tombstone not here deletes nothing any more: compaction drops
+    /// it, and its bytes count as dead.
+    pub(super) tombstones: BTreeMap<u64, (u32, u32)>,
     /// Set by a failed write or sync: nothing more is acknowledged (`docs/store-format.md`
     /// §12); reads keep working.
     pub(super) failed: bool,
@@ -90,7 +92,7 @@ impl FileStore {
             logged_last: 0,
             lost: None,
             logged_first: 0,
-            first_record_block: 0,
+            tombstones: BTreeMap::new(),
             failed: false,
             rotate_next: false,
             rotate_empty: false,
@@ -122,9 +124,10 @@ impl FileStore {
             lost: Vec::new(),
             bad_sizes: BTreeMap::new(),
             last: 0,
-            first_record_block: 0,
             msg_bytes: BTreeMap::new(),
             deleted_ahead: BTreeSet::new(),
+            tombstones: BTreeMap::new(),
+            garbage: BTreeMap::new(),
         };
         for index in indexes {
             let path = self.dir.join(block::file_name(index));
@@ -182,8 +185,11 @@ impl FileStore {
             );
         }
         self.logged_last = replay.last;
-        self.first_record_block = replay.first_record_block;
-        let msg_bytes = std::mem::take(&mut replay.msg_bytes);
+        let mut msg_bytes = std::mem::take(&mut replay.msg_bytes);
+        for (index, bytes) in std::mem::take(&mut replay.garbage) {
+            *msg_bytes.entry(index).or_default() += bytes;
+        }
+        self.tombstones = std::mem::take(&mut replay.tombstones);
         if !replay.lost.is_empty() {
             self.lost = Some(LostData {
                 bytes: replay.lost_bytes(),
@@ -251,6 +257,7 @@ impl FileStore {
         let first = self.inner.fast_state().first_seq;
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
+        let mut tombstoned = Vec::new();
         for removal in removals {
             match removal {
                 Removal::All => {
@@ -266,12 +273,12 @@ impl FileStore {
                     }
                     if seq >= first {
                         push_empty_record(&mut buf, Kind::Tombstone, seq, 0);
+                        tombstoned.push((seq, loc.block));
                     }
                 }
             }
         }
-        let first_advanced = first > self.logged_first;
-        if first_advanced {
+        if first > self.logged_first {
             push_empty_record(
                 &mut buf,
                 Kind::First,
@@ -286,8 +293,8 @@ impl FileStore {
             self.writable()
                 .and_then(|()| self.write_tail(&buf))
                 .map(|(block, _)| {
-                    if first_advanced {
-                        self.first_record_block = block;
+                    for (seq, record_block) in tombstoned {
+                        self.tombstones.insert(seq, (block, record_block));
                     }
                 })
         };
@@ -441,14 +448,14 @@ impl FileStore {
         if dead.is_empty() {
             return Ok(());
         }
-        if dead.contains(&self.first_record_block) {
-            self.carry_first_record()?;
-        }
+        // What the removed blocks told (the first sequence, the last time) goes on in the tail.
+        self.carry_first_record()?;
         let mut removed = false;
         for index in dead {
             let Some(block) = self.blocks.remove(&index) else {
                 continue;
             };
+            self.forget_tombstones_of(index);
             let path = block.path.clone();
             drop(block);
             // A block that cannot be removed is only space not yet returned: nothing is lost
@@ -468,25 +475,37 @@ impl FileStore {
 }
 
 impl FileStore {
-    /// Writes the last `First` record again, into the tail, synced: its block is about to be
-    /// removed, and without it the sequences of the removed blocks would read as lost.
+    /// The records of block `index` are gone: tombstones for them delete nothing any more.
+    fn forget_tombstones_of(&mut self, index: u32) {
+        let done: Vec<(u64, u32)> = self
+            .tombstones
+            .iter()
+            .filter(|(_, (_, record_block))| *record_block == index)
+            .map(|(seq, (tomb_block, _))| (*seq, *tomb_block))
+            .collect();
+        for (seq, tomb_block) in done {
+            self.tombstones.remove(&seq);
+            if let Some(block) = self.blocks.get_mut(&tomb_block) {
+                block.dead_bytes += record::RECORD_BYTES_MIN as u64;
+            }
+        }
+    }
+
+    /// Writes a `First` record of the stream's first sequence and last time into the tail,
+    /// synced: the blocks that told them are about to be removed, and without it their
+    /// sequences would read as lost and the last time would be forgotten.
     fn carry_first_record(&mut self) -> Result<(), StoreError> {
         let mut buf = Vec::new();
-        push_empty_record(
-            &mut buf,
-            Kind::First,
-            self.logged_first,
-            self.inner.fast_state().last_ts,
-        );
+        let state = self.inner.fast_state();
+        push_empty_record(&mut buf, Kind::First, state.first_seq, state.last_ts);
         let Some(tail) = self.blocks.values_mut().next_back() else {
             return Ok(());
         };
-        let index = tail.index;
         let written = tail
             .append(&buf)
             .and_then(|_| tail.file.sync_data().map_err(|e| StoreError::io("sync", e)));
         self.latch(written)?;
-        self.first_record_block = index;
+        self.logged_first = state.first_seq;
         Ok(())
     }
 }

@@ -391,7 +391,11 @@ fn store_file_compaction_keeps_a_kv_bucket_small() {
     // (not block removal) can give the space of the dead revisions back.
     let keys = [b"kv.k0", b"kv.k1", b"kv.k2", b"kv.k3"];
     for i in 0..400u64 {
-        let key = if i == 0 { keys[0] } else { keys[1 + (i % 3) as usize] };
+        let key = if i == 0 {
+            keys[0]
+        } else {
+            keys[1 + (i % 3) as usize]
+        };
         let msg = NewMsg::new(key, Bytes::new(), Bytes::from(format!("rev-{i}")), 7);
         store.store_msg(msg).unwrap();
         if i % 5 == 4 {
@@ -403,7 +407,10 @@ fn store_file_compaction_keeps_a_kv_bucket_small() {
         .iter()
         .map(|n| fs.contents(&Path::new("/s/msgs").join(n)).unwrap().len())
         .sum();
-    assert!(on_disk < 8 * 1024, "dead revisions compacted away: {on_disk} bytes");
+    assert!(
+        on_disk < 8 * 1024,
+        "dead revisions compacted away: {on_disk} bytes"
+    );
     let before = store.state();
     assert_eq!((before.msgs, before.first_seq, &before.lost), (4, 1, &None));
     drop(store);
