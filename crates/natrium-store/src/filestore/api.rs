@@ -75,12 +75,12 @@ impl StreamStore for FileStore {
     }
 
     fn load_msg(&self, seq: u64) -> Result<StoredMsg, StoreError> {
-        match self.inner.body(seq) {
-            Some(loc) => self
+        match self.inner.locate(seq) {
+            Some((loc, subject)) => self
                 .blocks
                 .get(&loc.block)
                 .ok_or(StoreError::Corrupt { what: "block" })?
-                .load(*loc, seq),
+                .load(*loc, seq, subject),
             // Not held: the memory state tells `NotFound` from `Eof`.
             None => self.inner.load_msg(seq),
         }

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use bytes::{Bytes, BytesMut};
+
 use super::record::{self, Decoded, Kind};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_all_at, OpenMode, StorageFile, StorageIo};
@@ -153,21 +155,35 @@ impl Block {
     }
 
     /// Reads the message record at `loc` back, checking its CRCs, kind and sequence.
-    pub fn load(&self, loc: Loc, seq: u64) -> Result<StoredMsg, StoreError> {
-        let mut buf = vec![0u8; loc.len as usize];
+    /// One allocation: the record is read into one buffer, and the headers and payload are
+    /// views of it; `subject` is the stream's interned copy, checked against the record's.
+    pub fn load(&self, loc: Loc, seq: u64, subject: Bytes) -> Result<StoredMsg, StoreError> {
+        let mut buf = BytesMut::zeroed(loc.len as usize);
         read_exact_at(&*self.file, &mut buf, loc.offset)
             .map_err(|e| StoreError::io("read record", e))?;
-        match record::decode(&buf) {
-            Decoded::Record(r, _) if r.kind == Kind::Msg && r.seq == seq => Ok(StoredMsg {
-                seq,
-                timestamp_ns: r.timestamp_ns,
-                subject: bytes::Bytes::copy_from_slice(r.subject),
-                headers: bytes::Bytes::copy_from_slice(r.headers),
-                payload: bytes::Bytes::copy_from_slice(r.payload),
-            }),
-            _ => Err(StoreError::Corrupt { what: "record" }),
-        }
+        let buf = buf.freeze();
+        let (headers, payload, timestamp_ns) = match record::decode(&buf) {
+            Decoded::Record(r, _)
+                if r.kind == Kind::Msg && r.seq == seq && r.subject == subject =>
+            {
+                (span(&buf, r.headers), span(&buf, r.payload), r.timestamp_ns)
+            }
+            _ => return Err(StoreError::Corrupt { what: "record" }),
+        };
+        Ok(StoredMsg {
+            seq,
+            timestamp_ns,
+            subject,
+            headers: buf.slice(headers),
+            payload: buf.slice(payload),
+        })
     }
+}
+
+/// Where `part`, a slice of `whole`, sits in it.
+fn span(whole: &[u8], part: &[u8]) -> std::ops::Range<usize> {
+    let start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+    start..start + part.len()
 }
 
 impl Block {

@@ -4,13 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bytes::Bytes;
-
 use super::block::{Loc, HEADER_BYTES};
 use super::record::{self, Decoded, Kind, Record, MAGIC};
 use crate::memstore::MemStore;
 use crate::stream::StreamStore;
-use crate::types::{MsgSizing, NewMsg};
+use crate::types::MsgSizing;
 
 /// Where a block's valid content ends, and whether the bytes after it are a torn tail (no
 /// valid record follows them).
@@ -52,16 +50,12 @@ impl Replay<'_> {
                 if !self.fill_gap(rec.seq) {
                     return;
                 }
-                let msg = NewMsg {
-                    subject: rec.subject,
-                    headers: Bytes::copy_from_slice(rec.headers),
-                    payload: Bytes::copy_from_slice(rec.payload),
-                    timestamp_ns: rec.timestamp_ns,
-                    ttl: rec.ttl,
-                    rollup: false,
-                };
-                if self.inner.store_raw_msg(msg, rec.seq, false).is_ok() {
-                    self.inner.set_body(rec.seq, loc);
+                let lengths = (rec.headers.len(), rec.payload.len());
+                let (ts, ttl) = (rec.timestamp_ns, rec.ttl);
+                if self
+                    .inner
+                    .restore_msg(rec.seq, rec.subject, lengths, ts, ttl, loc)
+                {
                     *self.msg_bytes.entry(loc.block).or_default() += u64::from(loc.len);
                     self.last = rec.seq;
                 }

@@ -127,26 +127,24 @@ impl<B: MsgBody> MemState<B> {
         }
     }
 
-    /// Appends a message at `seq`, which the caller checked is `last_seq + 1`.
+    /// Appends a message at `seq`, which the caller checked is `last_seq + 1`, with its
+    /// accounted size.
     pub(super) fn insert(
         &mut self,
         seq: u64,
         subject: &[u8],
-        headers: Bytes,
-        payload: Bytes,
+        body: B,
+        size: u64,
         timestamp_ns: i64,
         ttl: MsgTtl,
     ) {
         debug_assert_eq!(seq, self.last_seq + 1);
-        let size = self
-            .sizing
-            .size(subject.len(), headers.len(), payload.len());
         let (id, prev_same) = self.subjects.push(subject, seq);
         if let Some(prev) = self.msgs.get_mut(prev_same) {
             prev.next_same = seq;
         }
         let entry = Entry {
-            body: B::from_parts(headers, payload),
+            body,
             timestamp_ns,
             prev_same,
             next_same: 0,

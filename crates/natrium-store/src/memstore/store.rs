@@ -10,8 +10,8 @@ use crate::error::StoreError;
 use crate::filter::Filter;
 use crate::stream::StreamStore;
 use crate::types::{
-    MsgSizing, NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState,
-    UpdateReason,
+    MsgSizing, MsgTtl, NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg,
+    StreamState, UpdateReason,
 };
 
 /// A stream kept in memory. Bytes are accounted with Go's memory-store formula. The file
@@ -54,9 +54,37 @@ impl<B: MsgBody> MemStore<B> {
             .unwrap_or_default()
     }
 
+    /// Puts back a message recovery found, with its body and the lengths its size is
+    /// accounted from, without limits or checks beyond the sequence. False if `seq` is not
+    /// the next one.
+    #[allow(clippy::too_many_arguments)] // A message's parts, as the record holds them.
+    pub(crate) fn restore_msg(
+        &mut self,
+        seq: u64,
+        subject: &[u8],
+        lengths: (usize, usize),
+        timestamp_ns: i64,
+        ttl: MsgTtl,
+        body: B,
+    ) -> bool {
+        if seq != self.state.last_seq + 1 || subject.is_empty() {
+            return false;
+        }
+        let size = self.state.sizing.size(subject.len(), lengths.0, lengths.1);
+        self.state
+            .insert(seq, subject, body, size, timestamp_ns, ttl);
+        true
+    }
+
     /// Sets the last message time (recovery, when the message that set it is gone).
     pub(crate) fn set_last_ts(&mut self, timestamp_ns: i64) {
         self.state.last_ts = timestamp_ns;
+    }
+
+    /// The body held for `seq` and its (interned) subject.
+    pub(crate) fn locate(&self, seq: u64) -> Option<(&B, Bytes)> {
+        let entry = self.state.msgs.get(seq)?;
+        Some((&entry.body, self.state.subjects.name(entry.subject).clone()))
     }
 
     /// The body held for `seq`.
@@ -133,8 +161,13 @@ impl<B: MsgBody> StreamStore for MemStore<B> {
             ttl,
             ..
         } = msg;
+        let size = self
+            .state
+            .sizing
+            .size(subject.len(), headers.len(), payload.len());
+        let body = B::from_parts(headers, payload);
         self.state
-            .insert(seq, subject, headers, payload, timestamp_ns, ttl);
+            .insert(seq, subject, body, size, timestamp_ns, ttl);
         self.state.enforce_after_store(subject);
         Ok(Stored { seq, timestamp_ns })
     }
