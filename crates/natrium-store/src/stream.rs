@@ -111,4 +111,8 @@ pub trait StreamStore: Send {
 
     /// Flushes and closes; every later call fails with `Closed`.
     fn stop(&mut self) -> Result<(), StoreError>;
+
+    /// Gives back memory kept only to make loads faster (the file store's record cache). The
+    /// engine calls it for a stream that has been idle a while.
+    fn release_caches(&mut self) {}
 }

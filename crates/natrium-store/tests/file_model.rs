@@ -25,7 +25,10 @@ fn run_on_sim(config: StoreConfig, ops: &[CrashOp]) {
     let fs = SimFs::new();
     let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
     let open = move |config: StoreConfig| -> Box<dyn StreamStore> {
-        let options = FileStoreOptions { block_bytes: 512 };
+        let options = FileStoreOptions {
+            block_bytes: 512,
+            cache_bytes: 600,
+        };
         Box::new(FileStore::open(Arc::clone(&io), Path::new("/s"), config, options).unwrap())
     };
     let crash = move || fs.crash(CrashMode::DropUnsynced);
@@ -83,7 +86,10 @@ proptest! {
     ) {
         let fs = SimFs::new();
         let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
-        let options = FileStoreOptions { block_bytes: 700 };
+        let options = FileStoreOptions {
+        block_bytes: 700,
+        cache_bytes: 600,
+    };
         let dir = Path::new("/s");
         let mut store = FileStore::open(Arc::clone(&io), dir, StoreConfig::default(), options).unwrap();
         let mut held = std::collections::BTreeMap::new();

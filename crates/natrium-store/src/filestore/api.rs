@@ -112,6 +112,8 @@ impl StreamStore for FileStore {
         // The tombstone is durable before the bytes go (§8).
         self.sync_blocks()?;
         if let Some(loc) = loc {
+            // The cached copy still holds the bytes being erased.
+            self.uncache(loc.block);
             let block = self
                 .blocks
                 .get(&loc.block)
@@ -194,6 +196,10 @@ impl StreamStore for FileStore {
 
     fn next_expiry(&self) -> Option<i64> {
         self.inner.next_expiry()
+    }
+
+    fn release_caches(&mut self) {
+        FileStore::release_caches(self);
     }
 
     fn stop(&mut self) -> Result<(), StoreError> {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 
+use super::cache::BlockCache;
 use super::record::{self, Decoded, Kind};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_all_at, OpenMode, StorageFile, StorageIo};
@@ -106,6 +107,8 @@ pub struct Block {
     /// Recovery found damage in it, or a rewrite failed: never rewritten (damaged bytes stay
     /// on disk as evidence, `docs/store-format.md` §10).
     pub keep_as_is: bool,
+    /// Records this process wrote to it, in memory (`super::cache`).
+    pub cache: BlockCache,
 }
 
 impl Block {
@@ -143,6 +146,7 @@ impl Block {
             live: 0,
             dead_bytes: 0,
             keep_as_is: false,
+            cache: BlockCache::default(),
         })
     }
 
@@ -155,18 +159,27 @@ impl Block {
     }
 
     /// Reads the message record at `loc` back, checking its CRCs, kind and sequence.
-    /// One allocation: the record is read into one buffer, and the headers and payload are
-    /// views of it; `subject` is the stream's interned copy, checked against the record's.
+    /// The message at `loc`: from the cache when it holds the record (no read, no
+    /// allocation), else read into one buffer. The headers and payload are views of the
+    /// record's bytes; `subject` is the stream's interned copy, checked against the record's.
     pub fn load(&self, loc: Loc, seq: u64, subject: Bytes) -> Result<StoredMsg, StoreError> {
-        let mut buf = BytesMut::zeroed(loc.len as usize);
-        read_exact_at(&*self.file, &mut buf, loc.offset)
-            .map_err(|e| StoreError::io("read record", e))?;
-        let buf = buf.freeze();
-        let (headers, payload, timestamp_ns) = match record::decode(&buf) {
+        let record = if let Some(record) = self.cache.get(loc) {
+            record
+        } else {
+            let mut buf = BytesMut::zeroed(loc.len as usize);
+            read_exact_at(&*self.file, &mut buf, loc.offset)
+                .map_err(|e| StoreError::io("read record", e))?;
+            buf.freeze()
+        };
+        let (headers, payload, timestamp_ns) = match record::decode(&record) {
             Decoded::Record(r, _)
                 if r.kind == Kind::Msg && r.seq == seq && r.subject == subject =>
             {
-                (span(&buf, r.headers), span(&buf, r.payload), r.timestamp_ns)
+                (
+                    span(&record, r.headers),
+                    span(&record, r.payload),
+                    r.timestamp_ns,
+                )
             }
             _ => return Err(StoreError::Corrupt { what: "record" }),
         };
@@ -174,8 +187,8 @@ impl Block {
             seq,
             timestamp_ns,
             subject,
-            headers: buf.slice(headers),
-            payload: buf.slice(payload),
+            headers: record.slice(headers),
+            payload: record.slice(payload),
         })
     }
 }

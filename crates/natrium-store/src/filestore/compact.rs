@@ -96,6 +96,7 @@ impl FileStore {
         for (seq, loc) in moved {
             self.inner.set_body(seq, loc);
         }
+        self.uncache(index);
         if let Some(block) = self.blocks.get_mut(&index) {
             block.file = file;
             block.len = new.len() as u64;

@@ -1,7 +1,7 @@
 //! The file store (`docs/store-format.md`): message blocks of records over [`crate::io`],
 //! recovered on open, and the state files beside them. `block` holds the block file and its
 //! header, `recover` the scan with resync and lost ranges, `store` the data, opening and
-//! write path, `compact` the rewrite of half-dead blocks, `api` the [`crate::StreamStore`]
+//! write path, `cache` the records kept in memory for loads, `compact` the rewrite of half-dead blocks, `api` the [`crate::StreamStore`]
 //! implementation. `envelope` is the state file
 //! envelope and its atomic write (§5), `meta` the `meta.dat` files, `consumer_state` the
 //! codec of a consumer's `state.dat` body (§7) over `varint`, and `consumer` the
@@ -10,6 +10,7 @@
 
 mod api;
 pub mod block;
+mod cache;
 mod compact;
 mod consumer;
 pub mod consumer_state;

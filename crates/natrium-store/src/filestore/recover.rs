@@ -123,11 +123,20 @@ impl Replay<'_> {
         self.last = self.last.max(first - 1);
     }
 
-    /// At the start of a block other than the oldest: the sequences below its first were
-    /// all in older blocks, so any not accounted for yet are lost (or deleted, when a
-    /// tombstone said so).
-    pub fn enter_block(&mut self, first_seq: u64) {
-        if first_seq > self.last.saturating_add(1) {
+    /// At the start of each block. The sequences below a block's first were all in older
+    /// blocks, so any not accounted for yet are lost (or deleted, when a tombstone said so).
+    /// The oldest block's `first_seq` says where the stream starts: older blocks were removed
+    /// as dead. A damaged header tells nothing; the records still describe themselves.
+    pub fn enter_block(&mut self, block: &[u8], oldest: bool) {
+        let header = block.get(..HEADER_BYTES as usize).unwrap_or_default();
+        let Some(first_seq) = super::block::header_first_seq(header) else {
+            return;
+        };
+        if oldest {
+            if first_seq > 1 {
+                self.start_at(first_seq);
+            }
+        } else if first_seq > self.last.saturating_add(1) {
             self.fill_gap(first_seq);
         }
     }

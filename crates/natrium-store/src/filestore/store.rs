@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
+use super::cache::{BlockCache, Staging};
 use super::record::{self, Kind, Record};
 use super::recover::{scan_block, Replay};
 use crate::error::StoreError;
@@ -29,12 +30,15 @@ use crate::types::{LostData, MsgSizing, MsgTtl, StoreConfig};
 pub struct FileStoreOptions {
     /// A block rotates when the next record would take it past this many bytes.
     pub block_bytes: u64,
+    /// At most this many bytes of recently written records are kept in memory for loads.
+    pub cache_bytes: u64,
 }
 
 impl Default for FileStoreOptions {
     fn default() -> Self {
         FileStoreOptions {
             block_bytes: BLOCK_BYTES_DEFAULT,
+            cache_bytes: CACHE_BYTES_DEFAULT,
         }
     }
 }
@@ -42,6 +46,10 @@ impl Default for FileStoreOptions {
 /// How far past the block size a tail grows between syncs before it rotates (with a sync
 /// of its own). Rotation normally waits for a group commit, so one batch stays in one block.
 const BLOCK_OVERRUN_BYTES_MAX: u64 = 8 * 1024 * 1024;
+
+/// The record cache's default budget per stream: one block's worth, so a consumer following
+/// the stream reads from memory.
+pub const CACHE_BYTES_DEFAULT: u64 = BLOCK_BYTES_DEFAULT;
 
 /// A stream kept in block files under `<dir>/msgs`, through a [`StorageIo`].
 pub struct FileStore {
@@ -68,6 +76,9 @@ pub struct FileStore {
     rotate_next: bool,
     /// Everything was purged: the next sync starts a fresh tail so the old one can go.
     rotate_empty: bool,
+    staging: Staging,
+    /// Bytes held by the blocks' caches.
+    cached_bytes: u64,
     scratch: Vec<u8>,
 }
 
@@ -96,6 +107,8 @@ impl FileStore {
             failed: false,
             rotate_next: false,
             rotate_empty: false,
+            staging: Staging::default(),
+            cached_bytes: 0,
             scratch: Vec::new(),
         };
         store.recover()?;
@@ -143,18 +156,7 @@ impl FileStore {
             }
             let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0)];
             read_exact_at(&*file, &mut buf, 0).map_err(|e| StoreError::io("read block", e))?;
-            let header = buf.get(..HEADER_BYTES as usize).unwrap_or_default();
-            // A damaged header tells nothing; the records still describe themselves.
-            if let Some(first) = block::header_first_seq(header) {
-                if Some(index) == oldest {
-                    // Sequences below the oldest block's first were in blocks removed as dead.
-                    if first > 1 {
-                        replay.start_at(first);
-                    }
-                } else {
-                    replay.enter_block(first);
-                }
-            }
+            replay.enter_block(&buf, Some(index) == oldest);
             let end = scan_block(&buf, index, &mut replay);
             let mut len = size;
             if Some(index) == tail && (end.torn || size < HEADER_BYTES) {
@@ -181,6 +183,7 @@ impl FileStore {
                     live: 0,
                     dead_bytes: 0,
                     keep_as_is: end.damaged,
+                    cache: BlockCache::default(),
                 },
             );
         }
@@ -354,8 +357,50 @@ impl FileStore {
                 let len = u32::try_from(len).map_err(|_| StoreError::MsgTooLarge)?;
                 Ok(Loc { block, offset, len })
             });
+        if let (Ok(loc), Kind::Msg) = (&written, rec.kind) {
+            self.cache_record(*loc, &buf);
+        }
         self.scratch = buf;
         self.latch(written)
+    }
+
+    /// Keeps a copy of the message record just written at `loc`, within the budget: the
+    /// oldest blocks' records go first.
+    fn cache_record(&mut self, loc: Loc, record: &[u8]) {
+        let budget = self.options.cache_bytes;
+        if record.len() as u64 > budget {
+            return;
+        }
+        let copy = self.staging.copy(record);
+        if let Some(block) = self.blocks.get_mut(&loc.block) {
+            block.cache.push(loc.offset, copy);
+            self.cached_bytes += u64::from(loc.len);
+        }
+        for block in self.blocks.values_mut() {
+            if self.cached_bytes <= budget {
+                break;
+            }
+            let keep = block
+                .cache
+                .bytes()
+                .saturating_sub(self.cached_bytes - budget);
+            self.cached_bytes -= block.cache.trim_to(keep);
+        }
+    }
+
+    /// Drops block `index`'s cached records (its bytes on disk changed, or it is going).
+    pub(super) fn uncache(&mut self, index: u32) {
+        if let Some(block) = self.blocks.get_mut(&index) {
+            self.cached_bytes = self.cached_bytes.saturating_sub(block.cache.clear());
+        }
+    }
+
+    /// Drops every cached record.
+    pub(super) fn release_caches(&mut self) {
+        for block in self.blocks.values_mut() {
+            block.cache.clear();
+        }
+        self.cached_bytes = 0;
     }
 
     /// Appends `bytes` (whole records) to the tail block, rotating first when the last sync
@@ -452,6 +497,7 @@ impl FileStore {
         self.carry_first_record()?;
         let mut removed = false;
         for index in dead {
+            self.uncache(index);
             let Some(block) = self.blocks.remove(&index) else {
                 continue;
             };

@@ -18,7 +18,10 @@ fn open(fs: &SimFs, block_bytes: u64) -> FileStore {
         io,
         Path::new("/s"),
         StoreConfig::default(),
-        FileStoreOptions { block_bytes },
+        FileStoreOptions {
+            block_bytes,
+            ..FileStoreOptions::default()
+        },
     )
     .unwrap()
 }
@@ -260,7 +263,10 @@ proptest::proptest! {
 fn store_file_on_real_files_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let io: Arc<dyn StorageIo> = Arc::new(crate::io::StdFs);
-    let options = FileStoreOptions { block_bytes: 200 };
+    let options = FileStoreOptions {
+        block_bytes: 200,
+        cache_bytes: FileStoreOptions::default().cache_bytes,
+    };
     let reopen =
         || FileStore::open(Arc::clone(&io), dir.path(), StoreConfig::default(), options).unwrap();
     let mut store = reopen();
@@ -328,7 +334,10 @@ fn store_file_limits_drop_the_oldest_blocks() {
         max_msgs: Some(5),
         ..StoreConfig::default()
     };
-    let options = FileStoreOptions { block_bytes: 256 };
+    let options = FileStoreOptions {
+        block_bytes: 256,
+        cache_bytes: FileStoreOptions::default().cache_bytes,
+    };
     let mut store =
         FileStore::open(Arc::clone(&io), Path::new("/s"), config.clone(), options).unwrap();
     for i in 1..=200 {
@@ -384,7 +393,10 @@ fn store_file_compaction_keeps_a_kv_bucket_small() {
         max_msgs_per_subject: Some(1),
         ..StoreConfig::default()
     };
-    let options = FileStoreOptions { block_bytes: 1024 };
+    let options = FileStoreOptions {
+        block_bytes: 1024,
+        cache_bytes: FileStoreOptions::default().cache_bytes,
+    };
     let reopen = || FileStore::open(Arc::clone(&io), Path::new("/s"), config.clone(), options);
     let mut store = reopen().unwrap();
     // Key 0 is written once and never again: it pins the oldest block, so only compaction

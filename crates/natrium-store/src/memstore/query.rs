@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::body::MsgBody;
 use super::state::{Entry, MemState};
+use super::subjects::SubjectId;
 use crate::error::StoreError;
 use crate::filter::Filter;
 use crate::types::{SimpleState, StoredMsg, StreamState};
@@ -15,6 +16,13 @@ use crate::types::{SimpleState, StoredMsg, StreamState};
 /// Above this many subjects a wildcard lookup scans messages rather than subjects when the
 /// message range is shorter (Go's memstore uses the same kind of cut-over).
 const SUBJECT_SCAN_SUBJECTS_MAX: usize = 256;
+
+/// Up to this many matching subjects, a wildcard's next message is found subject by subject.
+const PER_SUBJECT_LOOKUPS_MAX: usize = 16;
+
+/// A hop along a subject's chain (a lookup by sequence) costs about this many entries of an
+/// in-order scan.
+const CHAIN_HOP_COST: u64 = 8;
 
 impl<B: MsgBody> MemState<B> {
     pub(super) fn load(&self, seq: u64) -> Result<StoredMsg, StoreError> {
@@ -41,17 +49,29 @@ impl<B: MsgBody> MemState<B> {
         let subjects = self.subjects.len() as u64;
         let (mut lo, mut hi) = (start, self.last_seq);
         if subjects <= SUBJECT_SCAN_SUBJECTS_MAX as u64 || subjects < range / 2 {
-            // Narrow the scan to the span of the matching subjects still at or after `start`.
-            let (mut found, mut min_first, mut max_last) = (false, u64::MAX, 0);
-            self.subjects.for_each_matching(filter, |_, s| {
+            // The matching subjects still at or after `start`: with few of them, the earliest
+            // next message of each is the answer; with more, their span bounds the scan.
+            let mut few = [(0, SimpleState::default()); PER_SUBJECT_LOOKUPS_MAX];
+            let (mut count, mut min_first, mut max_last) = (0usize, u64::MAX, 0);
+            self.subjects.for_each_matching_id(filter, |id, s| {
                 if s.last >= start {
-                    found = true;
+                    if let Some(slot) = few.get_mut(count) {
+                        *slot = (id, *s);
+                    }
+                    count += 1;
                     min_first = min_first.min(s.first.max(start));
                     max_last = max_last.max(s.last);
                 }
             });
-            if !found {
+            if count == 0 {
                 return None;
+            }
+            if count <= PER_SUBJECT_LOOKUPS_MAX {
+                return few
+                    .iter()
+                    .take(count)
+                    .filter_map(|(id, s)| self.next_on_subject(*id, s, start))
+                    .min_by_key(|(seq, _)| *seq);
             }
             (lo, hi) = (min_first, max_last);
         }
@@ -64,21 +84,59 @@ impl<B: MsgBody> MemState<B> {
     fn next_literal(&self, subject: &[u8], start: u64) -> Option<(u64, &Entry<B>)> {
         let id = self.subjects.id(subject)?;
         let state = self.subjects.get(subject)?;
+        self.next_on_subject(id, state, start)
+    }
+
+    /// The first message of subject `id` (whose state is `state`) at or after `start`: its
+    /// first, the successor of the message just before `start` (a consumer walking one
+    /// subject), a walk along the subject's chain from its nearer end, or a scan of the
+    /// sequences from `start`, whichever the subject's density makes cheaper.
+    fn next_on_subject(
+        &self,
+        id: SubjectId,
+        state: &SimpleState,
+        start: u64,
+    ) -> Option<(u64, &Entry<B>)> {
         if start > state.last {
             return None;
         }
-        let seq = if start <= state.first {
-            state.first
-        } else if let Some(prev) = self.msgs.get(start - 1).filter(|e| e.subject == id) {
-            // A consumer walking one subject asks for the successor of what it just had.
-            prev.next_same
-        } else {
+        if start <= state.first {
+            return self.msgs.get(state.first).map(|e| (state.first, e));
+        }
+        if let Some(prev) = self.msgs.get(start - 1).filter(|e| e.subject == id) {
+            return self.msgs.get(prev.next_same).map(|e| (prev.next_same, e));
+        }
+        // Expected costs, in map entries visited: a scan meets a match about every
+        // span/msgs sequences; a chain hop costs about CHAIN_HOP_COST scanned entries.
+        let span = state.last - state.first + 1;
+        let scan = span / state.msgs.max(1);
+        let ahead = state.msgs.saturating_mul(state.last - start) / span;
+        let behind = state.msgs.saturating_mul(start - state.first) / span;
+        if ahead.min(behind).saturating_mul(CHAIN_HOP_COST) >= scan {
             return self
                 .msgs
                 .range(start, state.last)
                 .find(|(_, e)| e.subject == id);
-        };
-        self.msgs.get(seq).map(|e| (seq, e))
+        }
+        if ahead <= behind {
+            // Back from the last message while the previous one is still at or after start.
+            let mut seq = state.last;
+            loop {
+                let entry = self.msgs.get(seq)?;
+                if entry.prev_same < start || entry.prev_same == 0 {
+                    return Some((seq, entry));
+                }
+                seq = entry.prev_same;
+            }
+        }
+        let mut seq = state.first;
+        loop {
+            let entry = self.msgs.get(seq)?;
+            if seq >= start {
+                return Some((seq, entry));
+            }
+            seq = entry.next_same;
+        }
     }
 
     pub(super) fn last_matching(&self, filter: &Filter) -> Option<(u64, &Entry<B>)> {

@@ -146,6 +146,30 @@ impl Subjects {
         }
     }
 
+    /// As `for_each_matching`, with each subject's id.
+    pub(super) fn for_each_matching_id(
+        &self,
+        filter: &Filter,
+        mut f: impl FnMut(SubjectId, &SimpleState),
+    ) {
+        if let Some(literal) = filter.as_literal() {
+            if let Some(id) = self.id(literal) {
+                if let Some(slot) = self.slot(id) {
+                    f(id, &slot.state);
+                }
+            }
+            return;
+        }
+        for (id, slot) in self.slots.iter().enumerate() {
+            if let Some(slot) = slot.as_ref().filter(|s| filter.matches(&s.subject)) {
+                f(
+                    SubjectId::try_from(id).unwrap_or(SubjectId::MAX),
+                    &slot.state,
+                );
+            }
+        }
+    }
+
     /// Forgets every subject.
     pub(super) fn clear(&mut self) {
         *self = Subjects::default();
