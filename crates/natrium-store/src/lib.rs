@@ -53,6 +53,7 @@ pub mod filter;
 pub mod io;
 pub mod limits;
 pub(crate) mod memstore;
+pub mod seal;
 pub mod stream;
 pub mod types;
 
