@@ -35,11 +35,13 @@ impl Cipher {
     /// The cipher a config value names. Go accepts `chacha`, `chachapoly` and `aes`, in any
     /// letter case; anything else is a config error (Go's text: `Unknown cipher type: %q`).
     pub fn from_config(value: &str) -> Option<Cipher> {
-        let value = value.to_ascii_lowercase();
-        match value.as_str() {
-            "chacha" | "chachapoly" => Some(Cipher::ChaCha),
-            "aes" => Some(Cipher::Aes),
-            _ => None,
+        let is = |name: &str| value.eq_ignore_ascii_case(name);
+        if is("chacha") || is("chachapoly") {
+            Some(Cipher::ChaCha)
+        } else if is("aes") {
+            Some(Cipher::Aes)
+        } else {
+            None
         }
     }
 

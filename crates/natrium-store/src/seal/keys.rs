@@ -156,7 +156,8 @@ impl ServerKeys {
         key: &DataKey,
     ) -> Result<[u8; KEY_RECORD_BYTES], StoreError> {
         let cipher = key.cipher();
-        let mut out = Vec::with_capacity(KEY_RECORD_BYTES);
+        // The data key passes through `out` in plain before it is sealed in place.
+        let mut out = Zeroizing::new(Vec::with_capacity(KEY_RECORD_BYTES));
         out.extend_from_slice(&KEY_RECORD_MAGIC);
         out.push(KEY_ID_CURRENT);
         out.push(cipher.byte());
@@ -174,8 +175,6 @@ impl ServerKeys {
             .as_slice()
             .try_into()
             .map_err(|_| StoreError::Corrupt { what: "key record" })?;
-        // The secret went through `out`; clear it before the Vec is freed.
-        zeroize::Zeroize::zeroize(&mut out);
         debug_assert!(parse(&record).is_some());
         Ok(record)
     }
