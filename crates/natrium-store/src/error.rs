@@ -75,6 +75,19 @@ pub enum StoreError {
         /// Which file or structure.
         what: &'static str,
     },
+    /// An encrypted file's key record is intact (its CRC passes) but neither the server's
+    /// `key` nor its `prev_key` opens it: the configuration names another key. Nothing is
+    /// damaged; the file stays as it is.
+    #[error("wrong encryption key: neither key nor prev_key opens the data key")]
+    WrongKey,
+    /// Data that passed its CRC failed authenticated decryption under a data key that
+    /// opened: tampering, or damage the CRC missed. Told apart from `Corrupt` (the CRC
+    /// failed) and `WrongKey`.
+    #[error("cannot decrypt {what}: authentication failed")]
+    Decrypt {
+        /// Which file or structure.
+        what: &'static str,
+    },
 }
 
 impl StoreError {

@@ -22,12 +22,18 @@
 //! - [`io`]: the narrow storage I/O trait the file store uses, the real file system
 //!   ([`io::StdFs`]) and a double that injects faults and simulates crashes ([`io::SimFs`]).
 //! - [`limits`]: every size the store checks, with the Go value it mirrors.
+//! - [`seal`]: compression and encryption at rest as pure codecs: LZ4 and/or AEAD frames of
+//!   whole records for sealed blocks (damage contained per frame, a plain-offset frame
+//!   index), server keys with per-file HKDF key-encryption keys and key records (wrong key
+//!   told apart from damage, `prev_key` rotation), per-record encryption for the tail
+//!   block, and encrypted state file bodies. Public for the `store_sealed_blocks` fuzz
+//!   target; the file store does not call them yet.
 //! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
 //!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
 //! Still to come for issue 14, `TODO(#14)`: the file store's `index.dat`, compaction, a
-//! bounded block cache; then compression and encryption of sealed
-//! blocks, and the benchmarks.
+//! bounded block cache; wiring the [`seal`] codecs into sealing, the tail's append path,
+//! recovery and the state files; and the benchmarks.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -53,6 +59,7 @@ pub mod filter;
 pub mod io;
 pub mod limits;
 pub(crate) mod memstore;
+pub mod seal;
 pub mod stream;
 pub mod types;
 
