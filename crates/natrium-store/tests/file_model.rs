@@ -22,12 +22,19 @@ fn cases() -> u32 {
 
 /// Runs `ops` on a fresh simulated file system, with small blocks so rotation happens.
 fn run_on_sim(config: StoreConfig, ops: &[CrashOp]) {
+    run_on_sim_with(config, ops, false);
+}
+
+/// As `run_on_sim`, sealing (compressing) every block that is no longer the tail if
+/// `compress`.
+fn run_on_sim_with(config: StoreConfig, ops: &[CrashOp], compress: bool) {
     let fs = SimFs::new();
     let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
     let open = move |config: StoreConfig| -> Box<dyn StreamStore> {
         let options = FileStoreOptions {
             block_bytes: 512,
             cache_bytes: 600,
+            compress,
         };
         Box::new(FileStore::open(Arc::clone(&io), Path::new("/s"), config, options).unwrap())
     };
@@ -41,6 +48,18 @@ proptest! {
     #[test]
     fn store_model_filestore_survives_crashes(ops in proptest::collection::vec(crash_op(), 1..80)) {
         run_on_sim(StoreConfig::default(), &ops);
+    }
+
+    #[test]
+    fn store_model_filestore_compressed_survives_crashes(
+        ops in proptest::collection::vec(crash_op(), 1..80),
+        per_subject in proptest::option::of(1u64..3),
+    ) {
+        let config = StoreConfig {
+            max_msgs_per_subject: per_subject,
+            ..StoreConfig::default()
+        };
+        run_on_sim_with(config, &ops, true);
     }
 
     #[test]
@@ -89,6 +108,7 @@ proptest! {
         let options = FileStoreOptions {
         block_bytes: 700,
         cache_bytes: 600,
+        compress: false,
     };
         let dir = Path::new("/s");
         let mut store = FileStore::open(Arc::clone(&io), dir, StoreConfig::default(), options).unwrap();

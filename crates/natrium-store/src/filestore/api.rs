@@ -80,7 +80,7 @@ impl StreamStore for FileStore {
                 .blocks
                 .get(&loc.block)
                 .ok_or(StoreError::Corrupt { what: "block" })?
-                .load(*loc, seq, subject),
+                .load(*loc, seq, subject, &self.last_frame),
             // Not held: the memory state tells `NotFound` from `Eof`.
             None => self.inner.load_msg(seq),
         }
@@ -118,7 +118,13 @@ impl StreamStore for FileStore {
                 .blocks
                 .get(&loc.block)
                 .ok_or(StoreError::Corrupt { what: "block" })?;
-            if let Err(e) = block.erase(loc, seq) {
+            // A sealed block cannot be edited in place: it is rewritten without the record.
+            let erased = if block.frames.is_some() {
+                self.rewrite_block(loc.block)
+            } else {
+                block.erase(loc, seq)
+            };
+            if let Err(e) = erased {
                 if matches!(e, StoreError::Io { .. } | StoreError::StorageFull) {
                     self.failed = true;
                 }

@@ -9,6 +9,7 @@ use super::cache::BlockCache;
 use super::record::{self, Decoded, Kind};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_all_at, OpenMode, StorageFile, StorageIo};
+use crate::seal::FrameIndex;
 use crate::types::StoredMsg;
 
 const MAGIC: [u8; 4] = *b"NBLK";
@@ -52,6 +53,32 @@ pub fn encode_header(index: u32, first_seq: u64, created_ns: i64) -> [u8; 32] {
         *dst = src;
     }
     out
+}
+
+const FLAG_SEALED: u8 = 1;
+const FLAG_COMPRESSED: u8 = 2;
+
+/// Whether a block header (CRC unchecked: a sealed block with a damaged header still
+/// decodes) says its records are in frames.
+pub fn header_is_sealed(header: &[u8]) -> bool {
+    header.get(..4) == Some(&MAGIC[..]) && header.get(6).is_some_and(|f| f & FLAG_SEALED != 0)
+}
+
+/// `header` with `SEALED | COMPRESSED` set and its CRC recomputed.
+pub fn sealed_header(header: &[u8]) -> Result<[u8; 32], StoreError> {
+    let mut out = [0u8; 32];
+    let src = header.get(..32).ok_or(StoreError::Corrupt {
+        what: "block header",
+    })?;
+    out.copy_from_slice(src);
+    if let Some(flags) = out.get_mut(6) {
+        *flags |= FLAG_SEALED | FLAG_COMPRESSED;
+    }
+    let crc = crc32c::crc32c(out.get(..28).unwrap_or_default());
+    if let Some(dst) = out.get_mut(28..32) {
+        dst.copy_from_slice(&crc.to_le_bytes());
+    }
+    Ok(out)
 }
 
 /// Where a message record lives: the file store's in-memory body of a message.
@@ -109,6 +136,10 @@ pub struct Block {
     pub keep_as_is: bool,
     /// Records this process wrote to it, in memory (`super::cache`).
     pub cache: BlockCache,
+    /// Its frames, when it is sealed (`super::sealed`): `len` is then the file's length, and
+    /// `plain_len` the length of its plain content, which offsets and accounting use.
+    pub frames: Option<FrameIndex>,
+    pub plain_len: u64,
 }
 
 impl Block {
@@ -147,6 +178,8 @@ impl Block {
             dead_bytes: 0,
             keep_as_is: false,
             cache: BlockCache::default(),
+            frames: None,
+            plain_len: HEADER_BYTES,
         })
     }
 
@@ -155,6 +188,7 @@ impl Block {
         let at = self.len;
         write_all_at(&*self.file, bytes, at).map_err(|e| StoreError::io("append", e))?;
         self.len += bytes.len() as u64;
+        self.plain_len = self.len;
         Ok(at)
     }
 
@@ -162,9 +196,20 @@ impl Block {
     /// The message at `loc`: from the cache when it holds the record (no read, no
     /// allocation), else read into one buffer. The headers and payload are views of the
     /// record's bytes; `subject` is the stream's interned copy, checked against the record's.
-    pub fn load(&self, loc: Loc, seq: u64, subject: Bytes) -> Result<StoredMsg, StoreError> {
+    pub fn load(
+        &self,
+        loc: Loc,
+        seq: u64,
+        subject: Bytes,
+        last_frame: &std::sync::Mutex<super::sealed::DecodedFrame>,
+    ) -> Result<StoredMsg, StoreError> {
         let record = if let Some(record) = self.cache.get(loc) {
             record
+        } else if let Some(frames) = &self.frames {
+            let mut last = last_frame
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.load_sealed(frames, loc, &mut last)?
         } else {
             let mut buf = BytesMut::zeroed(loc.len as usize);
             read_exact_at(&*self.file, &mut buf, loc.offset)

@@ -8,6 +8,7 @@
 
 use super::block::{Loc, HEADER_BYTES};
 use super::record::{self, Decoded, Kind, Record, RECORD_BYTES_MIN};
+use super::sealed;
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_atomic, OpenMode};
@@ -20,7 +21,7 @@ impl FileStore {
     pub(super) fn compact_one_block(&mut self) {
         let tail = self.blocks.keys().next_back().copied();
         let candidate = self.blocks.values().find(|b| {
-            let records = b.len.saturating_sub(HEADER_BYTES);
+            let records = b.plain_len.saturating_sub(HEADER_BYTES);
             Some(b.index) != tail
                 && !b.keep_as_is
                 && b.dead_bytes > 0
@@ -38,14 +39,19 @@ impl FileStore {
 
     /// Rewrites block `index` without its dead message records and moves the locations of
     /// the live ones.
-    fn rewrite_block(&mut self, index: u32) -> Result<(), StoreError> {
+    pub(super) fn rewrite_block(&mut self, index: u32) -> Result<(), StoreError> {
         let block = self
             .blocks
             .get(&index)
             .ok_or(StoreError::Corrupt { what: "block" })?;
         let path = block.path.clone();
-        let mut old = vec![0u8; usize::try_from(block.len).unwrap_or(0)];
-        read_exact_at(&*block.file, &mut old, 0).map_err(|e| StoreError::io("read block", e))?;
+        let mut raw = vec![0u8; usize::try_from(block.len).unwrap_or(0)];
+        read_exact_at(&*block.file, &mut raw, 0).map_err(|e| StoreError::io("read block", e))?;
+        let sealed_before = block.frames.is_some();
+        let (old, frame_damage) = sealed::plain_content(raw);
+        if frame_damage {
+            return Err(StoreError::Corrupt { what: "frame" });
+        }
         let header_len = usize::try_from(HEADER_BYTES).unwrap_or(usize::MAX);
         let mut new = Vec::with_capacity(old.len() / 2);
         new.extend_from_slice(old.get(..header_len).unwrap_or_default());
@@ -88,7 +94,14 @@ impl FileStore {
             }
         }
         run.flush(&mut new);
-        write_atomic(&*self.io, &path, &new).map_err(|e| StoreError::io("compact block", e))?;
+        let plain_len = new.len() as u64;
+        let (stored, frames) = if sealed_before {
+            let (bytes, index) = sealed::seal_content(&new)?;
+            (bytes, Some(index))
+        } else {
+            (new, None)
+        };
+        write_atomic(&*self.io, &path, &stored).map_err(|e| StoreError::io("compact block", e))?;
         let file = self
             .io
             .open(&path, OpenMode::ReadWrite)
@@ -99,7 +112,9 @@ impl FileStore {
         self.uncache(index);
         if let Some(block) = self.blocks.get_mut(&index) {
             block.file = file;
-            block.len = new.len() as u64;
+            block.len = stored.len() as u64;
+            block.plain_len = plain_len;
+            block.frames = frames;
             block.dead_bytes = 0;
         }
         Ok(())

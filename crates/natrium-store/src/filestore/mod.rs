@@ -2,7 +2,7 @@
 //! recovered on open, and the state files beside them. `block` holds the block file and its
 //! header, `recover` the scan with resync and lost ranges, `store` the data, opening and
 //! write path, `cache` the records kept in memory for loads, `compact` the rewrite of half-dead blocks, `api` the [`crate::StreamStore`]
-//! implementation. `envelope` is the state file
+//! implementation, `sealed` the compressed form of blocks that are no longer the tail. `envelope` is the state file
 //! envelope and its atomic write (§5), `meta` the `meta.dat` files, `consumer_state` the
 //! codec of a consumer's `state.dat` body (§7) over `varint`, and `consumer` the
 //! [`crate::ConsumerStore`] that writes it.
@@ -18,6 +18,7 @@ pub mod envelope;
 pub mod meta;
 pub mod record;
 mod recover;
+mod sealed;
 mod store;
 mod varint;
 

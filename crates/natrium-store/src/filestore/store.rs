@@ -13,12 +13,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
 use super::cache::{BlockCache, Staging};
 use super::record::{self, Kind, Record};
 use super::recover::{scan_block, Replay};
+use super::sealed::{self, DecodedFrame};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, OpenMode, StorageIo};
 use crate::memstore::{MemStore, Removal};
@@ -32,6 +33,8 @@ pub struct FileStoreOptions {
     pub block_bytes: u64,
     /// At most this many bytes of recently written records are kept in memory for loads.
     pub cache_bytes: u64,
+    /// Blocks that are no longer the tail are compressed (stream `compression: s2`).
+    pub compress: bool,
 }
 
 impl Default for FileStoreOptions {
@@ -39,6 +42,7 @@ impl Default for FileStoreOptions {
         FileStoreOptions {
             block_bytes: BLOCK_BYTES_DEFAULT,
             cache_bytes: CACHE_BYTES_DEFAULT,
+            compress: false,
         }
     }
 }
@@ -77,12 +81,22 @@ pub struct FileStore {
     /// Everything was purged: the next sync starts a fresh tail so the old one can go.
     rotate_empty: bool,
     staging: Staging,
+    /// Seal blocks that are no longer the tail (`super::sealed`).
+    pub(super) compress: bool,
+    /// The last frame of a sealed block decoded for a load.
+    pub(super) last_frame: Mutex<DecodedFrame>,
     /// Bytes held by the blocks' caches.
     cached_bytes: u64,
     scratch: Vec<u8>,
 }
 
 impl FileStore {
+    /// Turns compression of blocks that are no longer the tail on or off (a stream update);
+    /// blocks already sealed stay as they are.
+    pub fn set_compression(&mut self, compress: bool) {
+        self.compress = compress;
+    }
+
     /// Opens (creating if needed) the stream stored under `dir`, recovering every block.
     pub fn open(
         io: Arc<dyn StorageIo>,
@@ -108,6 +122,8 @@ impl FileStore {
             rotate_next: false,
             rotate_empty: false,
             staging: Staging::default(),
+            compress: options.compress,
+            last_frame: Mutex::new(None),
             cached_bytes: 0,
             scratch: Vec::new(),
         };
@@ -154,15 +170,19 @@ impl FileStore {
                     what: "block file length",
                 });
             }
-            let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0)];
-            read_exact_at(&*file, &mut buf, 0).map_err(|e| StoreError::io("read block", e))?;
+            let mut raw = vec![0u8; usize::try_from(size).unwrap_or(0)];
+            read_exact_at(&*file, &mut raw, 0).map_err(|e| StoreError::io("read block", e))?;
+            let frames = sealed::frame_index(&raw);
+            let (buf, frame_damage) = sealed::plain_content(raw);
             replay.enter_block(&buf, Some(index) == oldest);
             let end = scan_block(&buf, index, &mut replay);
             let mut len = size;
-            if Some(index) == tail && (end.torn || size < HEADER_BYTES) {
+            let mut plain_len = buf.len() as u64;
+            if Some(index) == tail && frames.is_none() && (end.torn || size < HEADER_BYTES) {
                 // Only the tail block can be torn by a crash: cut it back to its last whole
                 // record (a header cut short is rewritten, it holds no record).
                 len = end.good_end.max(HEADER_BYTES);
+                plain_len = len;
                 file.set_len(end.good_end)
                     .and_then(|()| file.sync_data())
                     .map_err(|e| StoreError::io("cut torn tail", e))?;
@@ -182,8 +202,10 @@ impl FileStore {
                     len,
                     live: 0,
                     dead_bytes: 0,
-                    keep_as_is: end.damaged,
+                    keep_as_is: end.damaged || frame_damage,
                     cache: BlockCache::default(),
+                    frames,
+                    plain_len,
                 },
             );
         }
@@ -266,7 +288,7 @@ impl FileStore {
                 Removal::All => {
                     for block in self.blocks.values_mut() {
                         block.live = 0;
-                        block.dead_bytes = block.len.saturating_sub(HEADER_BYTES);
+                        block.dead_bytes = block.plain_len.saturating_sub(HEADER_BYTES);
                     }
                     self.rotate_empty = true;
                 }
@@ -393,6 +415,13 @@ impl FileStore {
         if let Some(block) = self.blocks.get_mut(&index) {
             self.cached_bytes = self.cached_bytes.saturating_sub(block.cache.clear());
         }
+        let mut last = self
+            .last_frame
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if last.as_ref().is_some_and(|(block, _, _)| *block == index) {
+            *last = None;
+        }
     }
 
     /// Drops every cached record.
@@ -401,6 +430,10 @@ impl FileStore {
             block.cache.clear();
         }
         self.cached_bytes = 0;
+        *self
+            .last_frame
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     /// Appends `bytes` (whole records) to the tail block, rotating first when the last sync
@@ -474,6 +507,7 @@ impl FileStore {
         }
         self.drop_dead_blocks()?;
         self.compact_one_block();
+        self.seal_one_block();
         Ok(())
     }
 

@@ -265,7 +265,7 @@ fn store_file_on_real_files_survives_reopen() {
     let io: Arc<dyn StorageIo> = Arc::new(crate::io::StdFs);
     let options = FileStoreOptions {
         block_bytes: 200,
-        cache_bytes: FileStoreOptions::default().cache_bytes,
+        ..FileStoreOptions::default()
     };
     let reopen =
         || FileStore::open(Arc::clone(&io), dir.path(), StoreConfig::default(), options).unwrap();
@@ -336,7 +336,7 @@ fn store_file_limits_drop_the_oldest_blocks() {
     };
     let options = FileStoreOptions {
         block_bytes: 256,
-        cache_bytes: FileStoreOptions::default().cache_bytes,
+        ..FileStoreOptions::default()
     };
     let mut store =
         FileStore::open(Arc::clone(&io), Path::new("/s"), config.clone(), options).unwrap();
@@ -395,7 +395,7 @@ fn store_file_compaction_keeps_a_kv_bucket_small() {
     };
     let options = FileStoreOptions {
         block_bytes: 1024,
-        cache_bytes: FileStoreOptions::default().cache_bytes,
+        ..FileStoreOptions::default()
     };
     let reopen = || FileStore::open(Arc::clone(&io), Path::new("/s"), config.clone(), options);
     let mut store = reopen().unwrap();
@@ -431,5 +431,71 @@ fn store_file_compaction_keeps_a_kv_bucket_small() {
     assert_eq!(store.state(), before);
     for seq in [1, 398, 399, 400] {
         assert_eq!(store.load_msg(seq).unwrap().seq, seq);
+    }
+}
+
+#[test]
+fn store_file_compressed_blocks_seal_reopen_and_contain_damage() {
+    let fs = SimFs::new();
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let options = FileStoreOptions {
+        block_bytes: 4096,
+        compress: true,
+        ..FileStoreOptions::default()
+    };
+    let reopen = || {
+        FileStore::open(
+            Arc::clone(&io),
+            Path::new("/s"),
+            StoreConfig::default(),
+            options,
+        )
+    };
+    let mut store = reopen().unwrap();
+    for i in 1..=600 {
+        put(&mut store, i);
+        if i % 50 == 0 {
+            store.sync().unwrap();
+        }
+    }
+    store.sync().unwrap();
+    let sealed = store.blocks.values().filter(|b| b.frames.is_some()).count();
+    assert!(sealed >= 3, "blocks sealed: {sealed}");
+    let sealed_block = store.blocks.values().find(|b| b.frames.is_some()).unwrap();
+    assert!(sealed_block.len * 2 < sealed_block.plain_len, "compressed");
+    let first_sealed = sealed_block.index;
+    // Erase inside a sealed block rewrites it without the record.
+    assert!(store.erase_msg(3).unwrap());
+    store.release_caches();
+    for i in (1..=600).filter(|i| *i != 3) {
+        check(&store, i);
+    }
+    let before = store.state();
+    drop(store);
+    fs.crash(CrashMode::DropUnsynced);
+    let store = reopen().unwrap();
+    assert_eq!(store.state(), before);
+    for i in (1..=600).filter(|i| *i != 3) {
+        check(&store, i);
+    }
+    drop(store);
+    // A flipped byte in a sealed block's frames loses that frame's records only.
+    let path = Path::new("/s/msgs").join(file_name(first_sealed));
+    let mut bytes = fs.contents(&path).unwrap();
+    bytes[HEADER_BYTES as usize + 40] ^= 0x10;
+    let file = io.open(&path, OpenMode::ReadWrite).unwrap();
+    crate::io::write_all_at(&*file, &bytes, 0).unwrap();
+    file.sync_data().unwrap();
+    drop(file);
+    let store = reopen().unwrap();
+    let state = store.state();
+    let lost = state.lost.clone().expect("the damaged frame is reported");
+    let lost_count: u64 = lost.ranges.iter().map(|(a, b)| b - a + 1).sum();
+    assert!(lost_count > 0 && lost_count < 100, "{lost:?}");
+    assert_eq!(state.msgs + lost_count + 1, 600, "the rest is served");
+    for i in 1..=600 {
+        if i != 3 && !lost.ranges.iter().any(|(a, b)| *a <= i && i <= *b) {
+            check(&store, i);
+        }
     }
 }
