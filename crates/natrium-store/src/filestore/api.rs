@@ -80,7 +80,7 @@ impl StreamStore for FileStore {
                 .blocks
                 .get(&loc.block)
                 .ok_or(StoreError::Corrupt { what: "block" })?
-                .load(*loc, seq, subject, &self.last_frame),
+                .load(*loc, seq, subject, &self.cache, self.options.cache_bytes),
             // Not held: the memory state tells `NotFound` from `Eof`.
             None => self.inner.load_msg(seq),
         }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 
-use super::cache::BlockCache;
+use super::cache::{StoreCache, WINDOW_BYTES};
 use super::record::{self, Decoded, Kind};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_all_at, OpenMode, StorageFile, StorageIo};
@@ -134,8 +134,6 @@ pub struct Block {
     /// Recovery found damage in it, or a rewrite failed: never rewritten (damaged bytes stay
     /// on disk as evidence, `docs/store-format.md` §10).
     pub keep_as_is: bool,
-    /// Records this process wrote to it, in memory (`super::cache`).
-    pub cache: BlockCache,
     /// Its frames, when it is sealed (`super::sealed`): `len` is then the file's length, and
     /// `plain_len` the length of its plain content, which offsets and accounting use.
     pub frames: Option<FrameIndex>,
@@ -177,7 +175,6 @@ impl Block {
             live: 0,
             dead_bytes: 0,
             keep_as_is: false,
-            cache: BlockCache::default(),
             frames: None,
             plain_len: HEADER_BYTES,
         })
@@ -201,21 +198,29 @@ impl Block {
         loc: Loc,
         seq: u64,
         subject: Bytes,
-        last_frame: &std::sync::Mutex<super::sealed::DecodedFrame>,
+        cache: &std::sync::Mutex<StoreCache>,
+        budget: u64,
     ) -> Result<StoredMsg, StoreError> {
-        let record = if let Some(record) = self.cache.get(loc) {
+        let mut cache = cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let record = if let Some(record) = cache.get(loc) {
             record
-        } else if let Some(frames) = &self.frames {
-            let mut last = last_frame
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            self.load_sealed(frames, loc, &mut last)?
         } else {
-            let mut buf = BytesMut::zeroed(loc.len as usize);
-            read_exact_at(&*self.file, &mut buf, loc.offset)
-                .map_err(|e| StoreError::io("read record", e))?;
-            buf.freeze()
+            let (start, segment) = match &self.frames {
+                Some(frames) => self.read_frame(frames, loc)?,
+                None => self.read_window(loc)?,
+            };
+            let from = usize::try_from(loc.offset.saturating_sub(start)).unwrap_or(usize::MAX);
+            let to = from.saturating_add(loc.len as usize);
+            if loc.offset < start || to > segment.len() {
+                return Err(StoreError::Corrupt { what: "record" });
+            }
+            let record = segment.slice(from..to);
+            cache.insert(self.index, start, segment, budget);
+            record
         };
+        drop(cache);
         let (headers, payload, timestamp_ns) = match record::decode(&record) {
             Decoded::Record(r, _)
                 if r.kind == Kind::Msg && r.seq == seq && r.subject == subject =>
@@ -235,6 +240,18 @@ impl Block {
             headers: record.slice(headers),
             payload: record.slice(payload),
         })
+    }
+
+    /// The bytes around the record at `loc` of a plain block: the aligned window holding its
+    /// start, stretched to hold all of it, within the block's content.
+    fn read_window(&self, loc: Loc) -> Result<(u64, Bytes), StoreError> {
+        let start = loc.offset - loc.offset % WINDOW_BYTES;
+        let end = (start + WINDOW_BYTES)
+            .max(loc.offset + u64::from(loc.len))
+            .min(self.plain_len.max(loc.offset + u64::from(loc.len)));
+        let mut buf = BytesMut::zeroed(usize::try_from(end - start).unwrap_or(0));
+        read_exact_at(&*self.file, &mut buf, start).map_err(|e| StoreError::io("read block", e))?;
+        Ok((start, buf.freeze()))
     }
 }
 

@@ -2,8 +2,8 @@
 //! longer the tail is rewritten as LZ4 frames of whole records, after its 32-byte header
 //! (flags `SEALED | COMPRESSED`). Records keep their plain offsets (the first frame starts at
 //! 32), so message locations, the record cache and the recovery scan work on plain offsets
-//! whatever the block's form. Loading one record reads and decodes one frame; the last
-//! decoded frame is kept, so a consumer reading in order decodes each frame once.
+//! whatever the block's form. Loading one record reads and decodes one frame, which the
+//! record cache keeps, so a consumer reading in order decodes each frame once.
 //! `TODO(#14)`: encryption of blocks and state files with the `seal` keys.
 
 use bytes::Bytes;
@@ -59,44 +59,19 @@ pub fn frame_index(raw: &[u8]) -> Option<FrameIndex> {
         .then(|| FrameIndex::scan(raw.get(HEADER_BYTES as usize..).unwrap_or_default()))
 }
 
-/// The last frame decoded: (block, the frame's plain offset, its plain bytes).
-pub type DecodedFrame = Option<(u32, u64, Bytes)>;
-
 impl Block {
-    /// The record at `loc` of a sealed block, from `last` when it holds that frame, else read
-    /// and decoded (and kept in `last`).
-    pub fn load_sealed(
-        &self,
-        index: &FrameIndex,
-        loc: Loc,
-        last: &mut DecodedFrame,
-    ) -> Result<Bytes, StoreError> {
+    /// The decoded frame of a sealed block holding the record at `loc`: its plain offset and
+    /// plain bytes.
+    pub fn read_frame(&self, index: &FrameIndex, loc: Loc) -> Result<(u64, Bytes), StoreError> {
         let entry = index
             .find(loc.offset)
             .ok_or(StoreError::Corrupt { what: "frame" })?;
-        let frame = match last {
-            Some((block, offset, bytes))
-                if *block == self.index && *offset == entry.plain_offset =>
-            {
-                bytes.clone()
-            }
-            _ => {
-                let mut raw = vec![0u8; entry.frame_bytes as usize];
-                read_exact_at(&*self.file, &mut raw, HEADER_BYTES + entry.stored_offset)
-                    .map_err(|e| StoreError::io("read frame", e))?;
-                let (_, plain) =
-                    decode_frame(&raw, None).map_err(|_| StoreError::Corrupt { what: "frame" })?;
-                let plain = Bytes::from(plain);
-                *last = Some((self.index, entry.plain_offset, plain.clone()));
-                plain
-            }
-        };
-        let start = (loc.offset - entry.plain_offset) as usize;
-        let end = start + loc.len as usize;
-        if end > frame.len() {
-            return Err(StoreError::Corrupt { what: "frame" });
-        }
-        Ok(frame.slice(start..end))
+        let mut raw = vec![0u8; entry.frame_bytes as usize];
+        read_exact_at(&*self.file, &mut raw, HEADER_BYTES + entry.stored_offset)
+            .map_err(|e| StoreError::io("read frame", e))?;
+        let (_, plain) =
+            decode_frame(&raw, None).map_err(|_| StoreError::Corrupt { what: "frame" })?;
+        Ok((entry.plain_offset, Bytes::from(plain)))
     }
 }
 
@@ -143,6 +118,7 @@ impl FileStore {
             block.len = sealed.0.len() as u64;
             block.frames = Some(sealed.1);
         }
+        self.uncache(index);
         Ok(())
     }
 }

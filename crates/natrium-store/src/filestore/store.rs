@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
-use super::cache::{BlockCache, Staging};
+use super::cache::{Staging, StoreCache};
 use super::record::{self, Kind, Record};
 use super::recover::{scan_block, Replay};
-use super::sealed::{self, DecodedFrame};
+use super::sealed;
 use crate::error::StoreError;
 use crate::io::{read_exact_at, OpenMode, StorageIo};
 use crate::memstore::{MemStore, Removal};
@@ -51,9 +51,10 @@ impl Default for FileStoreOptions {
 /// of its own). Rotation normally waits for a group commit, so one batch stays in one block.
 const BLOCK_OVERRUN_BYTES_MAX: u64 = 8 * 1024 * 1024;
 
-/// The record cache's default budget per stream: one block's worth, so a consumer following
-/// the stream reads from memory.
-pub const CACHE_BYTES_DEFAULT: u64 = BLOCK_BYTES_DEFAULT;
+/// The record cache's default budget per stream: four blocks' worth, so a consumer following
+/// the stream, or reading back over the last blocks, reads from memory (Go keeps every block
+/// read in the last seconds whole, with no budget).
+pub const CACHE_BYTES_DEFAULT: u64 = 4 * BLOCK_BYTES_DEFAULT;
 
 /// A stream kept in block files under `<dir>/msgs`, through a [`StorageIo`].
 pub struct FileStore {
@@ -83,10 +84,8 @@ pub struct FileStore {
     staging: Staging,
     /// Seal blocks that are no longer the tail (`super::sealed`).
     pub(super) compress: bool,
-    /// The last frame of a sealed block decoded for a load.
-    pub(super) last_frame: Mutex<DecodedFrame>,
-    /// Bytes held by the blocks' caches.
-    cached_bytes: u64,
+    /// Block bytes kept in memory for loads (`super::cache`).
+    pub(super) cache: Mutex<StoreCache>,
     scratch: Vec<u8>,
 }
 
@@ -123,8 +122,7 @@ impl FileStore {
             rotate_empty: false,
             staging: Staging::default(),
             compress: options.compress,
-            last_frame: Mutex::new(None),
-            cached_bytes: 0,
+            cache: Mutex::new(StoreCache::default()),
             scratch: Vec::new(),
         };
         store.recover()?;
@@ -203,7 +201,6 @@ impl FileStore {
                     live: 0,
                     dead_bytes: 0,
                     keep_as_is: end.damaged || frame_damage,
-                    cache: BlockCache::default(),
                     frames,
                     plain_len,
                 },
@@ -386,54 +383,29 @@ impl FileStore {
         self.latch(written)
     }
 
-    /// Keeps a copy of the message record just written at `loc`, within the budget: the
-    /// oldest blocks' records go first.
+    /// Keeps a copy of the message record just written at `loc`, within the budget.
     fn cache_record(&mut self, loc: Loc, record: &[u8]) {
-        let budget = self.options.cache_bytes;
-        if record.len() as u64 > budget {
-            return;
-        }
         let copy = self.staging.copy(record);
-        if let Some(block) = self.blocks.get_mut(&loc.block) {
-            block.cache.push(loc.offset, copy);
-            self.cached_bytes += u64::from(loc.len);
-        }
-        for block in self.blocks.values_mut() {
-            if self.cached_bytes <= budget {
-                break;
-            }
-            let keep = block
-                .cache
-                .bytes()
-                .saturating_sub(self.cached_bytes - budget);
-            self.cached_bytes -= block.cache.trim_to(keep);
-        }
+        self.cache
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(loc.block, loc.offset, copy, self.options.cache_bytes);
     }
 
-    /// Drops block `index`'s cached records (its bytes on disk changed, or it is going).
+    /// Drops block `index`'s cached bytes (its bytes on disk changed, or it is going).
     pub(super) fn uncache(&mut self, index: u32) {
-        if let Some(block) = self.blocks.get_mut(&index) {
-            self.cached_bytes = self.cached_bytes.saturating_sub(block.cache.clear());
-        }
-        let mut last = self
-            .last_frame
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if last.as_ref().is_some_and(|(block, _, _)| *block == index) {
-            *last = None;
-        }
+        self.cache
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drop_block(index);
     }
 
-    /// Drops every cached record.
+    /// Drops every cached byte.
     pub(super) fn release_caches(&mut self) {
-        for block in self.blocks.values_mut() {
-            block.cache.clear();
-        }
-        self.cached_bytes = 0;
-        *self
-            .last_frame
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.cache
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// Appends `bytes` (whole records) to the tail block, rotating first when the last sync
