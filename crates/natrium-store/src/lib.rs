@@ -68,7 +68,9 @@ pub use consumer::{
 };
 pub use dedup::DedupWindow;
 pub use error::StoreError;
-pub use filestore::{FileConsumerStore, FileStore, FileStoreOptions};
+pub use filestore::{
+    DamagedFile, FileConsumerStore, FileStore, FileStoreOptions, RecoveryProgress, RecoveryReport,
+};
 pub use filter::Filter;
 pub use memstore::{MemBody, MemConsumerStore, MemStore, MsgBody};
 pub use stream::StreamStore;

@@ -26,7 +26,7 @@ pub use consumer::{FileConsumerStore, STATE_FILE};
 pub use meta::{
     load_consumer_meta, load_stream_meta, save_consumer_meta, save_stream_meta, META_FILE,
 };
-pub use store::{FileStore, FileStoreOptions};
+pub use store::{DamagedFile, FileStore, FileStoreOptions, RecoveryProgress, RecoveryReport};
 
 #[cfg(test)]
 mod consumer_tests;

@@ -68,6 +68,8 @@ pub struct FileStore {
     /// The last sequence the log accounts for (messages, skips, truncates).
     pub(super) logged_last: u64,
     pub(super) lost: Option<LostData>,
+    /// What recovery found damaged, file by file.
+    pub(super) report: RecoveryReport,
     /// The first sequence the last `First` record told the log.
     pub(super) logged_first: u64,
     /// Tombstones whose message record is still on disk: sequence → (the tombstone's block,
@@ -89,7 +91,53 @@ pub struct FileStore {
     scratch: Vec<u8>,
 }
 
+/// Recovery's progress, after each block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecoveryProgress {
+    pub blocks_done: u64,
+    pub blocks_total: u64,
+    /// Messages recovered so far.
+    pub msgs: u64,
+}
+
+/// A block file recovery found damaged, and the sequences lost in it (ranges a later
+/// tombstone showed deleted are still listed: the file is what the report is about).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DamagedFile {
+    /// The file's path relative to the stream's directory, e.g. `msgs/0000000003.blk`.
+    pub file: String,
+    pub lost: Vec<(u64, u64)>,
+}
+
+/// What recovery found damaged, for the log line naming stream and file and the advisory.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecoveryReport {
+    pub damaged_files: Vec<DamagedFile>,
+}
+
+impl RecoveryReport {
+    /// Notes block `index`: its lost ranges, and whether its bytes failed a check.
+    fn note(&mut self, index: u32, lost: &[(u64, u64)], damaged: bool) {
+        if lost.is_empty() && !damaged {
+            return;
+        }
+        let file = format!("msgs/{}", block::file_name(index));
+        match self.damaged_files.iter_mut().find(|f| f.file == file) {
+            Some(entry) => entry.lost.extend_from_slice(lost),
+            None => self.damaged_files.push(DamagedFile {
+                file,
+                lost: lost.to_vec(),
+            }),
+        }
+    }
+}
+
 impl FileStore {
+    /// What recovery found damaged when the store was opened, file by file.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
     /// Turns compression of blocks that are no longer the tail on or off (a stream update);
     /// blocks already sealed stay as they are.
     pub fn set_compression(&mut self, compress: bool) {
@@ -102,6 +150,18 @@ impl FileStore {
         dir: &Path,
         config: StoreConfig,
         options: FileStoreOptions,
+    ) -> Result<FileStore, StoreError> {
+        Self::open_with_progress(io, dir, config, options, &mut |_| {})
+    }
+
+    /// As [`FileStore::open`], telling `progress` after each block recovered (the server logs
+    /// a long recovery's progress from it).
+    pub fn open_with_progress(
+        io: Arc<dyn StorageIo>,
+        dir: &Path,
+        config: StoreConfig,
+        options: FileStoreOptions,
+        progress: &mut dyn FnMut(RecoveryProgress),
     ) -> Result<FileStore, StoreError> {
         let msgs_dir = dir.join("msgs");
         io.create_dir_all(&msgs_dir)
@@ -124,16 +184,18 @@ impl FileStore {
             compress: options.compress,
             cache: Mutex::new(StoreCache::default()),
             scratch: Vec::new(),
+            report: RecoveryReport::default(),
         };
-        store.recover()?;
+        store.recover(progress)?;
         store.inner.log_removals();
         store.mutate(0, |inner| inner.update_config(config))?;
         store.drop_dead_blocks()?;
         Ok(store)
     }
 
-    /// Scans every block in index order into the in-memory state.
-    fn recover(&mut self) -> Result<(), StoreError> {
+    /// Scans every block in index order into the in-memory state, telling `progress` after
+    /// each block.
+    fn recover(&mut self, progress: &mut dyn FnMut(RecoveryProgress)) -> Result<(), StoreError> {
         let names = self
             .io
             .list_dir(&self.dir)
@@ -156,55 +218,29 @@ impl FileStore {
             tombstones: BTreeMap::new(),
             garbage: BTreeMap::new(),
         };
-        for index in indexes {
-            let path = self.dir.join(block::file_name(index));
-            let file = self
-                .io
-                .open(&path, OpenMode::ReadWrite)
-                .map_err(|e| StoreError::io("open block", e))?;
-            let size = file.size().map_err(|e| StoreError::io("block size", e))?;
-            if size > BLOCK_FILE_BYTES_MAX {
-                return Err(StoreError::Corrupt {
-                    what: "block file length",
-                });
+        let total = indexes.len() as u64;
+        let mut previous: Option<u32> = None;
+        for (done, index) in indexes.iter().copied().enumerate() {
+            let role = BlockRole {
+                tail: Some(index) == tail,
+                oldest: Some(index) == oldest,
+            };
+            let before = replay.lost.len();
+            let opened = open_block(&*self.io, &self.dir, index, role, &mut replay)?;
+            // A gap found entering this block is the end of the previous one.
+            let entered = opened.lost_at_entry;
+            if let (Some(prev), Some(gaps)) = (previous, replay.lost.get(before..entered)) {
+                self.report.note(prev, gaps, false);
             }
-            let mut raw = vec![0u8; usize::try_from(size).unwrap_or(0)];
-            read_exact_at(&*file, &mut raw, 0).map_err(|e| StoreError::io("read block", e))?;
-            let frames = sealed::frame_index(&raw);
-            let (buf, frame_damage) = sealed::plain_content(raw);
-            replay.enter_block(&buf, Some(index) == oldest);
-            let end = scan_block(&buf, index, &mut replay);
-            let mut len = size;
-            let mut plain_len = buf.len() as u64;
-            if Some(index) == tail && frames.is_none() && (end.torn || size < HEADER_BYTES) {
-                // Only the tail block can be torn by a crash: cut it back to its last whole
-                // record (a header cut short is rewritten, it holds no record).
-                len = end.good_end.max(HEADER_BYTES);
-                plain_len = len;
-                file.set_len(end.good_end)
-                    .and_then(|()| file.sync_data())
-                    .map_err(|e| StoreError::io("cut torn tail", e))?;
-                if end.good_end < HEADER_BYTES {
-                    let header = block::encode_header(index, replay.last + 1, 0);
-                    crate::io::write_all_at(&*file, &header, 0)
-                        .and_then(|()| file.sync_data())
-                        .map_err(|e| StoreError::io("rewrite block header", e))?;
-                }
-            }
-            self.blocks.insert(
-                index,
-                Block {
-                    index,
-                    path,
-                    file,
-                    len,
-                    live: 0,
-                    dead_bytes: 0,
-                    keep_as_is: end.damaged || frame_damage,
-                    frames,
-                    plain_len,
-                },
-            );
+            let found = replay.lost.get(entered..).unwrap_or_default();
+            self.report.note(index, found, opened.block.keep_as_is);
+            self.blocks.insert(index, opened.block);
+            previous = Some(index);
+            progress(RecoveryProgress {
+                blocks_done: done as u64 + 1,
+                blocks_total: total,
+                msgs: replay.inner.fast_state().msgs,
+            });
         }
         self.logged_last = replay.last;
         let mut msg_bytes = std::mem::take(&mut replay.msg_bytes);
@@ -560,6 +596,79 @@ impl FileStore {
         self.logged_first = state.first_seq;
         Ok(())
     }
+}
+
+/// Where a block sits among those recovery opens.
+#[derive(Clone, Copy)]
+struct BlockRole {
+    tail: bool,
+    oldest: bool,
+}
+
+/// A block recovery opened, and how many lost ranges there were once it was entered.
+struct OpenedBlock {
+    block: Block,
+    lost_at_entry: usize,
+}
+
+/// Opens block `index`, scans it into `replay` (decoding its frames if sealed) and, for the
+/// tail, cuts a torn end back to its last whole record.
+fn open_block(
+    io: &dyn StorageIo,
+    dir: &Path,
+    index: u32,
+    role: BlockRole,
+    replay: &mut Replay<'_>,
+) -> Result<OpenedBlock, StoreError> {
+    let path = dir.join(block::file_name(index));
+    let file = io
+        .open(&path, OpenMode::ReadWrite)
+        .map_err(|e| StoreError::io("open block", e))?;
+    let size = file.size().map_err(|e| StoreError::io("block size", e))?;
+    if size > BLOCK_FILE_BYTES_MAX {
+        return Err(StoreError::Corrupt {
+            what: "block file length",
+        });
+    }
+    let mut raw = vec![0u8; usize::try_from(size).unwrap_or(0)];
+    read_exact_at(&*file, &mut raw, 0).map_err(|e| StoreError::io("read block", e))?;
+    let frames = sealed::frame_index(&raw);
+    let (buf, frame_damage) = sealed::plain_content(raw);
+    replay.enter_block(&buf, role.oldest);
+    let lost_at_entry = replay.lost.len();
+    let end = scan_block(&buf, index, replay);
+    let mut len = size;
+    let mut plain_len = buf.len() as u64;
+    if role.tail && frames.is_none() && (end.torn || size < HEADER_BYTES) {
+        // Only the tail block can be torn by a crash: cut it back to its last whole record
+        // (a header cut short is rewritten, it holds no record).
+        len = end.good_end.max(HEADER_BYTES);
+        plain_len = len;
+        file.set_len(end.good_end)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| StoreError::io("cut torn tail", e))?;
+        if end.good_end < HEADER_BYTES {
+            let header = block::encode_header(index, replay.last + 1, 0);
+            crate::io::write_all_at(&*file, &header, 0)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| StoreError::io("rewrite block header", e))?;
+        }
+    }
+    let block = Block {
+        index,
+        path,
+        file,
+        len,
+        live: 0,
+        dead_bytes: 0,
+        keep_as_is: end.damaged || frame_damage,
+        frames,
+        plain_len,
+    };
+    Ok(OpenedBlock {
+        block,
+        lost_at_entry,
+    })
 }
 
 /// A block rewrite's temporary file (`<block>.tmp`).

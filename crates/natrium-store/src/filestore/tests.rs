@@ -146,6 +146,48 @@ fn store_file_flipped_byte_loses_only_that_record() {
     // Nothing was cut: the damaged bytes stay on disk.
     assert_eq!(fs.contents(&path).unwrap(), bytes);
     assert!(bytes.len() as u64 > HEADER_BYTES + 9 * RECORD_BYTES_MIN as u64);
+    // The report names the file and what was lost in it.
+    let report = store.recovery_report();
+    assert_eq!(
+        report.damaged_files,
+        vec![super::DamagedFile {
+            file: "msgs/0000000001.blk".to_string(),
+            lost: vec![(5, 5), (7, 7)],
+        }]
+    );
+}
+
+#[test]
+fn store_file_recovery_reports_progress_per_block() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 256);
+    for i in 1..=30 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    let blocks = store.blocks.len() as u64;
+    drop(store);
+    let mut seen = Vec::new();
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let options = FileStoreOptions {
+        block_bytes: 256,
+        ..FileStoreOptions::default()
+    };
+    let store = FileStore::open_with_progress(
+        io,
+        Path::new("/s"),
+        StoreConfig::default(),
+        options,
+        &mut |p| seen.push(p),
+    )
+    .unwrap();
+    assert_eq!(seen.len() as u64, blocks);
+    let last = seen.last().unwrap();
+    assert_eq!(
+        (last.blocks_done, last.blocks_total, last.msgs),
+        (blocks, blocks, 30)
+    );
+    assert!(store.recovery_report().damaged_files.is_empty());
 }
 
 #[test]
