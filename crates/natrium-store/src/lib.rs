@@ -14,7 +14,11 @@
 //! - [`filestore`]: [`FileStore`], message blocks of records (the record codec is public for
 //!   the `store_records` fuzz target) appended through [`io`], group-committed syncs, block
 //!   rotation, and recovery on open (torn tails cut, damaged records skipped by resync and
-//!   reported lost). It keeps its in-memory state in a [`MemStore`] with file-store sizing.
+//!   reported lost, file by file, with progress). Removals below the first message are one
+//!   `first` record; dead blocks are removed after a sync, half-dead ones compacted, and with
+//!   compression blocks that are no longer the tail are sealed into LZ4 frames. A bounded
+//!   cache keeps recent records and windows read on a miss. Its in-memory state is a
+//!   `MemStore<Loc>` with file-store sizing: the same index, each body a record location.
 //!   [`FileConsumerStore`] keeps a consumer's state as [`MemConsumerStore`] does and writes
 //!   it to `state.dat` on `sync` and `stop`; the state file envelope, its atomic write and
 //!   the `meta.dat` helpers are public for the `store_state_files` fuzz target and the
@@ -27,13 +31,13 @@
 //!   index), server keys with per-file HKDF key-encryption keys and key records (wrong key
 //!   told apart from damage, `prev_key` rotation), per-record encryption for the tail
 //!   block, and encrypted state file bodies. Public for the `store_sealed_blocks` fuzz
-//!   target; the file store does not call them yet.
-//! - `memstore`: [`MemStore`] (messages in an ordered map with a per-subject index whose
-//!   entries chain the messages of one subject, and a TTL index) and [`MemConsumerStore`].
+//!   target; the file store seals with the LZ4 frames, encryption is not wired yet.
+//! - `memstore`: [`MemStore`] (56-byte message entries in a sequence map of 64-message
+//!   chunks, subjects interned under 4-byte ids with a per-subject index whose entries chain
+//!   the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! Still to come for issue 14, `TODO(#14)`: the file store's `index.dat`, compaction, a
-//! bounded block cache; wiring the [`seal`] codecs into sealing, the tail's append path,
-//! recovery and the state files; and the benchmarks.
+//! Still to come for issue 14, `TODO(#14)`: encryption wired into block files, the tail's
+//! append path, recovery and the state files; `index.dat` for a faster reopen.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
