@@ -12,7 +12,6 @@ use super::sealed;
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_atomic, OpenMode};
-use crate::types::MsgTtl;
 
 impl FileStore {
     /// Rewrites the first sealed block worth compacting, if any: at most one per call, so a
@@ -159,16 +158,7 @@ impl DeletedRun {
             return;
         }
         let count = self.count.to_le_bytes();
-        let rec = Record {
-            kind: Kind::Deleted,
-            erased: false,
-            seq: self.first,
-            timestamp_ns: self.last_ts,
-            ttl: MsgTtl::None,
-            subject: &[],
-            headers: &[],
-            payload: &count,
-        };
+        let rec = Record::empty(Kind::Deleted, self.first, self.last_ts, &count);
         let encoded = record::encode(&rec, out);
         debug_assert!(encoded.is_some(), "a deleted run always fits");
         self.count = 0;

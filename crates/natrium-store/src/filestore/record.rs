@@ -69,6 +69,22 @@ pub struct Record<'a> {
     pub payload: &'a [u8],
 }
 
+impl<'a> Record<'a> {
+    /// A record with no subject, headers or TTL (skip, tombstone, truncate, first, deleted).
+    pub fn empty(kind: Kind, seq: u64, timestamp_ns: i64, payload: &'a [u8]) -> Record<'a> {
+        Record {
+            kind,
+            erased: false,
+            seq,
+            timestamp_ns,
+            ttl: MsgTtl::None,
+            subject: &[],
+            headers: &[],
+            payload,
+        }
+    }
+}
+
 /// The outcome of decoding at one offset.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Decoded<'a> {

@@ -24,7 +24,7 @@ use crate::error::StoreError;
 use crate::io::{read_exact_at, OpenMode, StorageIo};
 use crate::memstore::{MemStore, Removal};
 use crate::stream::StreamStore;
-use crate::types::{LostData, MsgSizing, MsgTtl, StoreConfig};
+use crate::types::{LostData, MsgSizing, StoreConfig};
 
 /// File store settings that are not stream limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -387,17 +387,7 @@ impl FileStore {
         timestamp_ns: i64,
         payload: &[u8],
     ) -> Result<Loc, StoreError> {
-        let rec = Record {
-            kind,
-            erased: false,
-            seq,
-            timestamp_ns,
-            ttl: MsgTtl::None,
-            subject: &[],
-            headers: &[],
-            payload,
-        };
-        self.append_record(&rec)
+        self.append_record(&Record::empty(kind, seq, timestamp_ns, payload))
     }
 
     /// Encodes and appends `rec` to the tail block, rotating first if it would not fit.
@@ -679,16 +669,6 @@ fn is_leftover_rewrite(name: &str) -> bool {
 
 /// Appends an empty record (tombstone, `First`) to `buf`.
 fn push_empty_record(buf: &mut Vec<u8>, kind: Kind, seq: u64, timestamp_ns: i64) {
-    let rec = Record {
-        kind,
-        erased: false,
-        seq,
-        timestamp_ns,
-        ttl: MsgTtl::None,
-        subject: &[],
-        headers: &[],
-        payload: &[],
-    };
-    let encoded = record::encode(&rec, buf);
+    let encoded = record::encode(&Record::empty(kind, seq, timestamp_ns, &[]), buf);
     debug_assert!(encoded.is_some(), "an empty record always fits");
 }
