@@ -207,6 +207,7 @@ impl Block {
         let record = if let Some(record) = cache.get(loc) {
             record
         } else {
+            let sealed = self.frames.is_some();
             let (start, segment) = match &self.frames {
                 Some(frames) => self.read_frame(frames, loc)?,
                 None => self.read_window(loc)?,
@@ -217,7 +218,11 @@ impl Block {
                 return Err(StoreError::Corrupt { what: "record" });
             }
             let record = segment.slice(from..to);
-            cache.insert(self.index, start, segment, budget);
+            if sealed {
+                cache.insert_frame(self.index, start, segment, budget);
+            } else {
+                cache.insert_window(self.index, start, segment, budget);
+            }
             record
         };
         drop(cache);

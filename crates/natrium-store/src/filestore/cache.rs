@@ -25,13 +25,34 @@ pub const WINDOW_BYTES: u64 = 64 * 1024;
 /// Cached segments of every block of one store.
 #[derive(Default)]
 pub struct StoreCache {
-    /// Block → segment offset → bytes.
-    blocks: HashMap<u32, BTreeMap<u64, Bytes>>,
+    blocks: HashMap<u32, BlockSegments, foldhash::fast::RandomState>,
     /// Segments in the order they came, for eviction (entries of dropped blocks are removed
     /// with them).
-    order: VecDeque<(u32, u64)>,
+    order: VecDeque<(u32, Key)>,
     bytes: u64,
 }
+
+/// One block's segments. A plain block's windows are found by index (offset / window size),
+/// so most loads are one step; records written by this process since are found by their
+/// offset; a sealed block's decoded frames by the frame's plain offset.
+#[derive(Default)]
+struct BlockSegments {
+    windows: Vec<Option<Bytes>>,
+    written: VecDeque<(u64, Bytes)>,
+    frames: BTreeMap<u64, Bytes>,
+}
+
+/// Which segment of a block.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Window(usize),
+    Written(u64),
+    Frame(u64),
+}
+
+/// What a written record's entry costs beyond its bytes (offset and handle), counted against
+/// the budget.
+const WRITTEN_ENTRY_BYTES: u64 = 40;
 
 impl StoreCache {
     /// Bytes held.
@@ -39,64 +60,148 @@ impl StoreCache {
         self.bytes
     }
 
-    /// Adds the segment starting at `offset` of block `block`, then drops the oldest segments
-    /// while over `budget`.
-    pub fn insert(&mut self, block: u32, offset: u64, segment: Bytes, budget: u64) {
-        let len = segment.len() as u64;
+    /// Adds the window read at `start` (a multiple of [`WINDOW_BYTES`]) of plain block `block`.
+    pub fn insert_window(&mut self, block: u32, start: u64, window: Bytes, budget: u64) {
+        let Ok(at) = usize::try_from(start / WINDOW_BYTES) else {
+            return;
+        };
+        let len = window.len() as u64;
         if len > budget {
             return;
         }
-        if let Some(old) = self
-            .blocks
-            .entry(block)
-            .or_default()
-            .insert(offset, segment)
-        {
-            self.bytes -= old.len() as u64;
-        } else {
-            self.order.push_back((block, offset));
+        let windows = &mut self.blocks.entry(block).or_default().windows;
+        if windows.len() <= at {
+            windows.resize(at + 1, None);
+        }
+        let Some(slot) = windows.get_mut(at) else {
+            return;
+        };
+        match slot.replace(window) {
+            Some(old) => self.bytes -= old.len() as u64,
+            None => self.order.push_back((block, Key::Window(at))),
         }
         self.bytes += len;
+        self.evict(budget);
+    }
+
+    /// Adds the record this process wrote at `loc`.
+    pub fn insert_written(&mut self, loc: Loc, record: Bytes, budget: u64) {
+        let cost = record.len() as u64 + WRITTEN_ENTRY_BYTES;
+        if cost > budget {
+            return;
+        }
+        let written = &mut self.blocks.entry(loc.block).or_default().written;
+        if written
+            .back()
+            .is_some_and(|(offset, _)| *offset >= loc.offset)
+        {
+            // Offsets only grow within a block; anything else is a rewritten block.
+            return;
+        }
+        // Only the window being written keeps its records one by one: an earlier window is
+        // complete on disk, and a load there reads it whole once, then finds any record of
+        // it in one step.
+        let window = loc.offset / WINDOW_BYTES;
+        while let Some((offset, old)) = written.front() {
+            if offset / WINDOW_BYTES >= window {
+                break;
+            }
+            self.bytes -= old.len() as u64 + WRITTEN_ENTRY_BYTES;
+            written.pop_front();
+        }
+        written.push_back((loc.offset, record));
+        self.order.push_back((loc.block, Key::Written(loc.offset)));
+        self.bytes += cost;
+        self.evict(budget);
+    }
+
+    /// Adds the decoded frame of sealed block `block` that starts at plain offset `start`.
+    pub fn insert_frame(&mut self, block: u32, start: u64, frame: Bytes, budget: u64) {
+        let len = frame.len() as u64;
+        if len > budget {
+            return;
+        }
+        let frames = &mut self.blocks.entry(block).or_default().frames;
+        match frames.insert(start, frame) {
+            Some(old) => self.bytes -= old.len() as u64,
+            None => self.order.push_back((block, Key::Frame(start))),
+        }
+        self.bytes += len;
+        self.evict(budget);
+    }
+
+    /// Drops the oldest segments while over `budget`.
+    fn evict(&mut self, budget: u64) {
         while self.bytes > budget {
-            let Some((block, offset)) = self.order.pop_front() else {
+            let Some((block, key)) = self.order.pop_front() else {
                 break;
             };
-            self.remove(block, offset);
+            self.remove(block, key);
         }
     }
 
-    fn remove(&mut self, block: u32, offset: u64) {
-        if let Some(segments) = self.blocks.get_mut(&block) {
-            if let Some(old) = segments.remove(&offset) {
-                self.bytes -= old.len() as u64;
+    fn remove(&mut self, block: u32, key: Key) {
+        let Some(segments) = self.blocks.get_mut(&block) else {
+            return;
+        };
+        let freed = match key {
+            Key::Window(at) => segments
+                .windows
+                .get_mut(at)
+                .and_then(Option::take)
+                .map_or(0, |w| w.len() as u64),
+            Key::Written(offset) => {
+                // Written records leave in the order they came: the oldest is at the front
+                // (or already gone with its window).
+                let position = segments.written.iter().position(|(o, _)| *o == offset);
+                position
+                    .and_then(|p| segments.written.remove(p))
+                    .map_or(0, |(_, r)| r.len() as u64 + WRITTEN_ENTRY_BYTES)
             }
-            if segments.is_empty() {
-                self.blocks.remove(&block);
-            }
-        }
+            Key::Frame(start) => segments.frames.remove(&start).map_or(0, |f| f.len() as u64),
+        };
+        self.bytes -= freed;
     }
 
     /// The record at `loc`, if a segment holds all of it.
-    /// A segment holding a record starts less than `WINDOW_BYTES` before it (a written record
-    /// starts at it, a window at the aligned offset below it, a frame holds at most that much
-    /// before a record), so only those are looked at.
     pub fn get(&self, loc: Loc) -> Option<Bytes> {
         let segments = self.blocks.get(&loc.block)?;
-        let lowest = loc.offset.saturating_sub(WINDOW_BYTES - 1);
-        segments
-            .range(lowest..=loc.offset)
-            .rev()
-            .find_map(|(start, segment)| {
-                let from = usize::try_from(loc.offset - start).ok()?;
-                let to = from.checked_add(loc.len as usize)?;
-                (to <= segment.len()).then(|| segment.slice(from..to))
-            })
+        let len = loc.len as usize;
+        let window = usize::try_from(loc.offset / WINDOW_BYTES).ok();
+        if let Some(Some(bytes)) = window.and_then(|at| segments.windows.get(at)) {
+            let from = usize::try_from(loc.offset % WINDOW_BYTES).ok()?;
+            if from + len <= bytes.len() {
+                return Some(bytes.slice(from..from + len));
+            }
+        }
+        if let Ok(at) = segments
+            .written
+            .binary_search_by_key(&loc.offset, |(offset, _)| *offset)
+        {
+            let (_, record) = segments.written.get(at)?;
+            return (record.len() == len).then(|| record.clone());
+        }
+        let (start, frame) = segments.frames.range(..=loc.offset).next_back()?;
+        let from = usize::try_from(loc.offset - start).ok()?;
+        (from + len <= frame.len()).then(|| frame.slice(from..from + len))
     }
 
     /// Drops block `block`'s segments.
     pub fn drop_block(&mut self, block: u32) {
         if let Some(segments) = self.blocks.remove(&block) {
-            self.bytes -= segments.values().map(|s| s.len() as u64).sum::<u64>();
+            let windows: u64 = segments
+                .windows
+                .iter()
+                .flatten()
+                .map(|w| w.len() as u64)
+                .sum();
+            let written: u64 = segments
+                .written
+                .iter()
+                .map(|(_, r)| r.len() as u64 + WRITTEN_ENTRY_BYTES)
+                .sum();
+            let frames: u64 = segments.frames.values().map(|f| f.len() as u64).sum();
+            self.bytes -= windows + written + frames;
             self.order.retain(|(b, _)| *b != block);
         }
     }
@@ -137,20 +242,32 @@ mod tests {
         let mut staging = Staging::default();
         let mut cache = StoreCache::default();
         for i in 0..10u64 {
-            cache.insert(1, 32 + i * 10, staging.copy(&[i as u8; 10]), 1000);
+            let at = loc(1, 32 + i * 10, 10);
+            cache.insert_written(at, staging.copy(&[i as u8; 10]), 10_000);
         }
-        cache.insert(2, 32, Bytes::from(vec![9u8; 100]), 1000);
+        assert_eq!(cache.bytes(), 500);
+        cache.insert_window(2, 0, Bytes::from(vec![9u8; 100]), 10_000);
+        cache.insert_frame(3, 32, Bytes::from(vec![7u8; 100]), 10_000);
         assert_eq!(cache.get(loc(1, 52, 10)).unwrap().as_ref(), &[2u8; 10]);
-        assert!(cache.get(loc(1, 52, 11)).is_none(), "runs past its segment");
+        assert!(
+            cache.get(loc(1, 52, 11)).is_none(),
+            "not the record written there"
+        );
         assert_eq!(cache.get(loc(2, 40, 20)).unwrap().as_ref(), &[9u8; 20]);
-        assert!(cache.get(loc(3, 40, 20)).is_none());
-        assert_eq!(cache.bytes(), 200);
-        cache.insert(3, 32, Bytes::from(vec![1u8; 150]), 300);
-        assert_eq!(cache.bytes(), 300, "the five oldest went");
+        assert!(cache.get(loc(2, 90, 20)).is_none(), "runs past the window");
+        assert_eq!(cache.get(loc(3, 60, 20)).unwrap().as_ref(), &[7u8; 20]);
+        assert!(cache.get(loc(4, 40, 20)).is_none());
+        assert_eq!(cache.bytes(), 700);
+        cache.insert_window(5, WINDOW_BYTES, Bytes::from(vec![1u8; 150]), 600);
+        assert_eq!(cache.bytes(), 600, "the oldest written records went first");
         assert!(cache.get(loc(1, 32, 10)).is_none());
         assert!(cache.get(loc(1, 122, 10)).is_some());
+        assert_eq!(
+            cache.get(loc(5, WINDOW_BYTES + 5, 5)).unwrap().as_ref(),
+            &[1u8; 5]
+        );
         cache.drop_block(2);
-        assert_eq!(cache.bytes(), 200);
+        assert_eq!(cache.bytes(), 500);
         assert!(cache.get(loc(2, 40, 20)).is_none());
         cache.clear();
         assert_eq!(cache.bytes(), 0);

@@ -415,7 +415,7 @@ impl FileStore {
         self.cache
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(loc.block, loc.offset, copy, self.options.cache_bytes);
+            .insert_written(loc, copy, self.options.cache_bytes);
     }
 
     /// Drops block `index`'s cached bytes (its bytes on disk changed, or it is going).
