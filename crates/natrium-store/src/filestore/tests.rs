@@ -541,3 +541,95 @@ fn store_file_compressed_blocks_seal_reopen_and_contain_damage() {
         }
     }
 }
+
+/// A store with sealed (compressed) blocks and three in four of its first 120 messages
+/// deleted, so the next sync compacts a block.
+fn half_dead_compressed(fs: &SimFs) -> FileStore {
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let options = FileStoreOptions {
+        block_bytes: 2048,
+        compress: true,
+        ..FileStoreOptions::default()
+    };
+    let mut store = FileStore::open(io, Path::new("/s"), StoreConfig::default(), options).unwrap();
+    for i in 1..=200 {
+        put(&mut store, i);
+        if i % 20 == 0 {
+            store.sync().unwrap();
+        }
+    }
+    for _ in 0..10 {
+        store.sync().unwrap();
+    }
+    assert!(
+        store.blocks.values().any(|b| b.frames.is_some()),
+        "sealed blocks"
+    );
+    for i in (1..=120).filter(|i| i % 4 != 1) {
+        store.remove_msg(i).unwrap();
+    }
+    store
+}
+
+fn reopen_compressed(fs: &SimFs) -> FileStore {
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let options = FileStoreOptions {
+        block_bytes: 2048,
+        compress: true,
+        ..FileStoreOptions::default()
+    };
+    FileStore::open(io, Path::new("/s"), StoreConfig::default(), options).unwrap()
+}
+
+#[test]
+fn store_file_failed_rewrite_keeps_the_old_block() {
+    for (kind, fault) in [
+        (OpKind::Rename, Fault::Error(std::io::ErrorKind::Other)),
+        (OpKind::Write, Fault::NoSpace),
+        (OpKind::Sync, Fault::Error(std::io::ErrorKind::Other)),
+    ] {
+        let fs = SimFs::new();
+        let mut store = half_dead_compressed(&fs);
+        // Let the tombstones reach the disk, then fail the rewrite the next sync starts.
+        store.sync_blocks().unwrap();
+        fs.fail_nth(kind, 1, fault);
+        // The data is durable: a failed rewrite does not fail the sync.
+        assert_eq!(store.sync().unwrap(), 200, "{kind:?}");
+        let state = store.state();
+        assert!(
+            store.blocks.values().any(|b| b.keep_as_is),
+            "{kind:?}: the block whose rewrite failed is left alone"
+        );
+        drop(store);
+        fs.crash(CrashMode::DropUnsynced);
+        let store = reopen_compressed(&fs);
+        assert_eq!(store.state(), state, "{kind:?}");
+        for i in (1..=200).filter(|i| *i > 120 || i % 4 == 1) {
+            check(&store, i);
+        }
+    }
+}
+
+#[test]
+fn store_file_crash_in_a_rewrite_leaves_old_or_new() {
+    for mode in [
+        CrashMode::DropUnsynced,
+        CrashMode::KeepAll,
+        CrashMode::TornPrefix { keep_bytes: 100 },
+    ] {
+        let fs = SimFs::new();
+        let mut store = half_dead_compressed(&fs);
+        store.sync_blocks().unwrap();
+        // The rewrite's directory sync fails: the rename may or may not survive the crash.
+        fs.fail_nth(OpKind::SyncDir, 1, Fault::Error(std::io::ErrorKind::Other));
+        let _ = store.sync();
+        let state = store.state();
+        drop(store);
+        fs.crash(mode);
+        let store = reopen_compressed(&fs);
+        assert_eq!(store.state(), state, "{mode:?}");
+        for i in (1..=200).filter(|i| *i > 120 || i % 4 == 1) {
+            check(&store, i);
+        }
+    }
+}
