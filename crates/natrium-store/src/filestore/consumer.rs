@@ -15,9 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::at_rest::{self, AtRest};
 use super::consumer_state;
 use super::envelope::{self, Kind};
-use super::meta::refuse_encrypted;
+use super::meta::file_id;
 use crate::consumer::{ConsumerState, ConsumerStore, ConsumerStoreConfig};
 use crate::error::StoreError;
 use crate::io::StorageIo;
@@ -35,6 +36,8 @@ pub struct FileConsumerStore {
     changed: bool,
     closed: bool,
     scratch: Vec<u8>,
+    /// Keys to seal `state.dat` with, when encryption at rest is configured.
+    at_rest: Option<AtRest>,
 }
 
 impl FileConsumerStore {
@@ -46,23 +49,39 @@ impl FileConsumerStore {
         dir: &Path,
         config: ConsumerStoreConfig,
     ) -> Result<FileConsumerStore, StoreError> {
+        Self::open_at_rest(io, dir, config, None)
+    }
+
+    /// As [`FileConsumerStore::open`], with `state.dat` sealed under `at_rest`'s keys. A file
+    /// opened with `prev_key`, or written before encryption was turned on, is written again
+    /// (sealed with the current key) at the next `sync`.
+    pub fn open_at_rest(
+        io: Arc<dyn StorageIo>,
+        dir: &Path,
+        config: ConsumerStoreConfig,
+        at_rest: Option<AtRest>,
+    ) -> Result<FileConsumerStore, StoreError> {
         io.create_dir_all(dir)
             .map_err(|e| StoreError::io("create directory", e))?;
         envelope::remove_leftover_tmp(&*io, dir)?;
-        let state = match envelope::read_state_file(&*io, dir, STATE_FILE, Kind::ConsumerState)? {
-            Some(file) => {
-                refuse_encrypted(file.flags, Kind::ConsumerState)?;
-                consumer_state::decode(&file.body)?
+        let kind = Kind::ConsumerState;
+        let file = file_id(dir, kind);
+        let (state, rewrite) = match envelope::read_state_file(&*io, dir, STATE_FILE, kind)? {
+            Some(read) => {
+                let (body, rewrite) =
+                    at_rest::open_file(at_rest.as_ref(), &file, kind, read.flags, read.body)?;
+                (consumer_state::decode(&body)?, rewrite)
             }
-            None => ConsumerState::default(),
+            None => (ConsumerState::default(), false),
         };
         Ok(FileConsumerStore {
             io,
             dir: dir.to_path_buf(),
             inner: MemConsumerStore::with_state(config, state),
-            changed: false,
+            changed: rewrite,
             closed: false,
             scratch: Vec::new(),
+            at_rest,
         })
     }
 
@@ -98,13 +117,10 @@ impl FileConsumerStore {
         let state = self.inner.state()?;
         self.scratch.clear();
         consumer_state::encode(&state, &mut self.scratch);
-        envelope::write_state_file(
-            &*self.io,
-            &self.dir,
-            STATE_FILE,
-            Kind::ConsumerState,
-            &self.scratch,
-        )?;
+        let kind = Kind::ConsumerState;
+        let file = file_id(&self.dir, kind);
+        let (flags, body) = at_rest::seal_file(self.at_rest.as_ref(), &file, kind, &self.scratch)?;
+        envelope::write_state_file_with(&*self.io, &self.dir, STATE_FILE, kind, flags, &body)?;
         self.changed = false;
         Ok(())
     }

@@ -269,3 +269,62 @@ fn store_consumer_file_keeps_a_redelivery_count_below_the_floor() {
     c.stop().unwrap();
     assert_eq!(open(&fs).unwrap().state().unwrap(), s);
 }
+
+fn keys(key: &str, prev: Option<&str>) -> super::at_rest::AtRest {
+    let keys = crate::seal::ServerKeys::new(
+        key.as_bytes(),
+        prev.map(str::as_bytes),
+        crate::seal::Cipher::Aes,
+    )
+    .unwrap();
+    super::at_rest::AtRest {
+        keys: Arc::new(keys),
+        account: "ACC".into(),
+        stream: "ORDERS".into(),
+    }
+}
+
+fn open_with(
+    fs: &SimFs,
+    at_rest: Option<super::at_rest::AtRest>,
+) -> Result<FileConsumerStore, StoreError> {
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    FileConsumerStore::open_at_rest(io, Path::new(DIR), config(), at_rest)
+}
+
+#[test]
+fn store_consumer_file_encrypted_survives_a_crash_and_a_key_rotation() {
+    let fs = SimFs::new();
+    let mut c = open_with(&fs, Some(keys("k1", None))).unwrap();
+    deliver(&mut c, 1, 5);
+    c.update_acks(2, 102).unwrap();
+    c.sync().unwrap();
+    let want = c.state().unwrap();
+    drop(c);
+    fs.crash(CrashMode::DropUnsynced);
+    let file = fs.contents(&state_path()).unwrap();
+    let read = envelope::decode(Kind::ConsumerState, &file).unwrap();
+    assert_eq!(
+        read.flags & envelope::FLAG_ENCRYPTED,
+        envelope::FLAG_ENCRYPTED
+    );
+    // Without the key, or with another, the state is refused, never misread.
+    assert!(matches!(open_with(&fs, None), Err(StoreError::WrongKey)));
+    assert!(matches!(
+        open_with(&fs, Some(keys("k9", None))),
+        Err(StoreError::WrongKey)
+    ));
+    let c = open_with(&fs, Some(keys("k1", None))).unwrap();
+    assert_eq!(c.state().unwrap(), want);
+    assert!(!c.has_unsynced());
+    drop(c);
+    // Rotation: opened with prev_key, written again under the new key at the next sync.
+    let mut c = open_with(&fs, Some(keys("k2", Some("k1")))).unwrap();
+    assert_eq!(c.state().unwrap(), want);
+    assert!(c.has_unsynced(), "asks to be written under the new key");
+    c.sync().unwrap();
+    drop(c);
+    fs.crash(CrashMode::DropUnsynced);
+    let c = open_with(&fs, Some(keys("k2", None))).unwrap();
+    assert_eq!(c.state().unwrap(), want, "prev_key no longer needed");
+}

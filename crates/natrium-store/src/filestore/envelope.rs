@@ -166,8 +166,20 @@ pub fn write_state_file(
     kind: Kind,
     body: &[u8],
 ) -> Result<(), StoreError> {
+    write_state_file_with(io, dir, name, kind, 0, body)
+}
+
+/// As [`write_state_file`], with the envelope's `flags` (`FLAG_ENCRYPTED` for a sealed body).
+pub fn write_state_file_with(
+    io: &dyn StorageIo,
+    dir: &Path,
+    name: &str,
+    kind: Kind,
+    flags: u8,
+    body: &[u8],
+) -> Result<(), StoreError> {
     let mut bytes = Vec::new();
-    encode(kind, 0, body, &mut bytes)?;
+    encode(kind, flags, body, &mut bytes)?;
     write_atomic(io, &dir.join(name), &bytes).map_err(|e| StoreError::io("write state file", e))
 }
 

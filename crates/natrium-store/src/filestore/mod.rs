@@ -9,6 +9,7 @@
 //! `TODO(#14)`: a bounded cache of decoded sealed blocks (with compression and encryption).
 
 mod api;
+pub mod at_rest;
 pub mod block;
 mod cache;
 mod compact;
