@@ -204,8 +204,8 @@ impl Block {
         let mut cache = cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let record = if let Some(record) = cache.get(loc) {
-            record
+        let (record, checked) = if let Some(hit) = cache.get(loc) {
+            hit
         } else {
             let sealed = self.frames.is_some();
             let (start, segment) = match &self.frames {
@@ -221,21 +221,26 @@ impl Block {
             if sealed {
                 cache.insert_frame(self.index, start, segment, budget);
             } else {
-                cache.insert_window(self.index, start, segment, budget);
+                let verified = verify_from(&segment, from);
+                cache.insert_window(self.index, start, segment, verified, budget);
             }
-            record
+            (record, sealed)
         };
         drop(cache);
-        let (headers, payload, timestamp_ns) = match record::decode(&record) {
-            Decoded::Record(r, _)
-                if r.kind == Kind::Msg && r.seq == seq && r.subject == subject =>
-            {
-                (
-                    span(&record, r.headers),
-                    span(&record, r.payload),
-                    r.timestamp_ns,
-                )
+        let decoded = if checked {
+            record::decode_trusted(&record)
+        } else {
+            match record::decode(&record) {
+                Decoded::Record(r, _) => Some(r),
+                _ => None,
             }
+        };
+        let (headers, payload, timestamp_ns) = match decoded {
+            Some(r) if r.kind == Kind::Msg && r.seq == seq && r.subject == subject => (
+                span(&record, r.headers),
+                span(&record, r.payload),
+                r.timestamp_ns,
+            ),
             _ => return Err(StoreError::Corrupt { what: "record" }),
         };
         Ok(StoredMsg {
@@ -258,6 +263,16 @@ impl Block {
         read_exact_at(&*self.file, &mut buf, start).map_err(|e| StoreError::io("read block", e))?;
         Ok((start, buf.freeze()))
     }
+}
+
+/// The span of `window` from `from` on whose records pass their CRCs, record after record,
+/// up to the first that does not (or does not end within the window).
+fn verify_from(window: &[u8], from: usize) -> std::ops::Range<usize> {
+    let mut end = from;
+    while let Some(Decoded::Record(_, len)) = window.get(end..).map(record::decode) {
+        end += len;
+    }
+    from..end
 }
 
 /// Where `part`, a slice of `whole`, sits in it.

@@ -37,9 +37,16 @@ pub struct StoreCache {
 /// offset; a sealed block's decoded frames by the frame's plain offset.
 #[derive(Default)]
 struct BlockSegments {
-    windows: Vec<Option<Bytes>>,
+    windows: Vec<Option<Window>>,
     written: VecDeque<(u64, Bytes)>,
     frames: BTreeMap<u64, Bytes>,
+}
+
+/// A window read from a plain block, and the span of it (offsets within the window) whose
+/// records were checked against their CRCs when it was read.
+struct Window {
+    bytes: Bytes,
+    verified: std::ops::Range<usize>,
 }
 
 /// Which segment of a block.
@@ -60,8 +67,16 @@ impl StoreCache {
         self.bytes
     }
 
-    /// Adds the window read at `start` (a multiple of [`WINDOW_BYTES`]) of plain block `block`.
-    pub fn insert_window(&mut self, block: u32, start: u64, window: Bytes, budget: u64) {
+    /// Adds the window read at `start` (a multiple of [`WINDOW_BYTES`]) of plain block `block`,
+    /// whose records in `verified` passed their CRCs.
+    pub fn insert_window(
+        &mut self,
+        block: u32,
+        start: u64,
+        window: Bytes,
+        verified: std::ops::Range<usize>,
+        budget: u64,
+    ) {
         let Ok(at) = usize::try_from(start / WINDOW_BYTES) else {
             return;
         };
@@ -71,13 +86,17 @@ impl StoreCache {
         }
         let windows = &mut self.blocks.entry(block).or_default().windows;
         if windows.len() <= at {
-            windows.resize(at + 1, None);
+            windows.resize_with(at + 1, || None);
         }
         let Some(slot) = windows.get_mut(at) else {
             return;
         };
+        let window = Window {
+            bytes: window,
+            verified,
+        };
         match slot.replace(window) {
-            Some(old) => self.bytes -= old.len() as u64,
+            Some(old) => self.bytes -= old.bytes.len() as u64,
             None => self.order.push_back((block, Key::Window(at))),
         }
         self.bytes += len;
@@ -149,7 +168,7 @@ impl StoreCache {
                 .windows
                 .get_mut(at)
                 .and_then(Option::take)
-                .map_or(0, |w| w.len() as u64),
+                .map_or(0, |w| w.bytes.len() as u64),
             Key::Written(offset) => {
                 // Written records leave in the order they came: the oldest is at the front
                 // (or already gone with its window).
@@ -163,15 +182,17 @@ impl StoreCache {
         self.bytes -= freed;
     }
 
-    /// The record at `loc`, if a segment holds all of it.
-    pub fn get(&self, loc: Loc) -> Option<Bytes> {
+    /// The record at `loc`, if a segment holds all of it, and whether its bytes were checked
+    /// already (records this process wrote, decoded frames, the verified span of a window).
+    pub fn get(&self, loc: Loc) -> Option<(Bytes, bool)> {
         let segments = self.blocks.get(&loc.block)?;
         let len = loc.len as usize;
         let window = usize::try_from(loc.offset / WINDOW_BYTES).ok();
-        if let Some(Some(bytes)) = window.and_then(|at| segments.windows.get(at)) {
+        if let Some(Some(w)) = window.and_then(|at| segments.windows.get(at)) {
             let from = usize::try_from(loc.offset % WINDOW_BYTES).ok()?;
-            if from + len <= bytes.len() {
-                return Some(bytes.slice(from..from + len));
+            if from + len <= w.bytes.len() {
+                let checked = w.verified.start <= from && from + len <= w.verified.end;
+                return Some((w.bytes.slice(from..from + len), checked));
             }
         }
         if let Ok(at) = segments
@@ -179,11 +200,11 @@ impl StoreCache {
             .binary_search_by_key(&loc.offset, |(offset, _)| *offset)
         {
             let (_, record) = segments.written.get(at)?;
-            return (record.len() == len).then(|| record.clone());
+            return (record.len() == len).then(|| (record.clone(), true));
         }
         let (start, frame) = segments.frames.range(..=loc.offset).next_back()?;
         let from = usize::try_from(loc.offset - start).ok()?;
-        (from + len <= frame.len()).then(|| frame.slice(from..from + len))
+        (from + len <= frame.len()).then(|| (frame.slice(from..from + len), true))
     }
 
     /// Drops block `block`'s segments.
@@ -193,7 +214,7 @@ impl StoreCache {
                 .windows
                 .iter()
                 .flatten()
-                .map(|w| w.len() as u64)
+                .map(|w| w.bytes.len() as u64)
                 .sum();
             let written: u64 = segments
                 .written
@@ -246,24 +267,37 @@ mod tests {
             cache.insert_written(at, staging.copy(&[i as u8; 10]), 10_000);
         }
         assert_eq!(cache.bytes(), 500);
-        cache.insert_window(2, 0, Bytes::from(vec![9u8; 100]), 10_000);
+        cache.insert_window(2, 0, Bytes::from(vec![9u8; 100]), 30..60, 10_000);
         cache.insert_frame(3, 32, Bytes::from(vec![7u8; 100]), 10_000);
-        assert_eq!(cache.get(loc(1, 52, 10)).unwrap().as_ref(), &[2u8; 10]);
+        assert_eq!(
+            cache.get(loc(1, 52, 10)).unwrap(),
+            (Bytes::from(vec![2u8; 10]), true)
+        );
         assert!(
             cache.get(loc(1, 52, 11)).is_none(),
             "not the record written there"
         );
-        assert_eq!(cache.get(loc(2, 40, 20)).unwrap().as_ref(), &[9u8; 20]);
+        assert_eq!(
+            cache.get(loc(2, 40, 20)).unwrap(),
+            (Bytes::from(vec![9u8; 20]), true)
+        );
+        assert_eq!(
+            cache.get(loc(2, 50, 20)).unwrap(),
+            (Bytes::from(vec![9u8; 20]), false)
+        );
         assert!(cache.get(loc(2, 90, 20)).is_none(), "runs past the window");
-        assert_eq!(cache.get(loc(3, 60, 20)).unwrap().as_ref(), &[7u8; 20]);
+        assert_eq!(
+            cache.get(loc(3, 60, 20)).unwrap(),
+            (Bytes::from(vec![7u8; 20]), true)
+        );
         assert!(cache.get(loc(4, 40, 20)).is_none());
         assert_eq!(cache.bytes(), 700);
-        cache.insert_window(5, WINDOW_BYTES, Bytes::from(vec![1u8; 150]), 600);
+        cache.insert_window(5, WINDOW_BYTES, Bytes::from(vec![1u8; 150]), 0..0, 600);
         assert_eq!(cache.bytes(), 600, "the oldest written records went first");
         assert!(cache.get(loc(1, 32, 10)).is_none());
         assert!(cache.get(loc(1, 122, 10)).is_some());
         assert_eq!(
-            cache.get(loc(5, WINDOW_BYTES + 5, 5)).unwrap().as_ref(),
+            cache.get(loc(5, WINDOW_BYTES + 5, 5)).unwrap().0.as_ref(),
             &[1u8; 5]
         );
         cache.drop_block(2);
