@@ -37,6 +37,31 @@ pub struct FileStoreOptions {
     pub compress: bool,
 }
 
+/// Smallest and largest block a stream's limits choose (`FileStoreOptions::for_stream`).
+const BLOCK_BYTES_MIN: u64 = 32 * 1024;
+const BLOCK_BYTES_MEDIUM: u64 = 4 * 1024 * 1024;
+
+impl FileStoreOptions {
+    /// The options for a stream with these limits: blocks of a quarter of `max_bytes` (so at
+    /// most about a quarter more than the limit is kept on disk while the oldest block waits to
+    /// be removed), between 32 KiB and 8 MiB; without `max_bytes`, 8 MiB blocks for limits
+    /// retention and 4 MiB for interest and work-queue streams, whose messages go sooner. The
+    /// record cache may hold four blocks' worth, so a small stream's cache stays small (Go's
+    /// #4638: memory growing with the number of small streams).
+    pub fn for_stream(max_bytes: Option<u64>, limits_retention: bool, compress: bool) -> Self {
+        let block_bytes = match max_bytes {
+            Some(max) => (max / 4).clamp(BLOCK_BYTES_MIN, BLOCK_BYTES_DEFAULT),
+            None if limits_retention => BLOCK_BYTES_DEFAULT,
+            None => BLOCK_BYTES_MEDIUM,
+        };
+        FileStoreOptions {
+            block_bytes,
+            cache_bytes: 4 * block_bytes,
+            compress,
+        }
+    }
+}
+
 impl Default for FileStoreOptions {
     fn default() -> Self {
         FileStoreOptions {

@@ -633,3 +633,57 @@ fn store_file_crash_in_a_rewrite_leaves_old_or_new() {
         }
     }
 }
+
+#[test]
+fn store_file_small_streams_keep_small_blocks_and_caches() {
+    let kib = 1024;
+    let small = FileStoreOptions::for_stream(Some(1024 * kib), true, false);
+    assert_eq!(
+        (small.block_bytes, small.cache_bytes),
+        (256 * kib, 1024 * kib)
+    );
+    assert_eq!(
+        FileStoreOptions::for_stream(Some(10 * kib), true, false).block_bytes,
+        32 * kib
+    );
+    assert_eq!(
+        FileStoreOptions::for_stream(None, true, false).block_bytes,
+        8 * 1024 * kib
+    );
+    assert_eq!(
+        FileStoreOptions::for_stream(None, false, false).block_bytes,
+        4 * 1024 * kib
+    );
+    // A 1 MiB stream written with 4 MiB and read back: disk and cache stay near its limit.
+    let fs = SimFs::new();
+    let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let config = StoreConfig {
+        max_bytes: Some(1024 * kib),
+        ..StoreConfig::default()
+    };
+    let mut store = FileStore::open(io, Path::new("/s"), config, small).unwrap();
+    let payload = Bytes::from(vec![7u8; 128]);
+    let mut last = 0;
+    for i in 0..25_000 {
+        let msg = NewMsg::new(b"small.s", Bytes::new(), payload.clone(), i);
+        last = store.store_msg(msg).unwrap().seq;
+        if i % 100 == 99 {
+            store.sync().unwrap();
+        }
+    }
+    store.sync().unwrap();
+    let first = store.state().first_seq;
+    for seq in first..=last {
+        store.load_msg(seq).unwrap();
+    }
+    let on_disk: usize = block_files(&fs)
+        .iter()
+        .map(|n| fs.contents(&Path::new("/s/msgs").join(n)).unwrap().len())
+        .sum();
+    assert!(
+        on_disk < 1600 * 1024,
+        "{on_disk} bytes on disk for a 1 MiB stream"
+    );
+    let cached = store.cache.lock().unwrap().bytes();
+    assert!(cached <= 1024 * 1024, "{cached} bytes cached");
+}
