@@ -14,10 +14,7 @@ use proptest::prelude::*;
 use model::crash::{crash_op, run, CrashOp};
 
 fn cases() -> u32 {
-    std::env::var("NATRIUM_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
+    model::cases(64)
 }
 
 /// Runs `ops` on a fresh simulated file system, with small blocks so rotation happens.

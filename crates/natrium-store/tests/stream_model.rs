@@ -8,10 +8,7 @@ use natrium_store::{MemStore, StoreConfig, StreamStore};
 use proptest::prelude::*;
 
 fn cases() -> u32 {
-    std::env::var("NATRIUM_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    model::cases(256)
 }
 
 fn mem(config: StoreConfig) -> Box<dyn StreamStore> {

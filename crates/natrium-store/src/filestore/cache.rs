@@ -6,7 +6,8 @@
 //! through a block reads it once.
 //!
 //! Bounded: at most `FileStoreOptions::cache_bytes` across the store's blocks, the oldest
-//! segments dropped first; `StreamStore::release_caches` drops all of it (the engine calls
+//! windows and frames dropped first; written records are kept one by one only for the window
+//! of the tail being written (at most `WINDOW_BYTES` of them), and leave as it moves on; `StreamStore::release_caches` drops all of it (the engine calls
 //! that for an idle stream). A block's segments are dropped when its bytes change on disk
 //! (compaction, erase, sealing) or it is removed.
 
@@ -26,19 +27,20 @@ pub const WINDOW_BYTES: u64 = 64 * 1024;
 #[derive(Default)]
 pub struct StoreCache {
     blocks: HashMap<u32, BlockSegments, foldhash::fast::RandomState>,
-    /// Segments in the order they came, for eviction (entries of dropped blocks are removed
-    /// with them).
+    /// Windows and frames in the order they came, for eviction (entries of dropped blocks
+    /// are removed with them).
     order: VecDeque<(u32, Key)>,
+    /// The records this process wrote in the window of the tail being written: the block,
+    /// and (offset, record) by offset.
+    written: Option<(u32, VecDeque<(u64, Bytes)>)>,
     bytes: u64,
 }
 
 /// One block's segments. A plain block's windows are found by index (offset / window size),
-/// so most loads are one step; records written by this process since are found by their
-/// offset; a sealed block's decoded frames by the frame's plain offset.
+/// so most loads are one step; a sealed block's decoded frames by the frame's plain offset.
 #[derive(Default)]
 struct BlockSegments {
     windows: Vec<Option<Window>>,
-    written: VecDeque<(u64, Bytes)>,
     frames: BTreeMap<u64, Bytes>,
 }
 
@@ -53,7 +55,6 @@ struct Window {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Key {
     Window(usize),
-    Written(u64),
     Frame(u64),
 }
 
@@ -103,33 +104,30 @@ impl StoreCache {
         self.evict(budget);
     }
 
-    /// Adds the record this process wrote at `loc`.
+    /// Adds the record this process wrote at `loc`. Only the window being written keeps its
+    /// records one by one: an earlier window (or an older tail) is complete on disk, and a
+    /// load there reads it whole once, then finds any record of it in one step.
     pub fn insert_written(&mut self, loc: Loc, record: Bytes, budget: u64) {
         let cost = record.len() as u64 + WRITTEN_ENTRY_BYTES;
         if cost > budget {
             return;
         }
-        let written = &mut self.blocks.entry(loc.block).or_default().written;
-        if written
-            .back()
-            .is_some_and(|(offset, _)| *offset >= loc.offset)
-        {
-            // Offsets only grow within a block; anything else is a rewritten block.
-            return;
-        }
-        // Only the window being written keeps its records one by one: an earlier window is
-        // complete on disk, and a load there reads it whole once, then finds any record of
-        // it in one step.
         let window = loc.offset / WINDOW_BYTES;
-        while let Some((offset, old)) = written.front() {
-            if offset / WINDOW_BYTES >= window {
-                break;
-            }
+        let (block, written) = self
+            .written
+            .get_or_insert_with(|| (loc.block, VecDeque::new()));
+        let stale = |offset: u64| offset / WINDOW_BYTES < window || offset >= loc.offset;
+        if *block != loc.block || written.back().is_some_and(|(offset, _)| stale(*offset)) {
+            // Another tail, or offsets not growing (a rewritten block): start over.
+            *block = loc.block;
+            self.bytes -= written_bytes(written);
+            written.clear();
+        }
+        while let Some((_, old)) = written.front().filter(|(offset, _)| stale(*offset)) {
             self.bytes -= old.len() as u64 + WRITTEN_ENTRY_BYTES;
             written.pop_front();
         }
         written.push_back((loc.offset, record));
-        self.order.push_back((loc.block, Key::Written(loc.offset)));
         self.bytes += cost;
         self.evict(budget);
     }
@@ -169,14 +167,6 @@ impl StoreCache {
                 .get_mut(at)
                 .and_then(Option::take)
                 .map_or(0, |w| w.bytes.len() as u64),
-            Key::Written(offset) => {
-                // Written records leave in the order they came: the oldest is at the front
-                // (or already gone with its window).
-                let position = segments.written.iter().position(|(o, _)| *o == offset);
-                position
-                    .and_then(|p| segments.written.remove(p))
-                    .map_or(0, |(_, r)| r.len() as u64 + WRITTEN_ENTRY_BYTES)
-            }
             Key::Frame(start) => segments.frames.remove(&start).map_or(0, |f| f.len() as u64),
         };
         self.bytes -= freed;
@@ -185,7 +175,9 @@ impl StoreCache {
     /// The record at `loc`, if a segment holds all of it, and whether its bytes were checked
     /// already (records this process wrote, decoded frames, the verified span of a window).
     pub fn get(&self, loc: Loc) -> Option<(Bytes, bool)> {
-        let segments = self.blocks.get(&loc.block)?;
+        let Some(segments) = self.blocks.get(&loc.block) else {
+            return self.written_record(loc).map(|record| (record, true));
+        };
         let len = loc.len as usize;
         let window = usize::try_from(loc.offset / WINDOW_BYTES).ok();
         if let Some(Some(w)) = window.and_then(|at| segments.windows.get(at)) {
@@ -195,20 +187,30 @@ impl StoreCache {
                 return Some((w.bytes.slice(from..from + len), checked));
             }
         }
-        if let Ok(at) = segments
-            .written
-            .binary_search_by_key(&loc.offset, |(offset, _)| *offset)
-        {
-            let (_, record) = segments.written.get(at)?;
-            return (record.len() == len).then(|| (record.clone(), true));
+        if let Some(record) = self.written_record(loc) {
+            return Some((record, true));
         }
         let (start, frame) = segments.frames.range(..=loc.offset).next_back()?;
         let from = usize::try_from(loc.offset - start).ok()?;
         (from + len <= frame.len()).then(|| (frame.slice(from..from + len), true))
     }
 
+    /// The record this process wrote at `loc`, if still kept one by one.
+    fn written_record(&self, loc: Loc) -> Option<Bytes> {
+        let (block, written) = self.written.as_ref().filter(|(b, _)| *b == loc.block)?;
+        debug_assert_eq!(*block, loc.block);
+        let at = written
+            .binary_search_by_key(&loc.offset, |(offset, _)| *offset)
+            .ok()?;
+        let (_, record) = written.get(at)?;
+        (record.len() == loc.len as usize).then(|| record.clone())
+    }
+
     /// Drops block `block`'s segments.
     pub fn drop_block(&mut self, block: u32) {
+        if let Some((_, written)) = self.written.take_if(|(b, _)| *b == block) {
+            self.bytes -= written_bytes(&written);
+        }
         if let Some(segments) = self.blocks.remove(&block) {
             let windows: u64 = segments
                 .windows
@@ -216,13 +218,8 @@ impl StoreCache {
                 .flatten()
                 .map(|w| w.bytes.len() as u64)
                 .sum();
-            let written: u64 = segments
-                .written
-                .iter()
-                .map(|(_, r)| r.len() as u64 + WRITTEN_ENTRY_BYTES)
-                .sum();
             let frames: u64 = segments.frames.values().map(|f| f.len() as u64).sum();
-            self.bytes -= windows + written + frames;
+            self.bytes -= windows + frames;
             self.order.retain(|(b, _)| *b != block);
         }
     }
@@ -231,6 +228,14 @@ impl StoreCache {
     pub fn clear(&mut self) {
         *self = StoreCache::default();
     }
+}
+
+/// What written records count against the budget.
+fn written_bytes(written: &VecDeque<(u64, Bytes)>) -> u64 {
+    written
+        .iter()
+        .map(|(_, r)| r.len() as u64 + WRITTEN_ENTRY_BYTES)
+        .sum()
 }
 
 /// The buffer written records are copied into before they are cached.
@@ -292,17 +297,30 @@ mod tests {
         );
         assert!(cache.get(loc(4, 40, 20)).is_none());
         assert_eq!(cache.bytes(), 700);
-        cache.insert_window(5, WINDOW_BYTES, Bytes::from(vec![1u8; 150]), 0..0, 600);
-        assert_eq!(cache.bytes(), 600, "the oldest written records went first");
-        assert!(cache.get(loc(1, 32, 10)).is_none());
-        assert!(cache.get(loc(1, 122, 10)).is_some());
+        cache.insert_window(5, WINDOW_BYTES, Bytes::from(vec![1u8; 150]), 0..0, 750);
+        assert_eq!(cache.bytes(), 750, "the oldest window went first");
+        assert!(cache.get(loc(2, 40, 20)).is_none());
+        assert!(cache.get(loc(3, 60, 20)).is_some());
+        assert!(
+            cache.get(loc(1, 32, 10)).is_some(),
+            "written records are not evicted"
+        );
         assert_eq!(
             cache.get(loc(5, WINDOW_BYTES + 5, 5)).unwrap().0.as_ref(),
             &[1u8; 5]
         );
-        cache.drop_block(2);
-        assert_eq!(cache.bytes(), 500);
-        assert!(cache.get(loc(2, 40, 20)).is_none());
+        // Writing into the next window lets the previous window's records go.
+        let next = loc(1, WINDOW_BYTES + 32, 10);
+        cache.insert_written(next, staging.copy(&[42u8; 10]), 10_000);
+        assert!(cache.get(loc(1, 32, 10)).is_none());
+        assert!(cache.get(next).is_some());
+        assert_eq!(cache.bytes(), 300);
+        // A new tail lets the old tail's records go.
+        cache.insert_written(loc(6, 32, 10), staging.copy(&[6u8; 10]), 10_000);
+        assert!(cache.get(next).is_none());
+        assert_eq!(cache.bytes(), 300);
+        cache.drop_block(6);
+        assert_eq!(cache.bytes(), 250);
         cache.clear();
         assert_eq!(cache.bytes(), 0);
     }

@@ -143,7 +143,7 @@ struct DeletedRun {
 
 impl DeletedRun {
     fn add(&mut self, seq: u64, timestamp_ns: i64, out: &mut Vec<u8>) {
-        if self.count > 0 && self.first + self.count != seq {
+        if self.count > 0 && self.first.checked_add(self.count) != Some(seq) {
             self.flush(out);
         }
         if self.count == 0 {

@@ -8,11 +8,11 @@
 
 use bytes::Bytes;
 
-use super::block::{self, Block, Loc, HEADER_BYTES};
+use super::block::{self, Block, Loc, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_atomic, OpenMode};
-use crate::seal::{decode_frame, decode_frames, encode_records, FrameCodec, FrameIndex};
+use crate::seal::{decode_frame, decode_frames, encode_records, FrameCodec, FrameIndex, Segment};
 
 /// A block file's plain form: its header and records at their plain offsets (a damaged
 /// frame's range left as zeros, which the scan treats as damage), and whether any frame was
@@ -26,16 +26,25 @@ pub fn plain_content(raw: Vec<u8>) -> (Vec<u8>, bool) {
         return (raw, false);
     }
     let decoded = decode_frames(raw.get(header_len..).unwrap_or_default(), None);
-    let end = decoded
-        .segments
-        .iter()
-        .map(|s| s.plain_offset as usize + s.bytes.len())
-        .chain(
-            decoded
-                .damaged
-                .iter()
-                .filter_map(|d| d.plain_end.map(|e| e as usize)),
-        )
+    // Plain offsets come from the file: an end past what a block can hold is damage, and
+    // never sizes the buffer.
+    let within = |start: u64, len: u64| {
+        start
+            .checked_add(len)
+            .filter(|end| *end <= BLOCK_FILE_BYTES_MAX)
+            .and_then(|end| usize::try_from(end).ok())
+    };
+    let segment_end = |s: &Segment| within(s.plain_offset, s.bytes.len() as u64);
+    let mut damaged = !decoded.damaged.is_empty();
+    let ends = decoded.segments.iter().map(segment_end).chain(
+        decoded
+            .damaged
+            .iter()
+            .filter_map(|d| d.plain_end.map(|e| within(e, 0))),
+    );
+    let end = ends
+        .inspect(|end| damaged |= end.is_none())
+        .flatten()
         .max()
         .unwrap_or(header_len)
         .max(header_len);
@@ -44,12 +53,14 @@ pub fn plain_content(raw: Vec<u8>) -> (Vec<u8>, bool) {
         dst.copy_from_slice(header);
     }
     for segment in &decoded.segments {
-        let at = segment.plain_offset as usize;
-        if let Some(dst) = plain.get_mut(at..at + segment.bytes.len()) {
+        let Some(to) = segment_end(segment) else {
+            continue;
+        };
+        if let Some(dst) = plain.get_mut(to - segment.bytes.len()..to) {
             dst.copy_from_slice(&segment.bytes);
         }
     }
-    (plain, !decoded.damaged.is_empty())
+    (plain, damaged)
 }
 
 /// The frame index of a sealed block file's body, if the file is sealed.
@@ -81,7 +92,7 @@ impl FileStore {
     /// A failure leaves the plain block (the rename is the commit) and marks it to be left
     /// alone.
     pub(super) fn seal_one_block(&mut self) {
-        if !self.compress {
+        if !self.options.compress {
             return;
         }
         let tail = self.blocks.keys().next_back().copied();

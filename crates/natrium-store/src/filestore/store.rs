@@ -109,8 +109,6 @@ pub struct FileStore {
     /// Everything was purged: the next sync starts a fresh tail so the old one can go.
     rotate_empty: bool,
     staging: Staging,
-    /// Seal blocks that are no longer the tail (`super::sealed`).
-    pub(super) compress: bool,
     /// Block bytes kept in memory for loads (`super::cache`).
     pub(super) cache: Mutex<StoreCache>,
     scratch: Vec<u8>,
@@ -166,7 +164,7 @@ impl FileStore {
     /// Turns compression of blocks that are no longer the tail on or off (a stream update);
     /// blocks already sealed stay as they are.
     pub fn set_compression(&mut self, compress: bool) {
-        self.compress = compress;
+        self.options.compress = compress;
     }
 
     /// Opens (creating if needed) the stream stored under `dir`, recovering every block.
@@ -206,7 +204,6 @@ impl FileStore {
             rotate_next: false,
             rotate_empty: false,
             staging: Staging::default(),
-            compress: options.compress,
             cache: Mutex::new(StoreCache::default()),
             scratch: Vec::new(),
             report: RecoveryReport::default(),

@@ -2,12 +2,10 @@
 //! store must equal the model as it was at the last `sync()`, every message of it loading
 //! with its subject, headers and payload.
 
-use std::sync::{Arc, Mutex};
-
 use natrium_store::{StoreConfig, StreamStore};
 use proptest::prelude::*;
 
-use super::harness::{apply, check_events, check_msg, check_state, op, Event, Op, SEC};
+use super::harness::{apply, check_events, check_msg, check_state, hook, op, Op, SEC};
 use super::reference::Model;
 
 #[derive(Debug, Clone)]
@@ -25,17 +23,6 @@ pub fn crash_op() -> impl Strategy<Value = CrashOp> {
         3 => Just(CrashOp::Sync),
         1 => Just(CrashOp::Crash),
     ]
-}
-
-fn hook(store: &mut dyn StreamStore) -> Arc<Mutex<Vec<Event>>> {
-    let events: Arc<Mutex<Vec<Event>>> = Arc::default();
-    let sink = Arc::clone(&events);
-    store.register_storage_updates(Box::new(move |u| {
-        sink.lock()
-            .unwrap()
-            .push((u.msgs, u.bytes, u.seq, u.reason));
-    }));
-    events
 }
 
 /// Runs `ops` against a store from `open` (which reopens after `crash`), counting bytes with

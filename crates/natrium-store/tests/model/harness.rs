@@ -172,10 +172,8 @@ pub fn check_msg(
 /// One storage-update event, owned.
 pub type Event = (i64, i64, u64, UpdateReason);
 
-/// Runs `ops` on a fresh store from `make` and on the model, comparing after every step.
-pub fn run(make: &dyn Fn(StoreConfig) -> Box<dyn StreamStore>, initial: StoreConfig, ops: &[Op]) {
-    let mut store = make(initial.clone());
-    let mut model = Model::new(initial);
+/// Registers a storage-update callback on `store` that records every event.
+pub fn hook(store: &mut dyn StreamStore) -> Arc<Mutex<Vec<Event>>> {
     let events: Arc<Mutex<Vec<Event>>> = Arc::default();
     let sink = Arc::clone(&events);
     store.register_storage_updates(Box::new(move |u| {
@@ -183,6 +181,14 @@ pub fn run(make: &dyn Fn(StoreConfig) -> Box<dyn StreamStore>, initial: StoreCon
             .unwrap()
             .push((u.msgs, u.bytes, u.seq, u.reason));
     }));
+    events
+}
+
+/// Runs `ops` on a fresh store from `make` and on the model, comparing after every step.
+pub fn run(make: &dyn Fn(StoreConfig) -> Box<dyn StreamStore>, initial: StoreConfig, ops: &[Op]) {
+    let mut store = make(initial.clone());
+    let mut model = Model::new(initial);
+    let events = hook(&mut *store);
     let mut now = SEC;
     for (step, op) in ops.iter().enumerate() {
         let before = store.fast_state();

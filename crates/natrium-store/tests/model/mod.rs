@@ -8,3 +8,11 @@
 pub mod crash;
 pub mod harness;
 pub mod reference;
+
+/// Proptest cases per property: `default`, or `NATRIUM_PROPTEST_CASES` for long runs.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("NATRIUM_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
