@@ -122,6 +122,7 @@ pub enum PersistMode {
 }
 
 impl PersistMode {
+    #[allow(clippy::trivially_copy_pass_by_ref)]
     fn is_default(&self) -> bool {
         *self == PersistMode::Default
     }
