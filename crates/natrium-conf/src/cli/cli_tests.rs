@@ -115,7 +115,6 @@ fn cli_errors_worded_like_go() {
         ("-sl foo=1", "unknown signal \"foo\""),
         ("-sl STOP", "unknown signal \"STOP\""),
         ("-sl stop=abc=def", "invalid signal parameters: [def]"),
-        ("-js", "flag -js is not supported yet"),
         ("--routes nats://h:1", "flag -routes is not supported yet"),
         (
             "--cluster_name c1",

@@ -60,6 +60,7 @@ pub fn merge(file: ServerOptions, flags: &Flags) -> ServerOptions {
     over(&mut o.log_size_limit, flags.log_size_limit.as_ref());
     over(&mut o.max_traced_msg_len, flags.max_traced_msg_len.as_ref());
     over(&mut o.store_dir, flags.store_dir.as_ref());
+    over(&mut o.jetstream.enabled, flags.jetstream.as_ref());
     merge_tls(&mut o, flags);
     o.apply_baseline();
     o

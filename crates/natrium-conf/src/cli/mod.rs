@@ -152,8 +152,10 @@ pub struct Flags {
     pub tls_ca_cert: Option<String>,
     /// `--tlsverify`.
     pub tls_verify: Option<bool>,
-    /// `-sd`, `--store_dir`: JetStream's directory, accepted and unused while JetStream is off.
+    /// `-sd`, `--store_dir`: JetStream's directory.
     pub store_dir: Option<String>,
+    /// `-js`, `--jetstream`: run JetStream.
+    pub jetstream: Option<bool>,
 }
 
 impl Flags {
@@ -240,11 +242,8 @@ impl CliError {
 
 /// Flags that exist in Go and switch on (or, like `--cluster_name`, show clients) a feature
 /// Natrium does not implement yet. Flags that only tune a missing feature are accepted and
-/// ignored: `-sd`/`--store_dir` (JetStream's directory), `--no_advertise`,
-/// `--cluster_advertise`, `--connect_retries` (clustering).
+/// ignored: `--no_advertise`, `--cluster_advertise`, `--connect_retries` (clustering).
 const NOT_SUPPORTED_YET: &[&str] = &[
-    "js",
-    "jetstream",
     "routes",
     "cluster",
     "cluster_name",
@@ -351,6 +350,7 @@ fn apply_flag(flags: &mut Flags, modes: &mut Modes, name: &str, value: FlagValue
         "v" | "version" => modes.version = b.unwrap_or(false),
         "help_tls" => modes.help_tls = b.unwrap_or(false),
         "sd" | "store_dir" => flags.store_dir = s,
+        "js" | "jetstream" => flags.jetstream = b,
         // `-js=false`, `--profile 0`, `--routes ""` ask for nothing Natrium lacks: only a flag
         // that switches something on counts.
         other

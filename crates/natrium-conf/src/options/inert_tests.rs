@@ -60,6 +60,43 @@ fn inert_jetstream_off_forms_accepted() {
 }
 
 #[test]
+fn options_jetstream_on_forms_and_values() {
+    for src in [
+        "jetstream: true",
+        "jetstream: enabled",
+        "jetstream {}",
+        "jetstream { enabled: true }",
+    ] {
+        assert!(opts(src).jetstream.enabled, "{src}");
+    }
+    let o = opts(
+        "jetstream {\n  store_dir: /x\n  max_mem: 1G\n  max_file: 2G\n  sync_interval: always\n  \
+         strict: false\n  key: k1\n  prev_key: k0\n  cipher: AES\n  request_queue_limit: 5\n  \
+         max_buffered_msgs: 7\n  limits { duplicate_window: \"1m\", max_ack_pending: 9 }\n}",
+    );
+    let js = &o.jetstream;
+    assert!(js.enabled && !js.strict);
+    assert_eq!(o.store_dir, "/x");
+    assert_eq!((js.max_memory, js.max_store), (1 << 30, 2 << 30));
+    assert_eq!(js.sync, crate::options::SyncPolicy::Always);
+    assert_eq!(
+        (js.key.as_str(), js.prev_key.as_str(), js.cipher.as_str()),
+        ("k1", "k0", "aes")
+    );
+    assert_eq!((js.request_queue_limit, js.max_buffered_msgs), (5, 7));
+    assert_eq!(
+        js.limits.duplicate_window,
+        Some(std::time::Duration::from_secs(60))
+    );
+    assert_eq!(js.limits.max_ack_pending, 9);
+    assert_eq!(
+        opts("jetstream { sync: \"10s\" }").jetstream.sync,
+        crate::options::SyncPolicy::Interval(std::time::Duration::from_secs(10))
+    );
+    assert!(!opts("jetstream { enabled: false }").jetstream.enabled);
+}
+
+#[test]
 fn inert_values_that_switch_a_feature_on_stay_refused() {
     let refused = |src: &str, option: &str| {
         assert_eq!(
@@ -68,11 +105,6 @@ fn inert_values_that_switch_a_feature_on_stay_refused() {
             "{src}"
         );
     };
-    refused("jetstream: true", "jetstream");
-    refused("jetstream: enabled", "jetstream");
-    refused("jetstream {}", "jetstream");
-    refused("jetstream { store_dir: /x }", "jetstream");
-    refused("jetstream { enabled: true }", "jetstream");
     refused("prof_port: 6060", "prof_port");
     refused("ocsp: true", "ocsp");
     refused("ocsp { mode: always }", "ocsp");

@@ -154,8 +154,10 @@ pub struct ServerOptions {
     /// JetStream's storage directory (`store_dir`, `jetstream { store_dir }`, `-sd`); accepted
     /// and unused while JetStream is off.
     pub store_dir: String,
-    /// `jetstream { domain }` of a disabled block; checked at start as Go checks it.
+    /// `jetstream { domain }`; checked at start as Go checks it.
     pub jetstream_domain: String,
+    /// The rest of `jetstream`: whether it is on, its limits, sync policy and keys.
+    pub jetstream: super::JetStreamOptions,
     /// Go's block profiling rate (`prof_block_rate`); nothing is profiled, Go's warning is
     /// logged.
     pub prof_block_rate: i64,
@@ -226,6 +228,7 @@ impl Default for ServerOptions {
             server_metadata: BTreeMap::new(),
             store_dir: String::new(),
             jetstream_domain: String::new(),
+            jetstream: super::JetStreamOptions::default(),
             prof_block_rate: 0,
             feature_flags: BTreeMap::new(),
         }

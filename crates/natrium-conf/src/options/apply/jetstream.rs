@@ -1,13 +1,12 @@
-//! The `jetstream` key, at the top level and in an account, read as Go reads it. JetStream is
-//! not implemented: a value that turns it on for the server is refused as not supported yet,
-//! but the forms that leave it off (`false`, `"disabled"`, a block with `enabled: false`) are
-//! accepted with every key Go knows checked as Go checks it, because they change nothing a
-//! client sees. An account's `jetstream` only takes effect when the server runs JetStream, so
-//! it is accepted and checked the same way.
+//! The `jetstream` key, at the top level and in an account, read as Go reads it: `true`,
+//! `"enabled"`, or a block (on unless it says `enabled: false`), with every key Go knows
+//! checked as Go checks it and kept in `ServerOptions::jetstream`.
 //!
 //! Go's positions differ by kind of mistake and we keep them: a failed type assertion is
 //! reported at the `jetstream` key (Go's panic handler only knows the top-level token), a
 //! value Go checks itself at the inner key.
+
+use std::time::Duration;
 
 use natrium_gofmt::go_quote;
 
@@ -15,7 +14,7 @@ use super::convert::go_plus_v;
 use super::Report;
 use crate::error::ConfError;
 use crate::lang::{Entry, Map, Value};
-use crate::options::{convert, ServerOptions};
+use crate::options::{convert, ServerOptions, SyncPolicy};
 
 /// The server's `jetstream` key.
 pub(super) fn server(o: &mut ServerOptions, e: &Entry, report: &mut Report) {
@@ -31,9 +30,7 @@ pub(super) fn server(o: &mut ServerOptions, e: &Entry, report: &mut Report) {
         },
         other => return report.invalid(e, bad_type(other)),
     };
-    if enabled {
-        return report.not_supported(e, e.key.clone());
-    }
+    o.jetstream.enabled = enabled;
     if let Value::Map(block) = &e.node.value {
         if let Err(message) = block_keys(o, block, report) {
             report.invalid(e, message);
@@ -82,7 +79,10 @@ fn block_keys(o: &mut ServerOptions, block: &Map, report: &mut Report) -> Result
         let key = inner.key.to_ascii_lowercase();
         let refused = match key.as_str() {
             "strict" => match v {
-                Value::Bool(_) => None,
+                Value::Bool(on) => {
+                    o.jetstream.strict = *on;
+                    None
+                }
                 other => Some(format!(
                     "Expected 'true' or 'false' for bool value, got '{}'",
                     go_percent_s(other)
@@ -98,20 +98,36 @@ fn block_keys(o: &mut ServerOptions, block: &Map, report: &mut Report) -> Result
             }
             "sync" | "sync_interval" => {
                 let always = matches!(v, Value::Str(s) if s.eq_ignore_ascii_case("always"));
-                if !always {
-                    sync_duration(inner, report)?;
-                }
+                o.jetstream.sync = if always {
+                    SyncPolicy::Always
+                } else {
+                    sync_duration(inner, report)?.map_or(o.jetstream.sync, SyncPolicy::Interval)
+                };
                 None
             }
-            "max_memory_store" | "max_mem_store" | "max_mem" => storage_size(v)
-                .err()
-                .map(|err| format!("max_mem_store {err}")),
-            "max_file_store" | "max_file" => storage_size(v)
-                .err()
-                .map(|err| format!("max_file_store {err}")),
-            "max_outstanding_catchup" | "max_buffered_size" => {
-                storage_size(v).err().map(|err| format!("{key} {err}"))
-            }
+            "max_memory_store" | "max_mem_store" | "max_mem" => match storage_size(v) {
+                Ok(n) => {
+                    o.jetstream.max_memory = n;
+                    None
+                }
+                Err(err) => Some(format!("max_mem_store {err}")),
+            },
+            "max_file_store" | "max_file" => match storage_size(v) {
+                Ok(n) => {
+                    o.jetstream.max_store = n;
+                    None
+                }
+                Err(err) => Some(format!("max_file_store {err}")),
+            },
+            "max_outstanding_catchup" | "max_buffered_size" => match storage_size(v) {
+                Ok(n) => {
+                    if key == "max_buffered_size" {
+                        o.jetstream.max_buffered_size = n;
+                    }
+                    None
+                }
+                Err(err) => Some(format!("{key} {err}")),
+            },
             "meta_compact_size" => match storage_size(v) {
                 Err(err) => Some(format!("{key} {err}")),
                 Ok(n) if n < 0 => Some(absolute_size(&inner.key, v)),
@@ -122,19 +138,37 @@ fn block_keys(o: &mut ServerOptions, block: &Map, report: &mut Report) -> Result
                 None
             }
             "enable" | "enabled" | "meta_compact_sync" => convert::boolean(v).map(|_| None)?,
-            "key"
-            | "ek"
-            | "encryption_key"
-            | "prev_key"
-            | "prev_ek"
-            | "prev_encryption_key"
-            | "extension_hint"
-            | "unique_tag" => convert::string(v).map(|_| None)?,
-            "cipher" => cipher(v)?,
-            "limits" => limits(inner, report)?,
+            "key" | "ek" | "encryption_key" => {
+                o.jetstream.key = convert::string(v)?;
+                None
+            }
+            "prev_key" | "prev_ek" | "prev_encryption_key" => {
+                o.jetstream.prev_key = convert::string(v)?;
+                None
+            }
+            "unique_tag" => {
+                o.jetstream.unique_tag = convert::string(v)?;
+                None
+            }
+            "extension_hint" => convert::string(v).map(|_| None)?,
+            "cipher" => {
+                let refused = cipher(v)?;
+                if refused.is_none() {
+                    o.jetstream.cipher = convert::string(v)?.to_ascii_lowercase();
+                }
+                refused
+            }
+            "limits" => limits(o, inner, report)?,
             "tpm" => tpm(inner, report)?,
             "max_buffered_msgs" | "request_queue_limit" | "info_queue_limit" => match v {
-                Value::Int(_) => None,
+                Value::Int(n) => {
+                    match key.as_str() {
+                        "max_buffered_msgs" => o.jetstream.max_buffered_msgs = *n,
+                        "request_queue_limit" => o.jetstream.request_queue_limit = *n,
+                        _ => {}
+                    }
+                    None
+                }
                 other => Some(format!(
                     "Expected a parseable size for {}, got {}",
                     go_quote(&inner.key),
@@ -191,17 +225,23 @@ fn cipher(v: &Value) -> Result<Option<String>, String> {
 
 /// `limits { max_ack_pending, max_ha_assets, max_request_batch, duplicate_window, batch {} }`.
 /// `Ok(Some(_))` is a refusal at the `limits` key (or `batch`), which ends the block.
-fn limits(limits: &Entry, report: &mut Report) -> Result<Option<String>, String> {
+fn limits(
+    o: &mut ServerOptions,
+    limits: &Entry,
+    report: &mut Report,
+) -> Result<Option<String>, String> {
     let Value::Map(block) = &limits.node.value else {
         return Ok(Some(map_expected("JetStreamLimits", &limits.node.value)));
     };
     for inner in block {
         let v = &inner.node.value;
         match inner.key.to_ascii_lowercase().as_str() {
-            "max_ack_pending" | "max_ha_assets" | "max_request_batch" => {
-                convert::int(v)?;
+            "max_ack_pending" => o.jetstream.limits.max_ack_pending = convert::int(v)?,
+            "max_ha_assets" => o.jetstream.limits.max_ha_assets = convert::int(v)?,
+            "max_request_batch" => o.jetstream.limits.max_request_batch = convert::int(v)?,
+            "duplicate_window" => {
+                o.jetstream.limits.duplicate_window = duration_or_bare_error(v, report)?;
             }
-            "duplicate_window" => duration_or_bare_error(v, report)?,
             "batch" => {
                 let Value::Map(batch) = v else {
                     // Go reports it at the `batch` key.
@@ -213,7 +253,9 @@ fn limits(limits: &Entry, report: &mut Report) -> Result<Option<String>, String>
                         "max_inflight_per_stream" | "max_inflight_total" | "max_msgs" => {
                             convert::int(&field.node.value)?;
                         }
-                        "timeout" => duration_or_bare_error(&field.node.value, report)?,
+                        "timeout" => {
+                            duration_or_bare_error(&field.node.value, report)?;
+                        }
                         _ if field.node.used_as_variable() => {}
                         _ => report.unknown(field),
                     }
@@ -231,12 +273,15 @@ fn map_expected(what: &str, v: &Value) -> String {
 }
 
 /// A duration string whose parse error Go appends bare, without a position.
-fn duration_or_bare_error(v: &Value, report: &mut Report) -> Result<(), String> {
+fn duration_or_bare_error(v: &Value, report: &mut Report) -> Result<Option<Duration>, String> {
     let text = convert::string(v)?;
-    if let Err(err) = natrium_gofmt::parse_go_duration(&text) {
-        report.errors.push(ConfError::Unpositioned { message: err });
+    match natrium_gofmt::parse_go_duration(&text) {
+        Ok(d) => Ok(Some(nanos(d))),
+        Err(err) => {
+            report.errors.push(ConfError::Unpositioned { message: err });
+            Ok(None)
+        }
     }
-    Ok(())
 }
 
 /// `tpm { keys_file, encryption_password, srk_password, pcr, cipher }`; results as [`limits`].
@@ -269,13 +314,15 @@ fn tpm(tpm: &Entry, report: &mut Report) -> Result<Option<String>, String> {
 
 /// `sync`: a duration string, or (with Go's warning) a number of seconds. A string that does
 /// not parse is an error at the key; Go reads on.
-fn sync_duration(inner: &Entry, report: &mut Report) -> Result<(), String> {
+fn sync_duration(inner: &Entry, report: &mut Report) -> Result<Option<Duration>, String> {
     match &inner.node.value {
-        Value::Str(text) => {
-            if let Err(err) = natrium_gofmt::parse_go_duration(text) {
+        Value::Str(text) => match natrium_gofmt::parse_go_duration(text) {
+            Ok(d) => Ok(Some(nanos(d))),
+            Err(err) => {
                 report.invalid(inner, format!("error parsing {}: {err}", inner.key));
+                Ok(None)
             }
-        }
+        },
         other => {
             report.warn(
                 inner,
@@ -285,10 +332,15 @@ fn sync_duration(inner: &Entry, report: &mut Report) -> Result<(), String> {
                     inner.key
                 ),
             );
-            convert::int(other)?;
+            let secs = convert::int(other)?;
+            Ok(Some(Duration::from_secs(secs.max(0) as u64)))
         }
     }
-    Ok(())
+}
+
+/// Go's `time.Duration` nanoseconds as a `Duration` (negative as zero).
+fn nanos(n: i64) -> Duration {
+    Duration::from_nanos(n.max(0) as u64)
 }
 
 /// Go's `getStorageSize`: an integer, or a string of decimal digits ending in `K`, `M`, `G`
