@@ -69,6 +69,16 @@ pub struct CoreConfig {
     pub feature_flags: std::collections::BTreeMap<String, bool>,
     /// `server_metadata` (monitoring and system events report it).
     pub metadata: BTreeMap<String, String>,
+    /// JetStream runs: INFO says so, with its API level and domain.
+    pub jetstream: Option<JetStreamInfo>,
+}
+
+/// What INFO tells clients about JetStream.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JetStreamInfo {
+    pub api_level: u32,
+    /// `jetstream { domain }`; empty for none.
+    pub domain: String,
 }
 
 impl Default for CoreConfig {
@@ -105,6 +115,7 @@ impl Default for CoreConfig {
             accounts_on_demand: false,
             tags: Vec::new(),
             feature_flags: std::collections::BTreeMap::new(),
+            jetstream: None,
             metadata: BTreeMap::new(),
         }
     }

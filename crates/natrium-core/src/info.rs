@@ -47,6 +47,9 @@ pub struct Info {
     pub client_ip: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub nonce: String,
+    /// JetStream's domain.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub domain: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub connect_urls: Vec<String>,
     #[serde(skip_serializing_if = "is_false")]
@@ -60,6 +63,9 @@ pub struct Info {
     /// With `connect_info`: whether that account is the system account.
     #[serde(skip_serializing_if = "is_false")]
     pub acc_is_sys: bool,
+    /// JetStream's API level (`api_lvl`), 0 without JetStream.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub api_lvl: u32,
     /// The serialized head this INFO starts with, when the server had one for it.
     #[serde(skip)]
     pub(crate) head: Option<Arc<InfoHead>>,
@@ -72,6 +78,11 @@ fn is_false(value: &bool) -> bool {
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
 fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero_u32(value: &u32) -> bool {
     *value == 0
 }
 
@@ -116,6 +127,7 @@ impl Info {
         }
         write_str_field(out, "client_ip", &self.client_ip);
         write_str_field(out, "nonce", &self.nonce);
+        write_str_field(out, "domain", &self.domain);
         if !self.connect_urls.is_empty() {
             out.extend_from_slice(b",\"connect_urls\":");
             let _ = serde_json::to_writer(&mut *out, &self.connect_urls);
@@ -129,6 +141,9 @@ impl Info {
         write_str_field(out, "remote_account", &self.remote_account);
         if self.acc_is_sys {
             out.extend_from_slice(b",\"acc_is_sys\":true");
+        }
+        if self.api_lvl != 0 {
+            let _ = write!(out, ",\"api_lvl\":{}", self.api_lvl);
         }
     }
 }
@@ -222,6 +237,8 @@ mod tests {
             connect_info: false,
             remote_account: String::new(),
             acc_is_sys: false,
+            api_lvl: 0,
+            domain: String::new(),
             head: None,
         }
     }

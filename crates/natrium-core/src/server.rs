@@ -199,12 +199,18 @@ impl Server {
             tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
             tls_available: config.tls.as_ref().is_some_and(|t| t.allow_non_tls),
             max_payload: config.max_payload,
-            jetstream: false,
+            jetstream: config.jetstream.is_some(),
             connect_urls: Vec::new(),
             ldm: shared.lame_duck.load(Ordering::Relaxed),
             connect_info: false,
             remote_account: String::new(),
             acc_is_sys: false,
+            api_lvl: config.jetstream.as_ref().map_or(0, |js| js.api_level),
+            domain: config
+                .jetstream
+                .as_ref()
+                .map(|js| js.domain.clone())
+                .unwrap_or_default(),
             client_id: cid,
             client_ip,
             nonce: String::new(),

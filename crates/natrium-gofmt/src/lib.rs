@@ -37,6 +37,7 @@ pub mod defaults;
 mod duration;
 mod printable_table;
 mod quote;
+pub mod time;
 
 pub use duration::{
     duration_to_nanos, go_duration, go_duration_nanos, nanos_to_duration, parse_go_duration,

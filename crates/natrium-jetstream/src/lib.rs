@@ -3,6 +3,9 @@
 //! - [`config`]: the JSON documents clients send and receive (stream configuration with Go's
 //!   defaults and checks).
 //! - [`errors`]: Go's JetStream API error table, one entry per `err_code`.
+//! - [`service`]: start-up, the enabled accounts ([`account`]), shutdown.
+//! - [`api`]: the `$JS.API` requests and their JSON answers.
+//! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -20,5 +23,11 @@
     )
 )]
 
+pub mod account;
+pub mod api;
 pub mod config;
 pub mod errors;
+pub mod service;
+pub mod stream;
+
+pub use service::{start, JetStream, JetStreamSettings, API_LEVEL};

@@ -7,6 +7,7 @@
 mod fdlimit;
 mod files;
 mod heap;
+mod jetstream;
 mod logfile;
 mod logging;
 mod reload;

@@ -155,6 +155,9 @@ async fn start(server: &Server, settings: &Settings) -> Result<Started, String> 
         None => None,
     };
     natrium_monitor::start_system_services(server, settings.http.clone());
+    if settings.options.jetstream.enabled {
+        crate::jetstream::start(server, &settings.options)?;
+    }
     let websocket = server.listen_websocket().await.map_err(|e| e.to_string())?;
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;
     let ws_scheme = match server.config().websocket.as_ref() {

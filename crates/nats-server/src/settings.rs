@@ -345,6 +345,13 @@ pub fn core_config(o: &ServerOptions) -> Result<CoreConfig, ConfError> {
         accounts_on_demand: false,
         tags: o.server_tags.clone(),
         feature_flags: natrium_conf::options::feature_flags_in_force(&o.feature_flags),
+        jetstream: o
+            .jetstream
+            .enabled
+            .then(|| natrium_core::config::JetStreamInfo {
+                api_level: natrium_jetstream::API_LEVEL,
+                domain: o.jetstream_domain.clone(),
+            }),
         metadata: o.server_metadata.clone(),
     };
     Ok(match operator_mode(o)? {

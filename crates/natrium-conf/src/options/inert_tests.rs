@@ -77,7 +77,10 @@ fn options_jetstream_on_forms_and_values() {
     let js = &o.jetstream;
     assert!(js.enabled && !js.strict);
     assert_eq!(o.store_dir, "/x");
-    assert_eq!((js.max_memory, js.max_store), (1_000_000_000, 2_000_000_000));
+    assert_eq!(
+        (js.max_memory, js.max_store),
+        (1_000_000_000, 2_000_000_000)
+    );
     assert_eq!(js.sync, crate::options::SyncPolicy::Always);
     assert_eq!(
         (js.key.as_str(), js.prev_key.as_str(), js.cipher.as_str()),

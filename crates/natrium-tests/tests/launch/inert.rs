@@ -165,9 +165,7 @@ fn launch_inert_tags_reload_like_go() {
 #[test]
 fn launch_feature_switches_refused_as_not_supported_yet() {
     let dir = temp_dir();
-    let flags: [(&[&str], &str); 7] = [
-        (&["-js"], "js"),
-        (&["--jetstream"], "jetstream"),
+    let flags: [(&[&str], &str); 5] = [
         (&["--cluster", "nats://127.0.0.1:6222"], "cluster"),
         (&["--routes", "nats://127.0.0.1:6222"], "routes"),
         (&["--cluster_name", "c1"], "cluster_name"),
@@ -186,8 +184,6 @@ fn launch_feature_switches_refused_as_not_supported_yet() {
         );
     }
     let options = [
-        ("jetstream: enabled", "jetstream"),
-        ("jetstream {\n  store_dir: /tmp\n}", "jetstream"),
         ("prof_port: 6060", "prof_port"),
         ("ocsp: true", "ocsp"),
         ("no_fast_producer_stall: true", "no_fast_producer_stall"),

@@ -105,29 +105,13 @@ fn block_keys(o: &mut ServerOptions, block: &Map, report: &mut Report) -> Result
                 };
                 None
             }
-            "max_memory_store" | "max_mem_store" | "max_mem" => match storage_size(v) {
-                Ok(n) => {
-                    o.jetstream.max_memory = n;
-                    None
-                }
-                Err(err) => Some(format!("max_mem_store {err}")),
-            },
-            "max_file_store" | "max_file" => match storage_size(v) {
-                Ok(n) => {
-                    o.jetstream.max_store = n;
-                    None
-                }
-                Err(err) => Some(format!("max_file_store {err}")),
-            },
-            "max_outstanding_catchup" | "max_buffered_size" => match storage_size(v) {
-                Ok(n) => {
-                    if key == "max_buffered_size" {
-                        o.jetstream.max_buffered_size = n;
-                    }
-                    None
-                }
-                Err(err) => Some(format!("{key} {err}")),
-            },
+            "max_memory_store"
+            | "max_mem_store"
+            | "max_mem"
+            | "max_file_store"
+            | "max_file"
+            | "max_outstanding_catchup"
+            | "max_buffered_size" => size_key(o, &key, v),
             "meta_compact_size" => match storage_size(v) {
                 Err(err) => Some(format!("{key} {err}")),
                 Ok(n) if n < 0 => Some(absolute_size(&inner.key, v)),
@@ -138,26 +122,15 @@ fn block_keys(o: &mut ServerOptions, block: &Map, report: &mut Report) -> Result
                 None
             }
             "enable" | "enabled" | "meta_compact_sync" => convert::boolean(v).map(|_| None)?,
-            "key" | "ek" | "encryption_key" => {
-                o.jetstream.key = convert::string(v)?;
-                None
-            }
-            "prev_key" | "prev_ek" | "prev_encryption_key" => {
-                o.jetstream.prev_key = convert::string(v)?;
-                None
-            }
-            "unique_tag" => {
-                o.jetstream.unique_tag = convert::string(v)?;
-                None
-            }
-            "extension_hint" => convert::string(v).map(|_| None)?,
-            "cipher" => {
-                let refused = cipher(v)?;
-                if refused.is_none() {
-                    o.jetstream.cipher = convert::string(v)?.to_ascii_lowercase();
-                }
-                refused
-            }
+            "key"
+            | "ek"
+            | "encryption_key"
+            | "prev_key"
+            | "prev_ek"
+            | "prev_encryption_key"
+            | "unique_tag"
+            | "extension_hint"
+            | "cipher" => text_key(o, &key, v)?,
             "limits" => limits(o, inner, report)?,
             "tpm" => tpm(inner, report)?,
             "max_buffered_msgs" | "request_queue_limit" | "info_queue_limit" => match v {
@@ -204,6 +177,47 @@ fn block_keys(o: &mut ServerOptions, block: &Map, report: &mut Report) -> Result
         }
     }
     Ok(())
+}
+
+/// The string settings of the block; `Ok(Some(_))` refuses the value at its key.
+fn text_key(o: &mut ServerOptions, key: &str, v: &Value) -> Result<Option<String>, String> {
+    if key == "cipher" {
+        let refused = cipher(v)?;
+        if refused.is_none() {
+            o.jetstream.cipher = convert::string(v)?.to_ascii_lowercase();
+        }
+        return Ok(refused);
+    }
+    let text = convert::string(v)?;
+    match key {
+        "key" | "ek" | "encryption_key" => o.jetstream.key = text,
+        "prev_key" | "prev_ek" | "prev_encryption_key" => o.jetstream.prev_key = text,
+        "unique_tag" => o.jetstream.unique_tag = text,
+        _ => {}
+    }
+    Ok(None)
+}
+
+/// The byte sizes of the block, kept where JetStream reads them.
+fn size_key(o: &mut ServerOptions, key: &str, v: &Value) -> Option<String> {
+    let n = match storage_size(v) {
+        Ok(n) => n,
+        Err(err) => {
+            let name = match key {
+                "max_memory_store" | "max_mem_store" | "max_mem" => "max_mem_store",
+                "max_file_store" | "max_file" => "max_file_store",
+                other => other,
+            };
+            return Some(format!("{name} {err}"));
+        }
+    };
+    match key {
+        "max_memory_store" | "max_mem_store" | "max_mem" => o.jetstream.max_memory = n,
+        "max_file_store" | "max_file" => o.jetstream.max_store = n,
+        "max_buffered_size" => o.jetstream.max_buffered_size = n,
+        _ => {}
+    }
+    None
 }
 
 fn absolute_size(key: &str, v: &Value) -> String {

@@ -1,0 +1,263 @@
+//! One account's JetStream: its streams by name, created, recovered and deleted here.
+//!
+//! On disk: `<store_dir>/jetstream/<account>/streams/<stream>/` holds the stream's
+//! `meta.dat` (its configuration and creation time as JSON, written by the store's atomic
+//! rule) and the file store's `msgs/`. Memory streams keep nothing on disk, as in Go.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use natrium_core::account::Account;
+use natrium_core::internal::InternalClient;
+use natrium_store::filestore::meta;
+use natrium_store::{FileStore, FileStoreOptions, MemStore, StreamStore};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+
+use crate::config::stream::{Compression, Retention, Storage};
+use crate::config::StreamConfig;
+use crate::errors::{table, ApiError};
+use crate::service::JetStream;
+use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
+use crate::stream::ingest::{store_failed, Ingest};
+use crate::stream::running::{now_ns, store_config, Stream, StreamParts};
+
+/// A stream's `meta.dat` body.
+#[derive(Serialize, Deserialize)]
+struct StreamMeta {
+    config: StreamConfig,
+    created_ns: i64,
+}
+
+/// JetStream in one account.
+pub struct JsAccount {
+    pub account: Arc<Account>,
+    dir: PathBuf,
+    streams: Mutex<BTreeMap<String, Arc<Stream>>>,
+}
+
+impl JsAccount {
+    pub fn new(account: Arc<Account>, dir: PathBuf) -> Self {
+        Self {
+            account,
+            dir,
+            streams: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.account.name
+    }
+
+    fn stream_dir(&self, name: &str) -> PathBuf {
+        self.dir.join("streams").join(name)
+    }
+
+    pub fn stream(&self, name: &str) -> Option<Arc<Stream>> {
+        self.streams.lock().get(name).cloned()
+    }
+
+    /// Every stream, by name.
+    pub fn streams(&self) -> Vec<Arc<Stream>> {
+        self.streams.lock().values().cloned().collect()
+    }
+
+    /// Creates and starts a stream from a checked configuration.
+    pub fn create_stream(
+        &self,
+        js: &JetStream,
+        config: StreamConfig,
+    ) -> Result<Arc<Stream>, ApiError> {
+        let created_ns = now_ns();
+        let dir = (config.storage == Storage::File).then(|| self.stream_dir(&config.name));
+        if let Some(dir) = &dir {
+            let body = StreamMeta {
+                config: config.clone(),
+                created_ns,
+            };
+            let body = serde_json::to_vec(&body).unwrap_or_default();
+            js.io
+                .create_dir_all(dir)
+                .map_err(|e| table::STREAM_CREATE.with(&[("err", &e)]))?;
+            meta::save_stream_meta(js.io.as_ref(), dir, &body).map_err(|e| store_failed(&e))?;
+        }
+        let stream = self.start_stream(js, config, created_ns, dir)?;
+        self.streams
+            .lock()
+            .insert(stream.name.clone(), Arc::clone(&stream));
+        Ok(stream)
+    }
+
+    fn start_stream(
+        &self,
+        js: &JetStream,
+        config: StreamConfig,
+        created_ns: i64,
+        dir: Option<PathBuf>,
+    ) -> Result<Arc<Stream>, ApiError> {
+        let store: Box<dyn StreamStore> = match &dir {
+            None => Box::new(MemStore::new(store_config(&config))),
+            Some(dir) => {
+                let options = FileStoreOptions::for_stream(
+                    (config.max_bytes > 0).then_some(config.max_bytes as u64),
+                    config.retention == Retention::Limits,
+                    config.compression == Compression::S2,
+                );
+                let store =
+                    FileStore::open(Arc::clone(&js.io), dir, store_config(&config), options)
+                        .map_err(|e| store_failed(&e))?;
+                report_recovery(self.name(), &config.name, &store);
+                Box::new(store)
+            }
+        };
+        let (client, _inbox) = InternalClient::start(&js.server, Arc::clone(&self.account));
+        let opts = &js.settings.options;
+        let positive = |n: i64, default: usize| if n > 0 { n as usize } else { default };
+        Ok(Stream::start(StreamParts {
+            ingest: Ingest::new(store, &config, &js.settings.domain),
+            config,
+            client,
+            account: Arc::clone(&self.account),
+            created_ns,
+            dir,
+            sync: opts.sync,
+            queue_msgs: positive(opts.max_buffered_msgs, QUEUE_MSGS_DEFAULT),
+            queue_bytes: positive(opts.max_buffered_size, QUEUE_BYTES_DEFAULT),
+        }))
+    }
+
+    /// Applies a checked new configuration to a running stream.
+    pub fn update_stream(
+        &self,
+        js: &JetStream,
+        stream: &Stream,
+        config: StreamConfig,
+    ) -> Result<(), ApiError> {
+        if let Some(dir) = &stream.dir {
+            let body = StreamMeta {
+                config: config.clone(),
+                created_ns: stream.created_ns,
+            };
+            let body = serde_json::to_vec(&body).unwrap_or_default();
+            meta::save_stream_meta(js.io.as_ref(), dir, &body).map_err(|e| store_failed(&e))?;
+        }
+        {
+            let mut core = stream.core.lock();
+            core.ingest
+                .store
+                .update_config(store_config(&config))
+                .map_err(|e| store_failed(&e))?;
+            let window = std::time::Duration::from_nanos(config.duplicate_window.max(0) as u64);
+            core.ingest.dedup.set_window(window);
+            core.config = config;
+        }
+        stream.subscribe_subjects();
+        Ok(())
+    }
+
+    /// Stops and removes a stream with everything it stored.
+    pub fn delete_stream(&self, name: &str) -> Result<(), ApiError> {
+        let Some(stream) = self.streams.lock().remove(name) else {
+            return Err(table::STREAM_NOT_FOUND.err());
+        };
+        stream.stop();
+        if let Some(dir) = &stream.dir {
+            if let Err(err) = std::fs::remove_dir_all(dir) {
+                if err.kind() != std::io::ErrorKind::NotFound {
+                    return Err(table::STREAM_DELETE.with(&[("err", &err)]));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens every stream found under the account's directory.
+    pub fn recover(&self, js: &JetStream) {
+        let streams_dir = self.dir.join("streams");
+        // The store's I/O trait lists files; stream directories are listed here.
+        let Ok(entries) = std::fs::read_dir(&streams_dir) else {
+            return;
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort_unstable();
+        for name in names {
+            let dir = streams_dir.join(&name);
+            let meta = match meta::load_stream_meta(js.io.as_ref(), &dir) {
+                Ok(Some(body)) => body,
+                Ok(None) => continue,
+                Err(err) => {
+                    tracing::warn!(
+                        "  Error reading stream metadata for '{} > {name}': {err}",
+                        self.name()
+                    );
+                    continue;
+                }
+            };
+            let Ok(meta) = serde_json::from_slice::<StreamMeta>(&meta) else {
+                tracing::warn!(
+                    "  Error unmarshalling stream metafile for '{} > {name}'",
+                    self.name()
+                );
+                continue;
+            };
+            tracing::info!(
+                "  Starting restore for stream '{} > {}'",
+                self.name(),
+                meta.config.name
+            );
+            let began = std::time::Instant::now();
+            match self.start_stream(js, meta.config, meta.created_ns, Some(dir)) {
+                Ok(stream) => {
+                    let msgs = stream.core.lock().ingest.store.fast_state().msgs;
+                    tracing::info!(
+                        "  Restored {} messages for stream '{} > {}' in {}",
+                        comma_count(msgs),
+                        self.name(),
+                        stream.name,
+                        natrium_gofmt::go_duration(began.elapsed())
+                    );
+                    self.streams.lock().insert(stream.name.clone(), stream);
+                }
+                Err(err) => {
+                    tracing::warn!("  Error recreating stream {name:?}: {}", err.description);
+                }
+            }
+        }
+    }
+
+    /// Stops every stream (shutdown): each stores what it captured and syncs.
+    pub fn stop_all(&self) {
+        for stream in self.streams() {
+            stream.stop();
+        }
+    }
+}
+
+/// Logs what recovery found damaged, naming the stream and each file.
+fn report_recovery(account: &str, stream: &str, store: &FileStore) {
+    for damaged in &store.recovery_report().damaged_files {
+        tracing::error!(
+            "JetStream stream '{account} > {stream}' lost data in {}: sequences {:?}",
+            damaged.file,
+            damaged.lost
+        );
+    }
+}
+
+/// Go's `humanize.Comma`: `1,234,567`.
+pub fn comma_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

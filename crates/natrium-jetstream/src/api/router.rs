@@ -1,0 +1,53 @@
+//! `$JS.API.<verb>…` subjects to requests.
+
+/// One API request, by subject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route<'a> {
+    Info,
+    StreamCreate(&'a str),
+    StreamUpdate(&'a str),
+    StreamInfo(&'a str),
+    StreamDelete(&'a str),
+    StreamPurge(&'a str),
+    StreamNames,
+    StreamList,
+    MsgGet(&'a str),
+    MsgDelete(&'a str),
+    /// A subject Go does not answer.
+    Unknown,
+}
+
+/// The API prefix every request subject starts with (without a domain).
+pub const API_PREFIX: &str = "$JS.API.";
+
+/// Routes the part of a request subject after [`API_PREFIX`].
+pub fn route(verb: &str) -> Route<'_> {
+    let tokens: Vec<&str> = verb.split('.').collect();
+    match tokens.as_slice() {
+        ["INFO"] => Route::Info,
+        ["STREAM", "CREATE", name] => Route::StreamCreate(name),
+        ["STREAM", "UPDATE", name] => Route::StreamUpdate(name),
+        ["STREAM", "INFO", name] => Route::StreamInfo(name),
+        ["STREAM", "DELETE", name] => Route::StreamDelete(name),
+        ["STREAM", "PURGE", name] => Route::StreamPurge(name),
+        ["STREAM", "NAMES"] => Route::StreamNames,
+        ["STREAM", "LIST"] => Route::StreamList,
+        ["STREAM", "MSG", "GET", name] => Route::MsgGet(name),
+        ["STREAM", "MSG", "DELETE", name] => Route::MsgDelete(name),
+        _ => Route::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_routes_subjects() {
+        assert_eq!(route("INFO"), Route::Info);
+        assert_eq!(route("STREAM.CREATE.S1"), Route::StreamCreate("S1"));
+        assert_eq!(route("STREAM.MSG.GET.S1"), Route::MsgGet("S1"));
+        assert_eq!(route("STREAM.CREATE"), Route::Unknown);
+        assert_eq!(route("BOGUS"), Route::Unknown);
+    }
+}

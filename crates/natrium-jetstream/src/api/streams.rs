@@ -1,0 +1,409 @@
+//! The stream verbs: CREATE, UPDATE, INFO, DELETE, PURGE, NAMES, LIST, MSG.GET, MSG.DELETE.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use natrium_store::Filter;
+use serde::Deserialize;
+
+use super::responses::{
+    encode, ClusterJson, Empty, LostJson, MsgGetResponse, Paged, PurgeResponse, StoredMsgJson,
+    StreamCreateResponse, StreamInfoJson, StreamInfoResponse, StreamListResponse,
+    StreamNamesResponse, StreamStateJson, Success,
+};
+use super::Request;
+use crate::config::context::CheckContext;
+use crate::config::metadata::with_dynamic_metadata;
+use crate::config::{decode_request, StreamConfig};
+use crate::errors::{table, ApiError};
+use crate::stream::ingest::store_failed;
+use crate::stream::running::now_ns;
+use crate::stream::Stream;
+
+/// Go's page sizes for NAMES and LIST.
+const NAMES_PAGE: usize = 1024;
+const LIST_PAGE: usize = 256;
+
+/// The checks' view of this server and account.
+fn context(req: &Request<'_>) -> CheckContext {
+    let jsa = Arc::clone(req.jsa);
+    CheckContext {
+        max_msg_size_server: req.js.server.config().max_payload as i64,
+        duplicate_window_max: req
+            .js
+            .settings
+            .options
+            .limits
+            .duplicate_window
+            .map(|d| d.as_nanos() as i64),
+        stream_lookup: Some(Arc::new(move |name: &str| {
+            jsa.stream(name).map(|s| s.core.lock().config.clone())
+        })),
+        ..CheckContext::default()
+    }
+}
+
+/// A stream's info document as of now.
+pub fn stream_info(
+    req: &Request<'_>,
+    stream: &Stream,
+    cluster: bool,
+    dynamic: bool,
+) -> StreamInfoJson {
+    let core = stream.core.lock();
+    let state = core.ingest.store.state();
+    let config = if dynamic {
+        with_dynamic_metadata(&core.config, &context(req))
+    } else {
+        core.config.clone()
+    };
+    drop(core);
+    let rfc = natrium_gofmt::time::rfc3339_nanos;
+    StreamInfoJson {
+        config,
+        created: rfc(stream.created_ns),
+        state: StreamStateJson {
+            messages: state.msgs,
+            bytes: state.bytes,
+            first_seq: state.first_seq,
+            first_ts: rfc(state.first_ts),
+            last_seq: state.last_seq,
+            last_ts: rfc(state.last_ts),
+            num_subjects: state.num_subjects,
+            subjects: None,
+            num_deleted: state.num_deleted,
+            deleted: Vec::new(),
+            lost: state.lost.map(|lost| LostJson {
+                msgs: lost
+                    .ranges
+                    .iter()
+                    .flat_map(|&(first, last)| first..=last)
+                    .take(100_000)
+                    .collect(),
+                bytes: lost.bytes,
+            }),
+            consumer_count: 0,
+        },
+        cluster: cluster.then(|| ClusterJson {
+            leader: req.js.server.name().to_owned(),
+        }),
+        ts: rfc(now_ns()),
+    }
+}
+
+pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    const KIND: &str = "stream_create_response";
+    let mut config: StreamConfig = decode_request(req.body)?;
+    if config.name.is_empty() {
+        name.clone_into(&mut config.name);
+    }
+    if config.name != name {
+        return Err(table::STREAM_MISMATCH.err());
+    }
+    let config = config.checked_for_create(&context(req))?;
+    if let Some(existing) = req.jsa.stream(name) {
+        if existing.core.lock().config != config {
+            return Err(table::STREAM_NAME_EXIST.err());
+        }
+        let info = stream_info(req, &existing, false, true);
+        return Ok(encode(
+            KIND,
+            None,
+            StreamCreateResponse {
+                info,
+                did_create: true,
+            },
+        ));
+    }
+    check_overlap(req, &config, None)?;
+    let stream = req.jsa.create_stream(req.js, config)?;
+    let info = stream_info(req, &stream, false, true);
+    Ok(encode(
+        KIND,
+        None,
+        StreamCreateResponse {
+            info,
+            did_create: true,
+        },
+    ))
+}
+
+pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    const KIND: &str = "stream_update_response";
+    let mut config: StreamConfig = decode_request(req.body)?;
+    if config.name.is_empty() {
+        name.clone_into(&mut config.name);
+    }
+    if config.name != name {
+        return Err(table::STREAM_MISMATCH.err());
+    }
+    let stream = req
+        .jsa
+        .stream(name)
+        .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
+    let old = stream.core.lock().config.clone();
+    let config = config.checked_for_update(&old, &context(req))?;
+    check_overlap(req, &config, Some(name))?;
+    req.jsa.update_stream(req.js, &stream, config)?;
+    let info = stream_info(req, &stream, false, true);
+    Ok(encode(KIND, None, info))
+}
+
+/// Refuses subjects that another stream of the account already captures (Go's 10065).
+fn check_overlap(
+    req: &Request<'_>,
+    config: &StreamConfig,
+    this: Option<&str>,
+) -> Result<(), ApiError> {
+    for other in req.jsa.streams() {
+        if Some(other.name.as_str()) == this {
+            continue;
+        }
+        let core = other.core.lock();
+        for mine in &config.subjects {
+            for theirs in &core.config.subjects {
+                if nats_subject::subjects_collide(mine.as_bytes(), theirs.as_bytes()) {
+                    return Err(table::STREAM_SUBJECT_OVERLAP.err());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn info(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    let stream = req
+        .jsa
+        .stream(name)
+        .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
+    let info = stream_info(req, &stream, true, true);
+    Ok(encode(
+        "stream_info_response",
+        None,
+        StreamInfoResponse {
+            paged: Paged::default(),
+            info,
+        },
+    ))
+}
+
+pub fn delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    req.jsa.delete_stream(name)?;
+    Ok(encode(
+        "stream_delete_response",
+        None,
+        Success { success: true },
+    ))
+}
+
+/// `{"filter":…,"seq":…,"keep":…}`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct PurgeRequest {
+    filter: String,
+    seq: u64,
+    keep: u64,
+}
+
+pub fn purge(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    let stream = req
+        .jsa
+        .stream(name)
+        .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
+    let purge: PurgeRequest = if req.body.is_empty() {
+        PurgeRequest::default()
+    } else {
+        decode_request(req.body)?
+    };
+    let mut core = stream.core.lock();
+    if core.config.sealed {
+        return Err(table::STREAM_SEALED.err());
+    }
+    if core.config.deny_purge {
+        return Err(table::STREAM_PURGE_FAILED_F.with(&[("err", &"stream purge not permitted")]));
+    }
+    let store = &mut core.ingest.store;
+    let purged = if purge.filter.is_empty() && purge.seq == 0 && purge.keep == 0 {
+        store.purge()
+    } else {
+        store.purge_ex(purge.filter.as_bytes(), purge.seq, purge.keep)
+    }
+    .map_err(|e| table::STREAM_PURGE_FAILED_F.with(&[("err", &e)]))?;
+    let _ = store.sync();
+    Ok(encode(
+        "stream_purge_response",
+        None,
+        PurgeResponse {
+            success: true,
+            purged,
+        },
+    ))
+}
+
+/// `{"offset":…,"subject":…}` of NAMES and LIST.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ListRequest {
+    offset: usize,
+    subject: String,
+}
+
+fn listed(req: &Request<'_>) -> Result<(Vec<Arc<Stream>>, usize), ApiError> {
+    let list: ListRequest = if req.body.is_empty() {
+        ListRequest::default()
+    } else {
+        decode_request(req.body)?
+    };
+    let mut streams = req.jsa.streams();
+    if !list.subject.is_empty() {
+        streams.retain(|s| {
+            s.core.lock().config.subjects.iter().any(|subj| {
+                nats_subject::subjects_collide(subj.as_bytes(), list.subject.as_bytes())
+            })
+        });
+    }
+    Ok((streams, list.offset))
+}
+
+pub fn names(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
+    let (streams, offset) = listed(req)?;
+    let total = streams.len();
+    let page: Vec<String> = streams
+        .iter()
+        .skip(offset)
+        .take(NAMES_PAGE)
+        .map(|s| s.name.clone())
+        .collect();
+    Ok(encode(
+        "stream_names_response",
+        None,
+        StreamNamesResponse {
+            paged: Paged {
+                total,
+                offset,
+                limit: NAMES_PAGE,
+            },
+            streams: (!page.is_empty()).then_some(page),
+        },
+    ))
+}
+
+pub fn list(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
+    let (streams, offset) = listed(req)?;
+    let total = streams.len();
+    let page = streams
+        .iter()
+        .skip(offset)
+        .take(LIST_PAGE)
+        .map(|s| stream_info(req, s, false, false))
+        .collect();
+    Ok(encode(
+        "stream_list_response",
+        None,
+        StreamListResponse {
+            paged: Paged {
+                total,
+                offset,
+                limit: LIST_PAGE,
+            },
+            streams: page,
+        },
+    ))
+}
+
+/// `{"seq":…}`, `{"last_by_subj":…}` or `{"next_by_subj":…,"seq":…}`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct MsgGetRequest {
+    seq: u64,
+    last_by_subj: String,
+    next_by_subj: String,
+}
+
+pub fn msg_get(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    let stream = req
+        .jsa
+        .stream(name)
+        .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
+    let get: MsgGetRequest = decode_request(req.body)?;
+    let core = stream.core.lock();
+    let store = &core.ingest.store;
+    let found = if !get.last_by_subj.is_empty() {
+        Filter::new(get.last_by_subj.as_bytes()).and_then(|f| store.load_last_msg(&f))
+    } else if !get.next_by_subj.is_empty() {
+        Filter::new(get.next_by_subj.as_bytes())
+            .and_then(|f| store.load_next_msg(&f, get.seq.max(1)))
+    } else {
+        store.load_msg(get.seq)
+    };
+    let msg = found.map_err(|_| table::NO_MESSAGE_FOUND.err())?;
+    drop(core);
+    let b64 =
+        |b: &[u8]| (!b.is_empty()).then(|| base64::engine::general_purpose::STANDARD.encode(b));
+    Ok(encode(
+        "stream_msg_get_response",
+        None,
+        MsgGetResponse {
+            message: StoredMsgJson {
+                subject: String::from_utf8_lossy(&msg.subject).into_owned(),
+                seq: msg.seq,
+                hdrs: b64(&msg.headers),
+                data: b64(&msg.payload),
+                time: natrium_gofmt::time::rfc3339_nanos(msg.timestamp_ns),
+            },
+        },
+    ))
+}
+
+/// `{"seq":…,"no_erase":…}`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct MsgDeleteRequest {
+    seq: u64,
+    no_erase: bool,
+}
+
+pub fn msg_delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    let stream = req
+        .jsa
+        .stream(name)
+        .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
+    let del: MsgDeleteRequest = decode_request(req.body)?;
+    let mut core = stream.core.lock();
+    if core.config.sealed {
+        return Err(table::STREAM_SEALED.err());
+    }
+    if core.config.deny_delete {
+        return Err(
+            table::STREAM_MSG_DELETE_FAILED_F.with(&[("err", &"message delete not permitted")])
+        );
+    }
+    let store = &mut core.ingest.store;
+    let removed = if del.no_erase {
+        store.remove_msg(del.seq)
+    } else {
+        store.erase_msg(del.seq)
+    };
+    match removed {
+        Ok(true) => {
+            let _ = store.sync();
+            Ok(encode(
+                "stream_msg_delete_response",
+                None,
+                Success { success: true },
+            ))
+        }
+        Ok(false) | Err(natrium_store::StoreError::NotFound) => {
+            Err(table::STREAM_MSG_DELETE_FAILED_F.with(&[("err", &"no message found")]))
+        }
+        Err(err) => Err(store_failed(&err)),
+    }
+}
+
+/// The error document for `kind`: stream info carries the paging fields even then.
+pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
+    if kind == "stream_info_response" {
+        return encode(kind, Some(err), Paged::default());
+    }
+    encode(kind, Some(err), Empty {})
+}

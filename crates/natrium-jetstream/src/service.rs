@@ -1,0 +1,191 @@
+//! The JetStream service: start-up (Go's banner and log lines), the accounts it serves, the
+//! streams recovered from the store directory, and the drain at shutdown.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use natrium_conf::options::JetStreamOptions;
+use natrium_core::account::Account;
+use natrium_core::Server;
+use natrium_store::io::StdFs;
+use natrium_store::io::StorageIo;
+use parking_lot::Mutex;
+
+use crate::account::JsAccount;
+use crate::api;
+
+/// Go's JetStream API level, announced in INFO and the banner.
+pub const API_LEVEL: u32 = 5;
+
+/// What the binary resolved before start: the options, the directory and the limits (a
+/// share of the machine's memory and disk when none was configured).
+#[derive(Debug, Clone)]
+pub struct JetStreamSettings {
+    pub options: JetStreamOptions,
+    /// `<store_dir>/jetstream`.
+    pub store_dir: PathBuf,
+    pub domain: String,
+    pub max_memory: i64,
+    pub max_store: i64,
+}
+
+/// The running service.
+pub struct JetStream {
+    pub server: Server,
+    pub settings: JetStreamSettings,
+    pub(crate) io: Arc<dyn StorageIo>,
+    accounts: Mutex<BTreeMap<String, Arc<JsAccount>>>,
+    pub api_total: AtomicU64,
+    pub api_errors: AtomicU64,
+}
+
+/// Starts JetStream: logs Go's banner, enables the global account, recovers its streams and
+/// starts answering `$JS.API`. The error is the fatal message.
+pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStream>, String> {
+    let began = Instant::now();
+    tracing::info!("Starting JetStream");
+    banner(&settings);
+    let io: Arc<dyn StorageIo> = Arc::new(StdFs);
+    io.create_dir_all(&settings.store_dir).map_err(|e| {
+        format!(
+            "could not create storage directory - {}: {e}",
+            settings.store_dir.display()
+        )
+    })?;
+    let js = Arc::new(JetStream {
+        server: server.clone(),
+        settings,
+        io,
+        accounts: Mutex::new(BTreeMap::new()),
+        api_total: AtomicU64::new(0),
+        api_errors: AtomicU64::new(0),
+    });
+    // TODO(#15): accounts with `jetstream` in their config or JWT; today the global account.
+    if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
+        js.enable_account(&global);
+    }
+    api::start(&js);
+    let drain = Arc::clone(&js);
+    server.on_drain("jetstream", move || async move {
+        let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;
+    });
+    tracing::info!(
+        "Took {} to start JetStream",
+        natrium_gofmt::go_duration(began.elapsed())
+    );
+    Ok(js)
+}
+
+fn banner(settings: &JetStreamSettings) {
+    for line in [
+        "    _ ___ _____ ___ _____ ___ ___   _   __  __",
+        " _ | | __|_   _/ __|_   _| _ \\ __| /_\\ |  \\/  |",
+        "| || | _|  | | \\__ \\ | | |   / _| / _ \\| |\\/| |",
+        " \\__/|___| |_| |___/ |_| |_|_\\___/_/ \\_\\_|  |_|",
+        "",
+        "         https://docs.nats.io/jetstream",
+        "",
+        "---------------- JETSTREAM ----------------",
+    ] {
+        tracing::info!("{line}");
+    }
+    let opts = &settings.options;
+    if opts.strict {
+        tracing::info!("  Strict:          true");
+    }
+    tracing::info!("  Max Memory:      {}", friendly_bytes(settings.max_memory));
+    tracing::info!("  Max Storage:     {}", friendly_bytes(settings.max_store));
+    tracing::info!("  Store Directory: \"{}\"", settings.store_dir.display());
+    if !settings.domain.is_empty() {
+        tracing::info!("  Domain:          {}", settings.domain);
+    }
+    if !opts.key.is_empty() {
+        let cipher = if opts.cipher == "aes" {
+            "AES"
+        } else {
+            "ChaCha20"
+        };
+        tracing::info!("  Encryption:      {cipher}");
+    }
+    tracing::info!("  API Level:       {API_LEVEL}");
+    tracing::info!("-------------------------------------------");
+}
+
+/// Go's `friendlyBytes`: `512 B`, `17.66 GB` (powers of 1024, two decimals).
+pub fn friendly_bytes(bytes: i64) -> String {
+    let mut value = bytes as f64;
+    if value < 1024.0 {
+        return format!("{bytes} B");
+    }
+    let mut unit = 0;
+    while value >= 1024.0 && unit < 6 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let prefix = ["", "K", "M", "G", "T", "P", "E"]
+        .get(unit)
+        .copied()
+        .unwrap_or("E");
+    format!("{value:.2} {prefix}B")
+}
+
+impl JetStream {
+    /// Turns JetStream on for `account` and recovers its streams.
+    pub fn enable_account(&self, account: &Arc<Account>) -> Arc<JsAccount> {
+        let mut accounts = self.accounts.lock();
+        if let Some(existing) = accounts.get(&*account.name) {
+            return Arc::clone(existing);
+        }
+        let dir = self.settings.store_dir.join(&*account.name);
+        let jsa = Arc::new(JsAccount::new(Arc::clone(account), dir));
+        tracing::debug!("Recovering JetStream state for account {:?}", account.name);
+        jsa.recover(self);
+        tracing::debug!("JetStream state for account {:?} recovered", account.name);
+        accounts.insert(account.name.clone(), Arc::clone(&jsa));
+        jsa
+    }
+
+    /// The JetStream state of the account named `name`, if it is enabled there.
+    pub fn account(&self, name: &str) -> Option<Arc<JsAccount>> {
+        self.accounts.lock().get(name).cloned()
+    }
+
+    /// Every enabled account.
+    pub fn accounts(&self) -> Vec<Arc<JsAccount>> {
+        self.accounts.lock().values().cloned().collect()
+    }
+
+    /// Stores what every stream captured, syncs and closes the stores (shutdown).
+    pub fn stop_all(&self) {
+        for jsa in self.accounts() {
+            jsa.stop_all();
+        }
+    }
+
+    pub(crate) fn count_api(&self, error: bool) {
+        self.api_total.fetch_add(1, Ordering::Relaxed);
+        if error {
+            self.api_errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The directory of the streams of `account`.
+    pub fn streams_dir(&self, account: &str) -> PathBuf {
+        self.settings.store_dir.join(account).join("streams")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::friendly_bytes;
+
+    #[test]
+    fn service_friendly_bytes_like_go() {
+        assert_eq!(friendly_bytes(512), "512 B");
+        assert_eq!(friendly_bytes(1536), "1.50 KB");
+        assert_eq!(friendly_bytes(18_963_124_224), "17.66 GB");
+    }
+}

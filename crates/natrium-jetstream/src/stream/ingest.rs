@@ -1,0 +1,228 @@
+//! Storing what a stream captured: each message checked against the stream's rules and the
+//! publisher's expectations (headers), stored, and acknowledged with Go's PubAck JSON once it
+//! is as durable as the stream's policy asks.
+//!
+//! Group commit: the ingest task hands over everything queued so far; every message is
+//! written, the store syncs once, then all the acks go out. A failed sync turns every ack of
+//! the batch into an error, so no publisher is told a message is stored that may be gone.
+
+use bytes::Bytes;
+use natrium_core::endpoint::Delivery;
+use natrium_store::{DedupWindow, Filter, MsgTtl, NewMsg, StoreError, StreamStore};
+
+use super::headers::PublishHeaders;
+use crate::config::StreamConfig;
+use crate::errors::{table, ApiError};
+
+/// What became of one published message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Stored(u64),
+    /// The `Nats-Msg-Id` was seen inside the duplicate window; the first copy's sequence.
+    Duplicate(u64),
+    Refused(ApiError),
+}
+
+/// A stream's writable state: its store and what publishing needs beside it.
+pub struct Ingest {
+    pub store: Box<dyn StreamStore>,
+    pub dedup: DedupWindow,
+    /// The `Nats-Msg-Id` of the last message stored (for `Nats-Expected-Last-Msg-Id`).
+    last_msg_id: Option<Box<[u8]>>,
+    /// `{"stream":"<name>",` (and `"domain":"<d>",`) `"seq":`: every ack starts so.
+    ack_prefix: Vec<u8>,
+}
+
+impl Ingest {
+    pub fn new(store: Box<dyn StreamStore>, config: &StreamConfig, domain: &str) -> Self {
+        let window = std::time::Duration::from_nanos(config.duplicate_window.max(0) as u64);
+        let mut ingest = Self {
+            store,
+            dedup: DedupWindow::new(window),
+            last_msg_id: None,
+            ack_prefix: Vec::new(),
+        };
+        ingest.set_ack_prefix(&config.name, domain);
+        ingest
+    }
+
+    fn set_ack_prefix(&mut self, name: &str, domain: &str) {
+        let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        let mut prefix = format!("{{\"stream\":{},", quote(name));
+        if !domain.is_empty() {
+            prefix.push_str("\"domain\":");
+            prefix.push_str(&quote(domain));
+            prefix.push(',');
+        }
+        prefix.push_str("\"seq\":");
+        self.ack_prefix = prefix.into_bytes();
+    }
+
+    /// Checks and stores one message at `now_ns`.
+    pub fn process(&mut self, config: &StreamConfig, msg: &Delivery, now_ns: i64) -> Outcome {
+        let block = msg.headers.as_deref().unwrap_or_default();
+        let hdrs = if block.is_empty() {
+            PublishHeaders::default()
+        } else {
+            PublishHeaders::read(block)
+        };
+        match self.check(config, msg, &hdrs) {
+            Ok(Some(dup)) => return Outcome::Duplicate(dup),
+            Ok(None) => {}
+            Err(err) => return Outcome::Refused(err),
+        }
+        let ttl = match ttl(config, &hdrs) {
+            Ok(ttl) => ttl,
+            Err(err) => return Outcome::Refused(err),
+        };
+        let roll_all = hdrs.rollup == Some(&b"all"[..]);
+        if roll_all {
+            if let Err(err) = self.store.purge() {
+                return Outcome::Refused(store_failed(&err));
+            }
+        }
+        let new = NewMsg {
+            ttl,
+            rollup: hdrs.rollup == Some(&b"sub"[..]),
+            ..NewMsg::new(
+                &msg.subject,
+                msg.headers.clone().unwrap_or_default(),
+                msg.payload.clone(),
+                now_ns,
+            )
+        };
+        match self.store.store_msg(new) {
+            Ok(stored) => {
+                if let Some(id) = hdrs.msg_id {
+                    self.dedup.insert(id, stored.seq, now_ns);
+                    self.last_msg_id = Some(id.into());
+                } else {
+                    self.last_msg_id = None;
+                }
+                Outcome::Stored(stored.seq)
+            }
+            Err(err) => Outcome::Refused(store_failed(&err)),
+        }
+    }
+
+    /// The stream's rules and the publisher's expectations; `Ok(Some(seq))` for a duplicate.
+    fn check(
+        &mut self,
+        config: &StreamConfig,
+        msg: &Delivery,
+        hdrs: &PublishHeaders<'_>,
+    ) -> Result<Option<u64>, ApiError> {
+        if config.sealed {
+            return Err(table::STREAM_SEALED.err());
+        }
+        let size = msg.headers.as_ref().map_or(0, Bytes::len) + msg.payload.len();
+        if config.max_msg_size > 0 && size > config.max_msg_size as usize {
+            return Err(table::STREAM_MESSAGE_EXCEEDS_MAXIMUM.err());
+        }
+        if let Some(expected) = hdrs.expected_stream {
+            if expected != config.name.as_bytes() {
+                return Err(table::STREAM_NOT_MATCH.err());
+            }
+        }
+        if let Some(id) = hdrs.msg_id {
+            if let Some(seq) = self.dedup.check(id) {
+                return Ok(Some(seq));
+            }
+        }
+        if let Some(expected) = hdrs.expected_last_seq {
+            let last = self.store.fast_state().last_seq;
+            if expected != last {
+                return Err(table::STREAM_WRONG_LAST_SEQUENCE.with(&[("seq", &last)]));
+            }
+        }
+        if let Some(expected) = hdrs.expected_last_msg_id {
+            let last = self.last_msg_id.as_deref().unwrap_or_default();
+            if expected != last {
+                let last = String::from_utf8_lossy(last);
+                return Err(table::STREAM_WRONG_LAST_MSG_ID.with(&[("id", &last)]));
+            }
+        }
+        if let Some(expected) = hdrs.expected_last_subject_seq {
+            let subject = hdrs
+                .expected_last_subject_seq_subject
+                .unwrap_or(&msg.subject);
+            let last = match Filter::new(subject) {
+                Ok(filter) => self.store.load_last_msg(&filter).map_or(0, |m| m.seq),
+                Err(_) => 0,
+            };
+            if expected != last {
+                return Err(table::STREAM_WRONG_LAST_SEQUENCE.with(&[("seq", &last)]));
+            }
+        }
+        if let Some(rollup) = hdrs.rollup {
+            if !config.allow_rollup_hdrs {
+                return Err(table::STREAM_ROLLUP_FAILED_F.with(&[("err", &"rollup not permitted")]));
+            }
+            if rollup != b"sub" && rollup != b"all" {
+                let text = String::from_utf8_lossy(rollup);
+                let err = format!("rollup value invalid: {text:?}");
+                return Err(table::STREAM_ROLLUP_FAILED_F.with(&[("err", &err)]));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The acknowledgement for `outcome`, as Go writes it.
+    pub fn ack(&self, outcome: &Outcome, out: &mut Vec<u8>) {
+        out.clear();
+        match outcome {
+            Outcome::Stored(seq) => {
+                out.extend_from_slice(&self.ack_prefix);
+                out.extend_from_slice(seq.to_string().as_bytes());
+                out.push(b'}');
+            }
+            Outcome::Duplicate(seq) => {
+                out.extend_from_slice(&self.ack_prefix);
+                out.extend_from_slice(seq.to_string().as_bytes());
+                // Go's spelling, space included.
+                out.extend_from_slice(b",\"duplicate\": true}");
+            }
+            Outcome::Refused(err) => {
+                out.extend_from_slice(b"{\"error\":");
+                out.extend_from_slice(&serde_json::to_vec(err).unwrap_or_default());
+                out.push(b',');
+                out.extend_from_slice(self.ack_prefix.get(1..).unwrap_or_default());
+                out.extend_from_slice(b"0}");
+            }
+        }
+    }
+}
+
+/// `Nats-TTL`: refused unless the stream allows per-message TTLs; a Go duration or a number
+/// of seconds, or `never`.
+fn ttl(config: &StreamConfig, hdrs: &PublishHeaders<'_>) -> Result<MsgTtl, ApiError> {
+    let Some(value) = hdrs.ttl else {
+        return Ok(MsgTtl::None);
+    };
+    if !config.allow_msg_ttl {
+        return Err(table::MESSAGE_TTL_DISABLED.err());
+    }
+    let text = std::str::from_utf8(value).unwrap_or_default();
+    if text.eq_ignore_ascii_case("never") {
+        return Ok(MsgTtl::Never);
+    }
+    let secs = match text.parse::<i64>() {
+        Ok(n) => Some(n),
+        Err(_) => natrium_gofmt::parse_go_duration(text)
+            .ok()
+            .map(|ns| ns / 1_000_000_000),
+    };
+    match secs {
+        Some(n) if n >= 1 => Ok(MsgTtl::Secs(n as u64)),
+        _ => Err(table::MESSAGE_TTL_INVALID.err()),
+    }
+}
+
+/// A store refusal as the publisher sees it: Go's 10047 for a full disk, else 10077 with the
+/// store's words.
+pub fn store_failed(err: &StoreError) -> ApiError {
+    match err {
+        StoreError::StorageFull => table::STORAGE_RESOURCES_EXCEEDED.err(),
+        other => table::STREAM_STORE_FAILED_F.with(&[("err", other)]),
+    }
+}

@@ -1,0 +1,258 @@
+//! One stream: its configuration, its store, the capture subscriptions on its subjects, and
+//! the ingest task that stores what they catch.
+//!
+//! Locking: `core` is held while messages are stored and synced and while the API reads the
+//! store; nothing else is locked under it except the account's subscription index (taking
+//! or dropping the capture subscriptions).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use natrium_conf::options::SyncPolicy;
+use natrium_core::account::{Account, SubRef};
+use natrium_core::endpoint::{Delivery, Endpoint, Sink, Subscription};
+use natrium_core::internal::InternalClient;
+use natrium_store::{DiscardPolicy, StoreConfig};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::capture::IngestQueue;
+use super::ingest::{Ingest, Outcome};
+use crate::config::stream::{Discard, PersistMode, Storage};
+use crate::config::StreamConfig;
+
+/// At most this many captured messages are stored per sync (bounds an ack's wait behind a
+/// long batch).
+const BATCH_MAX: usize = 4096;
+
+/// A running stream.
+pub struct Stream {
+    pub name: String,
+    pub account: Arc<Account>,
+    /// Unix nanoseconds of creation (`created`).
+    pub created_ns: i64,
+    /// The stream's directory (file storage).
+    pub dir: Option<PathBuf>,
+    pub(crate) core: Mutex<StreamCore>,
+    queue: Arc<IngestQueue>,
+    stop: CancellationToken,
+}
+
+/// What `core` guards.
+pub struct StreamCore {
+    pub config: StreamConfig,
+    pub ingest: Ingest,
+    client: InternalClient,
+    subs: Vec<Arc<Subscription>>,
+    /// Acks wait for a sync (the durable default and `sync_interval: always`).
+    sync_before_ack: bool,
+    /// Reused ack buffer.
+    ack: Vec<u8>,
+}
+
+/// How a stream's writes become durable, from the server's sync policy and the stream's
+/// `persist_mode`.
+pub fn acks_wait_for_sync(config: &StreamConfig, sync: SyncPolicy) -> bool {
+    config.storage == Storage::File
+        && config.persist_mode == PersistMode::Default
+        && !matches!(sync, SyncPolicy::Interval(_))
+}
+
+/// The store's limits for a stream's configuration (Go's -1 and 0 are no limit).
+pub fn store_config(config: &StreamConfig) -> StoreConfig {
+    let limit = |n: i64| (n > 0).then_some(n as u64);
+    StoreConfig {
+        max_msgs: limit(config.max_msgs),
+        max_bytes: limit(config.max_bytes),
+        max_age: (config.max_age > 0).then(|| Duration::from_nanos(config.max_age as u64)),
+        max_msgs_per_subject: limit(config.max_msgs_per_subject),
+        max_msg_size: limit(i64::from(config.max_msg_size)),
+        discard: match config.discard {
+            Discard::Old => DiscardPolicy::Old,
+            Discard::New => DiscardPolicy::New,
+        },
+        discard_new_per_subject: config.discard_new_per_subject,
+    }
+}
+
+/// What a new stream starts with.
+pub struct StreamParts {
+    pub config: StreamConfig,
+    pub ingest: Ingest,
+    pub client: InternalClient,
+    pub account: Arc<Account>,
+    pub created_ns: i64,
+    pub dir: Option<PathBuf>,
+    pub sync: SyncPolicy,
+    pub queue_msgs: usize,
+    pub queue_bytes: usize,
+}
+
+impl Stream {
+    /// Starts the stream: subscribes its subjects and spawns its ingest task (and, with
+    /// `sync_interval`, its periodic sync).
+    pub fn start(parts: StreamParts) -> Arc<Stream> {
+        let cid = parts.client.cid();
+        let queue = Arc::new(IngestQueue::new(cid, parts.queue_msgs, parts.queue_bytes));
+        let sync_before_ack = acks_wait_for_sync(&parts.config, parts.sync);
+        let stream = Arc::new(Stream {
+            name: parts.config.name.clone(),
+            account: parts.account,
+            created_ns: parts.created_ns,
+            dir: parts.dir,
+            core: Mutex::new(StreamCore {
+                config: parts.config,
+                ingest: parts.ingest,
+                client: parts.client,
+                subs: Vec::new(),
+                sync_before_ack,
+                ack: Vec::new(),
+            }),
+            queue,
+            stop: CancellationToken::new(),
+        });
+        stream.subscribe_subjects();
+        tokio::spawn(Arc::clone(&stream).run_ingest());
+        if let SyncPolicy::Interval(every) = parts.sync {
+            tokio::spawn(Arc::clone(&stream).run_sync(every));
+        }
+        stream
+    }
+
+    /// (Re)subscribes the capture on the configured subjects.
+    pub fn subscribe_subjects(&self) {
+        let mut core = self.core.lock();
+        for sub in core.subs.drain(..) {
+            let _ = self.account.unsubscribe(&SubRef(sub));
+        }
+        let sink: Arc<dyn Sink> = Arc::clone(&self.queue) as Arc<dyn Sink>;
+        let subjects = core.config.subjects.clone();
+        for (i, subject) in subjects.iter().enumerate() {
+            let sid = i as u64 + 1;
+            let sub = Arc::new(Subscription {
+                endpoint: Endpoint::Sink(Arc::clone(&sink), sid),
+                subject: subject.as_bytes().into(),
+                queue: None,
+                sid: sid.to_string().into_bytes().into(),
+                max_msgs: 0.into(),
+                delivered: 0.into(),
+                deny_filter: None,
+            });
+            if self.account.subscribe(SubRef(Arc::clone(&sub))).is_ok() {
+                core.subs.push(sub);
+            }
+        }
+    }
+
+    /// Stops capturing and stops the tasks; what was queued is stored first.
+    pub fn stop(&self) {
+        let mut core = self.core.lock();
+        for sub in core.subs.drain(..) {
+            let _ = self.account.unsubscribe(&SubRef(sub));
+        }
+        drop(core);
+        self.stop.cancel();
+    }
+
+    async fn run_ingest(self: Arc<Self>) {
+        let file_backed = self.dir.is_some();
+        loop {
+            tokio::select! {
+                () = self.queue.wake.notified() => {}
+                () = self.stop.cancelled() => {
+                    if self.queue.is_empty() {
+                        break;
+                    }
+                }
+            }
+            loop {
+                let mut batch = Vec::new();
+                self.queue.take(BATCH_MAX, &mut batch);
+                if batch.is_empty() {
+                    break;
+                }
+                if file_backed {
+                    let stream = Arc::clone(&self);
+                    let _ = tokio::task::spawn_blocking(move || stream.ingest_batch(&batch)).await;
+                } else {
+                    self.ingest_batch(&batch);
+                }
+            }
+        }
+        let stream = Arc::clone(&self);
+        let _ = tokio::task::spawn_blocking(move || {
+            let mut core = stream.core.lock();
+            let _ = core.ingest.store.stop();
+        })
+        .await;
+    }
+
+    async fn run_sync(self: Arc<Self>, every: Duration) {
+        let mut tick = tokio::time::interval(every);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                () = self.stop.cancelled() => break,
+            }
+            let stream = Arc::clone(&self);
+            let _ = tokio::task::spawn_blocking(move || {
+                let _ = stream.core.lock().ingest.store.sync();
+            })
+            .await;
+        }
+    }
+
+    /// Stores a batch, syncs once if acks wait for it, then sends every ack.
+    fn ingest_batch(&self, batch: &[Delivery]) {
+        let mut core = self.core.lock();
+        let core = &mut *core;
+        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut stored_any = false;
+        for msg in batch {
+            let outcome = core.ingest.process(&core.config, msg, now_ns());
+            stored_any |= matches!(outcome, Outcome::Stored(_));
+            outcomes.push(outcome);
+        }
+        if stored_any && core.sync_before_ack {
+            if let Err(err) = core.ingest.store.sync() {
+                let refused = super::ingest::store_failed(&err);
+                tracing::error!(
+                    "JetStream failed to sync stream '{} > {}': {err}",
+                    self.account.name,
+                    self.name
+                );
+                for outcome in &mut outcomes {
+                    if matches!(outcome, Outcome::Stored(_)) {
+                        *outcome = Outcome::Refused(refused.clone());
+                    }
+                }
+            }
+        }
+        for (msg, outcome) in batch.iter().zip(&outcomes) {
+            let Some(reply) = msg.reply.as_deref() else {
+                continue;
+            };
+            let Ok(reply) = std::str::from_utf8(reply) else {
+                continue;
+            };
+            let mut ack = std::mem::take(&mut core.ack);
+            core.ingest.ack(outcome, &mut ack);
+            core.client.publish_in(&self.account, reply, None, &ack);
+            core.ack = ack;
+        }
+    }
+
+    /// Messages captured and not yet stored.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+/// The wall clock in Unix nanoseconds.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}

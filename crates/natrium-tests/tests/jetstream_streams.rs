@@ -1,0 +1,253 @@
+//! JetStream streams through the official Rust client (`async-nats`) and raw `$JS.API`
+//! requests against our binary: create, info, list, publish with acks and expectations,
+//! message get and delete, purge, delete, and streams surviving kill -9.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, context::Publish, stream};
+use futures::TryStreamExt;
+use natrium_tests::ServerProcess;
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn start(dir: &std::path::Path) -> ServerProcess {
+    let dir = dir.display().to_string();
+    ServerProcess::start(&["-js", "-sd", &dir])
+}
+
+async fn request(client: &async_nats::Client, subject: &str, body: &str) -> Value {
+    let msg = tokio::time::timeout(
+        WAIT,
+        client.request(subject.to_owned(), body.to_owned().into()),
+    )
+    .await
+    .expect("answer in time")
+    .expect("answer");
+    serde_json::from_slice(&msg.payload).expect("json")
+}
+
+#[tokio::test]
+async fn jetstream_stream_lifecycle_through_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    assert!(server.log_text().contains("Starting JetStream"));
+    assert!(server
+        .log_text()
+        .contains(&format!("Store Directory: \"{}/jetstream\"", dir.path().display())));
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    let info = js.query_account().await.unwrap();
+    assert_eq!(info.streams, 0);
+
+    let mut stream = js
+        .create_stream(stream::Config {
+            name: "ORDERS".into(),
+            subjects: vec!["orders.>".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(stream.cached_info().config.max_messages, -1);
+    for i in 0..10 {
+        let ack = js
+            .publish(format!("orders.{}", i % 3), format!("order {i}").into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        assert_eq!((ack.stream.as_str(), ack.sequence), ("ORDERS", i + 1));
+    }
+    let info = stream.info().await.unwrap();
+    assert_eq!(info.state.messages, 10);
+    assert_eq!((info.state.first_sequence, info.state.last_sequence), (1, 10));
+
+    let msg = stream.get_raw_message(4).await.unwrap();
+    assert_eq!((msg.subject.as_str(), &msg.payload[..]), ("orders.0", &b"order 3"[..]));
+    let last = stream.get_last_raw_message_by_subject("orders.1").await.unwrap();
+    assert_eq!(last.sequence, 8);
+    assert!(stream.delete_message(4).await.unwrap());
+    assert!(stream.get_raw_message(4).await.is_err());
+
+    let names: Vec<String> = js.stream_names().try_collect().await.unwrap();
+    assert_eq!(names, ["ORDERS"]);
+    let purged = stream.purge().filter("orders.2").await.unwrap();
+    assert_eq!(purged.purged, 3);
+    assert_eq!(stream.info().await.unwrap().state.messages, 6);
+    assert!(js.delete_stream("ORDERS").await.unwrap().success);
+    assert!(js.get_stream("ORDERS").await.is_err());
+}
+
+#[tokio::test]
+async fn jetstream_publish_expectations_and_dedup_answer_like_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    js.create_stream(stream::Config {
+        name: "P".into(),
+        subjects: vec!["p.>".into()],
+        max_message_size: 100,
+        storage: stream::StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let publish = |subject: &'static str, headers: &[(&str, &str)], body: &'static str| {
+        let mut map = async_nats::HeaderMap::new();
+        for (k, v) in headers {
+            map.insert(*k, *v);
+        }
+        let client = client.clone();
+        async move {
+            let msg = client
+                .request_with_headers(subject, map, body.into())
+                .await
+                .unwrap();
+            String::from_utf8(msg.payload.to_vec()).unwrap()
+        }
+    };
+    assert_eq!(publish("p.a", &[("Nats-Msg-Id", "1")], "x").await, r#"{"stream":"P","seq":1}"#);
+    assert_eq!(
+        publish("p.a", &[("Nats-Msg-Id", "1")], "x").await,
+        r#"{"stream":"P","seq":1,"duplicate": true}"#
+    );
+    let refused = |code: u16, err: u16, text: &str| {
+        format!(
+            r#"{{"error":{{"code":{code},"err_code":{err},"description":"{text}"}},"stream":"P","seq":0}}"#
+        )
+    };
+    assert_eq!(
+        publish("p.a", &[], &"z".repeat(101).leak()[..]).await,
+        refused(400, 10054, "message size exceeds maximum allowed")
+    );
+    assert_eq!(
+        publish("p.a", &[("Nats-Expected-Last-Sequence", "5")], "x").await,
+        refused(400, 10071, "wrong last sequence: 1")
+    );
+    assert_eq!(
+        publish("p.a", &[("Nats-Expected-Stream", "Q")], "x").await,
+        refused(400, 10060, "expected stream does not match")
+    );
+    assert_eq!(
+        publish("p.a", &[("Nats-Expected-Last-Msg-Id", "zz")], "x").await,
+        refused(400, 10070, "wrong last msg ID: 1")
+    );
+    assert_eq!(
+        publish("p.b", &[("Nats-Expected-Last-Subject-Sequence", "3")], "x").await,
+        refused(400, 10071, "wrong last sequence: 0")
+    );
+    assert_eq!(
+        publish("p.b", &[("Nats-Rollup", "sub")], "x").await,
+        refused(500, 10111, "rollup not permitted")
+    );
+    assert_eq!(
+        publish("p.b", &[("Nats-TTL", "5s")], "x").await,
+        refused(400, 10166, "per-message TTL is disabled")
+    );
+    let ack = js
+        .send_publish("p.c", Publish::build().payload("ok".into()).expected_last_sequence(1))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(ack.sequence, 2);
+}
+
+#[tokio::test]
+async fn jetstream_api_errors_answer_like_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let created = request(
+        &client,
+        "$JS.API.STREAM.CREATE.S1",
+        r#"{"name":"S1","subjects":["foo.>"]}"#,
+    )
+    .await;
+    assert_eq!(created["did_create"], true);
+    assert_eq!(created["config"]["duplicate_window"], 120_000_000_000_i64);
+    assert_eq!(created["config"]["metadata"]["_nats.level"], "5");
+    let err = |code: i64, err_code: i64, description: &str| {
+        serde_json::json!({"code": code, "err_code": err_code, "description": description})
+    };
+    let overlap = request(
+        &client,
+        "$JS.API.STREAM.CREATE.S2",
+        r#"{"name":"S2","subjects":["foo.bar"]}"#,
+    )
+    .await;
+    assert_eq!(overlap["error"], err(400, 10065, "subjects overlap with an existing stream"));
+    let mismatch = request(&client, "$JS.API.STREAM.CREATE.S3", r#"{"name":"S4"}"#).await;
+    assert_eq!(
+        mismatch["error"],
+        err(400, 10056, "stream name in subject does not match request")
+    );
+    let missing = request(&client, "$JS.API.STREAM.INFO.NOPE", "").await;
+    assert_eq!(missing["error"], err(404, 10059, "stream not found"));
+    assert_eq!((missing["total"].clone(), missing["limit"].clone()), (0.into(), 0.into()));
+    let changed = request(
+        &client,
+        "$JS.API.STREAM.CREATE.S1",
+        r#"{"name":"S1","subjects":["foo.>"],"max_msgs":5}"#,
+    )
+    .await;
+    assert_eq!(
+        changed["error"],
+        err(400, 10058, "stream name already in use with a different configuration")
+    );
+    let gone = request(&client, "$JS.API.STREAM.MSG.DELETE.S1", r#"{"seq":9}"#).await;
+    assert_eq!(gone["error"], err(500, 10057, "no message found"));
+    let info = request(&client, "$JS.API.INFO", "").await;
+    assert_eq!(info["type"], "io.nats.jetstream.api.v1.account_info_response");
+    assert_eq!(info["api"]["level"], 5);
+    assert_eq!(info["streams"], 1);
+}
+
+#[tokio::test]
+async fn jetstream_acked_messages_survive_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    js.create_stream(stream::Config {
+        name: "DURABLE".into(),
+        subjects: vec!["d.>".into()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // Many publishes in flight at once: they share syncs, and every ack counts.
+    let mut acks = Vec::new();
+    for i in 0..500 {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Msg-Id", format!("id-{i}").as_str());
+        acks.push(
+            js.publish_with_headers(format!("d.{}", i % 7), headers, format!("m{i}").into())
+                .await
+                .unwrap(),
+        );
+    }
+    let mut acked = 0;
+    for ack in acks {
+        ack.await.unwrap();
+        acked += 1;
+    }
+    server.kill();
+    drop(client);
+    let server = start(dir.path());
+    assert!(server
+        .log_text()
+        .contains("Restored 500 messages for stream '$G > DURABLE'"));
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client);
+    let stream = js.get_stream("DURABLE").await.unwrap();
+    assert_eq!(stream.cached_info().state.messages, acked);
+    for seq in [1, 250, 500] {
+        let msg = stream.get_raw_message(seq).await.unwrap();
+        let i = seq - 1;
+        assert_eq!(&msg.payload[..], format!("m{i}").as_bytes());
+        let id = msg.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned());
+        assert_eq!(id.as_deref(), Some(format!("id-{i}").as_str()));
+    }
+}

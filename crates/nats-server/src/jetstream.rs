@@ -1,0 +1,69 @@
+//! Starting JetStream: where it stores and how much it may use, resolved as Go resolves them
+//! (a share of the machine's memory and of the store directory's free disk when no limit is
+//! configured).
+
+use std::path::{Path, PathBuf};
+
+use natrium_conf::options::ServerOptions;
+use natrium_core::Server;
+use natrium_jetstream::JetStreamSettings;
+
+/// Go's fallbacks when the machine cannot tell (`JetStreamMaxMemDefault`, `…StoreDefault`).
+const MAX_MEMORY_FALLBACK: i64 = 1 << 30;
+const MAX_STORE_FALLBACK: i64 = 1 << 40;
+
+pub fn start(server: &Server, options: &ServerOptions) -> Result<(), String> {
+    let js = &options.jetstream;
+    let store_dir = if options.store_dir.is_empty() {
+        tracing::warn!("Temporary storage directory used, data could be lost on system reboot");
+        std::env::temp_dir().join("nats").join("jetstream")
+    } else {
+        PathBuf::from(&options.store_dir).join("jetstream")
+    };
+    if let Err(err) = std::fs::create_dir_all(&store_dir) {
+        return Err(format!(
+            "Could not create storage directory - {}: {err}",
+            store_dir.display()
+        ));
+    }
+    let max_memory = if js.max_memory > 0 {
+        js.max_memory
+    } else {
+        total_memory().map_or(MAX_MEMORY_FALLBACK, |m| m / 4 * 3)
+    };
+    let max_store = if js.max_store > 0 {
+        js.max_store
+    } else {
+        disk_available(&store_dir).unwrap_or(MAX_STORE_FALLBACK)
+    };
+    let settings = JetStreamSettings {
+        options: js.clone(),
+        store_dir,
+        domain: options.jetstream_domain.clone(),
+        max_memory,
+        max_store,
+    };
+    natrium_jetstream::start(server, settings).map(|_| ())
+}
+
+/// `MemTotal` of `/proc/meminfo`, in bytes.
+fn total_memory() -> Option<i64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: i64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Three quarters of the free space available to us under `dir`.
+#[allow(unsafe_code)]
+fn disk_available(dir: &Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `path` is a valid C string and `stat` a properly sized, writable struct.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &raw mut stat) } != 0 {
+        return None;
+    }
+    let bytes = stat.f_bavail.saturating_mul(stat.f_frsize);
+    Some(i64::try_from(bytes / 4 * 3).unwrap_or(i64::MAX))
+}
