@@ -199,7 +199,7 @@ impl Walk {
                 let Value::Array(items) = v else {
                     return Ok(None);
                 };
-                return self.structs(items, s).map(Some);
+                return self.structs(items, s, strukt).map(Some);
             }
             (other, value) => {
                 let what = kind(value);
@@ -211,14 +211,19 @@ impl Walk {
         Ok(ok.then_some(v))
     }
 
-    fn structs(&mut self, items: Vec<Value>, s: &'static GoStruct) -> Result<Value, String> {
+    fn structs(
+        &mut self,
+        items: Vec<Value>,
+        s: &'static GoStruct,
+        strukt: &str,
+    ) -> Result<Value, String> {
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             match item {
                 Value::Object(map) => out.push(self.object(map, s)?),
                 Value::Null => out.push(Value::Null),
                 other => {
-                    self.mismatch(kind(&other), s.name, &format!("server.{}", s.name));
+                    self.mismatch(kind(&other), strukt, &format!("server.{}", s.name));
                 }
             }
         }

@@ -236,6 +236,10 @@ const JSON_ERRORS: &[(&str, &str)] = &[
     (r#"{"name":"S3","first_seq":-1}"#, "json: cannot unmarshal number -1 into Go struct field StreamConfigRequest.StreamConfig.first_seq of type uint64"),
     (r#"{"name":"S3","sealed":1}"#, "json: cannot unmarshal number into Go struct field StreamConfigRequest.StreamConfig.sealed of type bool"),
     (r#"{"name":"S3","metadata":{"a":1}}"#, "json: cannot unmarshal number into Go struct field StreamConfigRequest.StreamConfig.metadata of type string"),
+    (r#"{"name":"Z","sources":[{"name":2}]}"#, "json: cannot unmarshal number into Go struct field StreamSource.StreamConfig.sources.name of type string"),
+    (r#"{"name":"Z","subjects":[1]}"#, "json: cannot unmarshal number into Go struct field StreamConfigRequest.StreamConfig.subjects of type string"),
+    (r#"{"name":"Z","pedantic":1}"#, "json: cannot unmarshal number into Go struct field StreamConfigRequest.pedantic of type bool"),
+    (r#"{"name":"Z","sources":[1]}"#, "json: cannot unmarshal number into Go struct field StreamConfigRequest.StreamConfig.sources of type server.StreamSource"),
     (r#"{"name":"A","external":1}"#, r#"json: unknown field "external""#),
 ];
 
