@@ -198,10 +198,9 @@ pub struct ApiStatsJson {
 /// Serializes a response document.
 pub fn encode<T: Serialize>(kind: &str, error: Option<&ApiError>, body: T) -> Vec<u8> {
     let full = format!("io.nats.jetstream.api.v1.{kind}");
-    serde_json::to_vec(&Response {
+    crate::config::to_go_json(&Response {
         kind: &full,
         error,
         body,
     })
-    .unwrap_or_default()
 }

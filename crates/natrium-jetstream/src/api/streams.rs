@@ -14,7 +14,7 @@ use super::responses::{
 use super::Request;
 use crate::config::context::CheckContext;
 use crate::config::metadata::with_dynamic_metadata;
-use crate::config::{decode_request, StreamConfig};
+use crate::config::{decode_request, decode_stream_request, StreamConfig};
 use crate::errors::{table, ApiError};
 use crate::stream::ingest::store_failed;
 use crate::stream::running::now_ns;
@@ -93,14 +93,19 @@ pub fn stream_info(
 
 pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     const KIND: &str = "stream_create_response";
-    let mut config: StreamConfig = decode_request(req.body)?;
+    let request = decode_stream_request(req.body)?;
+    let mut config = request.config;
     if config.name.is_empty() {
         name.clone_into(&mut config.name);
     }
     if config.name != name {
         return Err(table::STREAM_MISMATCH.err());
     }
-    let config = config.checked_for_create(&context(req))?;
+    let ctx = CheckContext {
+        pedantic: request.pedantic,
+        ..context(req)
+    };
+    let config = config.checked_for_create(&ctx)?;
     if let Some(existing) = req.jsa.stream(name) {
         if existing.core.lock().config != config {
             return Err(table::STREAM_NAME_EXIST.err());
