@@ -32,9 +32,10 @@ async fn jetstream_stream_lifecycle_through_the_client() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path());
     assert!(server.log_text().contains("Starting JetStream"));
-    assert!(server
-        .log_text()
-        .contains(&format!("Store Directory: \"{}/jetstream\"", dir.path().display())));
+    assert!(server.log_text().contains(&format!(
+        "Store Directory: \"{}/jetstream\"",
+        dir.path().display()
+    )));
     let client = async_nats::connect(server.url()).await.unwrap();
     let js = jetstream::new(client.clone());
     let info = js.query_account().await.unwrap();
@@ -60,11 +61,20 @@ async fn jetstream_stream_lifecycle_through_the_client() {
     }
     let info = stream.info().await.unwrap();
     assert_eq!(info.state.messages, 10);
-    assert_eq!((info.state.first_sequence, info.state.last_sequence), (1, 10));
+    assert_eq!(
+        (info.state.first_sequence, info.state.last_sequence),
+        (1, 10)
+    );
 
     let msg = stream.get_raw_message(4).await.unwrap();
-    assert_eq!((msg.subject.as_str(), &msg.payload[..]), ("orders.0", &b"order 3"[..]));
-    let last = stream.get_last_raw_message_by_subject("orders.1").await.unwrap();
+    assert_eq!(
+        (msg.subject.as_str(), &msg.payload[..]),
+        ("orders.0", &b"order 3"[..])
+    );
+    let last = stream
+        .get_last_raw_message_by_subject("orders.1")
+        .await
+        .unwrap();
     assert_eq!(last.sequence, 8);
     assert!(stream.delete_message(4).await.unwrap());
     assert!(stream.get_raw_message(4).await.is_err());
@@ -107,7 +117,10 @@ async fn jetstream_publish_expectations_and_dedup_answer_like_go() {
             String::from_utf8(msg.payload.to_vec()).unwrap()
         }
     };
-    assert_eq!(publish("p.a", &[("Nats-Msg-Id", "1")], "x").await, r#"{"stream":"P","seq":1}"#);
+    assert_eq!(
+        publish("p.a", &[("Nats-Msg-Id", "1")], "x").await,
+        r#"{"stream":"P","seq":1}"#
+    );
     assert_eq!(
         publish("p.a", &[("Nats-Msg-Id", "1")], "x").await,
         r#"{"stream":"P","seq":1,"duplicate": true}"#
@@ -146,7 +159,12 @@ async fn jetstream_publish_expectations_and_dedup_answer_like_go() {
         refused(400, 10166, "per-message TTL is disabled")
     );
     let ack = js
-        .send_publish("p.c", Publish::build().payload("ok".into()).expected_last_sequence(1))
+        .send_publish(
+            "p.c",
+            Publish::build()
+                .payload("ok".into())
+                .expected_last_sequence(1),
+        )
         .await
         .unwrap()
         .await
@@ -168,16 +186,17 @@ async fn jetstream_api_errors_answer_like_go() {
     assert_eq!(created["did_create"], true);
     assert_eq!(created["config"]["duplicate_window"], 120_000_000_000_i64);
     assert_eq!(created["config"]["metadata"]["_nats.level"], "5");
-    let err = |code: i64, err_code: i64, description: &str| {
-        serde_json::json!({"code": code, "err_code": err_code, "description": description})
-    };
+    let err = |code: i64, err_code: i64, description: &str| serde_json::json!({"code": code, "err_code": err_code, "description": description});
     let overlap = request(
         &client,
         "$JS.API.STREAM.CREATE.S2",
         r#"{"name":"S2","subjects":["foo.bar"]}"#,
     )
     .await;
-    assert_eq!(overlap["error"], err(400, 10065, "subjects overlap with an existing stream"));
+    assert_eq!(
+        overlap["error"],
+        err(400, 10065, "subjects overlap with an existing stream")
+    );
     let mismatch = request(&client, "$JS.API.STREAM.CREATE.S3", r#"{"name":"S4"}"#).await;
     assert_eq!(
         mismatch["error"],
@@ -185,7 +204,10 @@ async fn jetstream_api_errors_answer_like_go() {
     );
     let missing = request(&client, "$JS.API.STREAM.INFO.NOPE", "").await;
     assert_eq!(missing["error"], err(404, 10059, "stream not found"));
-    assert_eq!((missing["total"].clone(), missing["limit"].clone()), (0.into(), 0.into()));
+    assert_eq!(
+        (missing["total"].clone(), missing["limit"].clone()),
+        (0.into(), 0.into())
+    );
     let changed = request(
         &client,
         "$JS.API.STREAM.CREATE.S1",
@@ -194,12 +216,19 @@ async fn jetstream_api_errors_answer_like_go() {
     .await;
     assert_eq!(
         changed["error"],
-        err(400, 10058, "stream name already in use with a different configuration")
+        err(
+            400,
+            10058,
+            "stream name already in use with a different configuration"
+        )
     );
     let gone = request(&client, "$JS.API.STREAM.MSG.DELETE.S1", r#"{"seq":9}"#).await;
     assert_eq!(gone["error"], err(500, 10057, "no message found"));
     let info = request(&client, "$JS.API.INFO", "").await;
-    assert_eq!(info["type"], "io.nats.jetstream.api.v1.account_info_response");
+    assert_eq!(
+        info["type"],
+        "io.nats.jetstream.api.v1.account_info_response"
+    );
     assert_eq!(info["api"]["level"], 5);
     assert_eq!(info["streams"], 1);
 }
@@ -247,7 +276,10 @@ async fn jetstream_acked_messages_survive_kill_9() {
         let msg = stream.get_raw_message(seq).await.unwrap();
         let i = seq - 1;
         assert_eq!(&msg.payload[..], format!("m{i}").as_bytes());
-        let id = msg.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned());
+        let id = msg
+            .headers
+            .get(async_nats::header::NATS_MESSAGE_ID)
+            .map(|v| v.as_str().to_owned());
         assert_eq!(id.as_deref(), Some(format!("id-{i}").as_str()));
     }
 }

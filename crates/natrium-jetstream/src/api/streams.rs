@@ -205,7 +205,7 @@ pub fn delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct PurgeRequest {
-    filter: String,
+    filter: Option<String>,
     seq: u64,
     keep: u64,
 }
@@ -228,10 +228,11 @@ pub fn purge(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
         return Err(table::STREAM_PURGE_FAILED_F.with(&[("err", &"stream purge not permitted")]));
     }
     let store = &mut core.ingest.store;
-    let purged = if purge.filter.is_empty() && purge.seq == 0 && purge.keep == 0 {
+    let filter = purge.filter.unwrap_or_default();
+    let purged = if filter.is_empty() && purge.seq == 0 && purge.keep == 0 {
         store.purge()
     } else {
-        store.purge_ex(purge.filter.as_bytes(), purge.seq, purge.keep)
+        store.purge_ex(filter.as_bytes(), purge.seq, purge.keep)
     }
     .map_err(|e| table::STREAM_PURGE_FAILED_F.with(&[("err", &e)]))?;
     let _ = store.sync();
@@ -250,7 +251,7 @@ pub fn purge(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 #[serde(default)]
 struct ListRequest {
     offset: usize,
-    subject: String,
+    subject: Option<String>,
 }
 
 fn listed(req: &Request<'_>) -> Result<(Vec<Arc<Stream>>, usize), ApiError> {
@@ -260,11 +261,14 @@ fn listed(req: &Request<'_>) -> Result<(Vec<Arc<Stream>>, usize), ApiError> {
         decode_request(req.body)?
     };
     let mut streams = req.jsa.streams();
-    if !list.subject.is_empty() {
+    if let Some(filter) = list.subject.filter(|s| !s.is_empty()) {
         streams.retain(|s| {
-            s.core.lock().config.subjects.iter().any(|subj| {
-                nats_subject::subjects_collide(subj.as_bytes(), list.subject.as_bytes())
-            })
+            s.core
+                .lock()
+                .config
+                .subjects
+                .iter()
+                .any(|subj| nats_subject::subjects_collide(subj.as_bytes(), filter.as_bytes()))
         });
     }
     Ok((streams, list.offset))
@@ -321,8 +325,8 @@ pub fn list(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
 #[serde(default)]
 struct MsgGetRequest {
     seq: u64,
-    last_by_subj: String,
-    next_by_subj: String,
+    last_by_subj: Option<String>,
+    next_by_subj: Option<String>,
 }
 
 pub fn msg_get(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
@@ -333,11 +337,12 @@ pub fn msg_get(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     let get: MsgGetRequest = decode_request(req.body)?;
     let core = stream.core.lock();
     let store = &core.ingest.store;
-    let found = if !get.last_by_subj.is_empty() {
-        Filter::new(get.last_by_subj.as_bytes()).and_then(|f| store.load_last_msg(&f))
-    } else if !get.next_by_subj.is_empty() {
-        Filter::new(get.next_by_subj.as_bytes())
-            .and_then(|f| store.load_next_msg(&f, get.seq.max(1)))
+    let last = get.last_by_subj.filter(|s| !s.is_empty());
+    let next = get.next_by_subj.filter(|s| !s.is_empty());
+    let found = if let Some(last) = last {
+        Filter::new(last.as_bytes()).and_then(|f| store.load_last_msg(&f))
+    } else if let Some(next) = next {
+        Filter::new(next.as_bytes()).and_then(|f| store.load_next_msg(&f, get.seq.max(1)))
     } else {
         store.load_msg(get.seq)
     };
