@@ -133,21 +133,9 @@ fn block_keys(o: &mut ServerOptions, block: &Map, report: &mut Report) -> Result
             | "cipher" => text_key(o, &key, v)?,
             "limits" => limits(o, inner, report)?,
             "tpm" => tpm(inner, report)?,
-            "max_buffered_msgs" | "request_queue_limit" | "info_queue_limit" => match v {
-                Value::Int(n) => {
-                    match key.as_str() {
-                        "max_buffered_msgs" => o.jetstream.max_buffered_msgs = *n,
-                        "request_queue_limit" => o.jetstream.request_queue_limit = *n,
-                        _ => {}
-                    }
-                    None
-                }
-                other => Some(format!(
-                    "Expected a parseable size for {}, got {}",
-                    go_quote(&inner.key),
-                    go_plus_v(other)
-                )),
-            },
+            "max_buffered_msgs" | "request_queue_limit" | "info_queue_limit" => {
+                count_key(o, &key, &inner.key, v)
+            }
             "meta_compact" => match v {
                 Value::Int(n) if *n >= 0 => None,
                 other => Some(absolute_size(&inner.key, other)),
@@ -196,6 +184,23 @@ fn text_key(o: &mut ServerOptions, key: &str, v: &Value) -> Result<Option<String
         _ => {}
     }
     Ok(None)
+}
+
+/// The counts of the block (`max_buffered_msgs`, `request_queue_limit`, `info_queue_limit`).
+fn count_key(o: &mut ServerOptions, key: &str, written: &str, v: &Value) -> Option<String> {
+    let Value::Int(n) = v else {
+        return Some(format!(
+            "Expected a parseable size for {}, got {}",
+            go_quote(written),
+            go_plus_v(v)
+        ));
+    };
+    match key {
+        "max_buffered_msgs" => o.jetstream.max_buffered_msgs = *n,
+        "request_queue_limit" => o.jetstream.request_queue_limit = *n,
+        _ => {}
+    }
+    None
 }
 
 /// The byte sizes of the block, kept where JetStream reads them.
