@@ -6,6 +6,7 @@
 //! runs each scenario once, briefly, against Natrium alone (CI uses it so the harness never
 //! silently breaks).
 
+mod jetstream;
 mod report;
 mod scenarios;
 mod server;
@@ -86,6 +87,15 @@ impl ConfigFile {
     }
 }
 
+/// JetStream on, storing under `store` (and syncing every write with `sync_always`).
+fn jetstream_config(store: &tempfile::TempDir, sync_always: bool) -> String {
+    let sync = if sync_always { "\n  sync_interval: always" } else { "" };
+    format!(
+        "jetstream {{\n  store_dir: \"{}\"{sync}\n}}\n",
+        store.path().display()
+    )
+}
+
 struct Args {
     go: Option<PathBuf>,
     ours: PathBuf,
@@ -150,6 +160,10 @@ fn messages_for(kind: Kind, budget: Budget) -> Budget {
             ..budget
         },
         Kind::Tls(inner) | Kind::Ws(inner) => messages_for(inner.plain(), budget),
+        Kind::JsAsyncPublish { .. } => Budget {
+            messages: (budget.messages / 4).max(1000),
+            ..budget
+        },
         _ => budget,
     }
 }
@@ -163,9 +177,15 @@ fn measure(
     let tls = tls.filter(|_| matches!(kind, Kind::Tls(_)));
     let mut args = tls.map(TlsSetup::server_args).unwrap_or_default();
     // The same websocket or accounts block for both servers, from a file both read.
+    // A fresh store directory per run for the JetStream rows.
+    let store = tempfile::tempdir()?;
     let config = match kind {
         Kind::Ws(_) => Some(ConfigFile::new(WS_CONFIG)?),
         Kind::Import { .. } => Some(ConfigFile::new(IMPORT_CONFIG)?),
+        Kind::JsSyncPublish { .. } => Some(ConfigFile::new(&jetstream_config(&store, false))?),
+        Kind::JsAsyncPublish { sync_always, .. } => {
+            Some(ConfigFile::new(&jetstream_config(&store, sync_always))?)
+        }
         _ => None,
     };
     if let Some(file) = &config {

@@ -58,6 +58,18 @@ pub enum Kind {
     Import {
         payload: usize,
     },
+    /// JetStream: publishes acknowledged one at a time.
+    JsSyncPublish {
+        storage: crate::jetstream::Storage,
+        payload: usize,
+    },
+    /// JetStream: publishes with a window of acks outstanding; `sync_always` runs both servers
+    /// with `sync_interval: always`.
+    JsAsyncPublish {
+        storage: crate::jetstream::Storage,
+        payload: usize,
+        sync_always: bool,
+    },
     Unsupported,
 }
 
@@ -92,7 +104,7 @@ pub struct Scenario {
 // A flat table, one entry per row of the report.
 #[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
-    use Kind::{
+    use Kind::{JsAsyncPublish, JsSyncPublish, 
         Churn, IdleMemory, Import, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported, Ws,
     };
     let s = |name, payload_label, kind| Scenario {
@@ -182,8 +194,32 @@ pub fn all() -> Vec<Scenario> {
                 connections: 500,
             },
         ),
-        s("JetStream sync publish (memory)", "16 B", Unsupported),
-        s("JetStream async batch publish (file)", "128 B", Unsupported),
+        s(
+            "JetStream sync publish (memory)",
+            "16 B",
+            JsSyncPublish {
+                storage: crate::jetstream::Storage::Memory,
+                payload: 16,
+            },
+        ),
+        s(
+            "JetStream async batch publish (file)",
+            "128 B",
+            JsAsyncPublish {
+                storage: crate::jetstream::Storage::File,
+                payload: 128,
+                sync_always: false,
+            },
+        ),
+        s(
+            "JetStream async batch publish (file, sync always)",
+            "128 B",
+            JsAsyncPublish {
+                storage: crate::jetstream::Storage::File,
+                payload: 128,
+                sync_always: true,
+            },
+        ),
         s("JetStream ordered consumer", "-", Unsupported),
         s("JetStream durable pull fetch", "-", Unsupported),
         s("MQTT QoS 0 pub/sub", "128 B", Unsupported),
@@ -286,6 +322,12 @@ pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
         } => req_reply(ep, clients, services, payload, budget.duration),
         Kind::Churn { workers } => churn(ep, workers, budget.duration),
         Kind::Tls(inner) | Kind::Ws(inner) => run(inner.plain(), ep, budget),
+        Kind::JsSyncPublish { storage, payload } => {
+            crate::jetstream::sync_publish(ep, storage, payload, budget.duration)
+        }
+        Kind::JsAsyncPublish {
+            storage, payload, ..
+        } => crate::jetstream::async_publish(ep, storage, payload, budget.messages),
         Kind::IdleMemory { .. } | Kind::LeakCheck { .. } | Kind::Unsupported => {
             Ok(Outcome::default())
         }

@@ -218,6 +218,25 @@ impl Conn {
         Ok(got)
     }
 
+    /// Reads one MSG or HMSG and returns its payload.
+    pub fn next_msg_payload(&mut self) -> Result<Vec<u8>> {
+        loop {
+            let line = self.read_line()?;
+            if line.starts_with(b"MSG ") || line.starts_with(b"HMSG ") {
+                let size = last_number(&line).context("bad MSG line")?;
+                while self.end - self.start < size + 2 {
+                    self.fill()?;
+                }
+                let payload = self.buf[self.start..self.start + size].to_vec();
+                self.start += size + 2;
+                return Ok(payload);
+            }
+            if line == b"PING" {
+                self.send(b"PONG\r\n")?;
+            }
+        }
+    }
+
     /// Reads one MSG and returns its reply subject (for services) — copies only the reply.
     pub fn next_msg_reply(&mut self) -> Result<Option<Vec<u8>>> {
         loop {
