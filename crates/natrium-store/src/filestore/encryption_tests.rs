@@ -416,3 +416,84 @@ fn store_file_encrypted_damaged_key_record_loses_only_its_block() {
     );
     assert_eq!(store.recovery_report().damaged_files.len(), 1);
 }
+
+/// Damage to one encrypted block: byte flips (header, key record and records alike), then
+/// an optional cut and garbage appended.
+#[derive(Debug, Clone)]
+struct Damage {
+    block: usize,
+    flips: Vec<(usize, u8)>,
+    cut: Option<usize>,
+    garbage: Vec<u8>,
+    compress: bool,
+}
+
+fn damage() -> impl proptest::strategy::Strategy<Value = Damage> {
+    use proptest::prelude::*;
+    (
+        0usize..8,
+        proptest::collection::vec((0usize..700, 1u8..=255), 0..4),
+        proptest::option::of(0usize..700),
+        proptest::collection::vec(any::<u8>(), 0..64),
+        any::<bool>(),
+    )
+        .prop_map(|(block, flips, cut, garbage, compress)| Damage {
+            block,
+            flips,
+            cut,
+            garbage,
+            compress,
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: std::env::var("NATRIUM_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
+        ..Default::default()
+    })]
+
+    /// Recovery of damaged encrypted blocks never panics and never misreads: every message
+    /// is served exactly as stored or reported lost, except a cut tail of the last block.
+    #[test]
+    fn store_file_encrypted_recovery_contains_damage(d in damage()) {
+        let fs = SimFs::new();
+        let at_rest = keys("k", None, Cipher::ChaCha);
+        let mut store = open(&fs, options(400, d.compress), Some(at_rest.clone())).unwrap();
+        for i in 1..=30 {
+            put(&mut store, i);
+            if i % 4 == 0 {
+                store.sync().unwrap();
+            }
+        }
+        store.sync().unwrap();
+        let names: Vec<_> = store.blocks.values().map(|b| b.path.clone()).collect();
+        drop(store);
+        let path = &names[d.block % names.len()];
+        let mut bytes = fs.contents(path).unwrap();
+        for (at, x) in &d.flips {
+            let at = at % bytes.len();
+            bytes[at] ^= x;
+        }
+        if let Some(cut) = d.cut {
+            bytes.truncate(cut.min(bytes.len()));
+        }
+        bytes.extend_from_slice(&d.garbage);
+        let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+        let file = io.open(path, OpenMode::Truncate).unwrap();
+        crate::io::write_all_at(&*file, &bytes, 0).unwrap();
+        drop(file);
+        let store = open(&fs, options(400, d.compress), Some(at_rest)).unwrap();
+        let state = store.state();
+        let lost = state.lost.clone().unwrap_or_default();
+        for seq in 1..=30u64 {
+            let reported = lost.ranges.iter().any(|&(a, b)| a <= seq && seq <= b);
+            match store.load_msg(seq) {
+                Ok(msg) => proptest::prop_assert_eq!(msg.payload, payload(seq)),
+                Err(_) => proptest::prop_assert!(
+                    reported || seq > state.last_seq,
+                    "seq {} neither served nor reported lost: {:?}", seq, state
+                ),
+            }
+        }
+    }
+}
