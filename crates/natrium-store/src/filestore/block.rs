@@ -7,13 +7,11 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 
-use super::at_rest::AtRest;
-use super::block_key;
 use super::cache::{StoreCache, WINDOW_BYTES};
 use super::record::{self, Decoded, Kind};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_all_at, OpenMode, StorageFile, StorageIo};
-use crate::seal::{DataKey, FrameIndex};
+use crate::seal::{DataKey, FrameIndex, KEY_RECORD_BYTES};
 use crate::types::StoredMsg;
 
 const MAGIC: [u8; 4] = *b"NBLK";
@@ -179,19 +177,16 @@ impl Block {
 impl Block {
     /// Creates block `index` in `dir` with its header, synced, and syncs the directory so
     /// the file's existence is as durable as what is later appended to it.
-    /// With `at_rest`, the block is encrypted under a fresh data key, whose key record is
-    /// written with the header.
+    /// With `sealing` (a fresh data key and its key record, `super::block_key`), the block is
+    /// encrypted, and the key record is written with the header.
     pub fn create(
         io: &dyn StorageIo,
         dir: &Path,
         index: u32,
         first_seq: u64,
-        at_rest: Option<&AtRest>,
+        sealing: Option<(DataKey, [u8; KEY_RECORD_BYTES])>,
     ) -> Result<Block, StoreError> {
         let path = dir.join(file_name(index));
-        let sealing = at_rest
-            .map(|a| block_key::new_block_key(a, index))
-            .transpose()?;
         let flags = if sealing.is_some() { FLAG_ENCRYPTED } else { 0 };
         let mut head = encode_header(index, first_seq, 0, flags).to_vec();
         let key = sealing.map(|(key, record)| {
@@ -336,7 +331,9 @@ impl Block {
     /// Overwrites the headers and payload of the message record at `loc` with zeros in
     /// place, marking it `ERASED` with fresh CRCs, and syncs (`docs/store-format.md` §8). The
     /// caller has synced the tombstone first, so a crash midway leaves a record that fails
-    /// its CRC but is covered by the tombstone: deleted, not lost.
+    /// its CRC but is covered by the tombstone: deleted, not lost. A sealed record's whole
+    /// body and tag are overwritten with random bytes instead (zeros encrypted again at the
+    /// same offset would reuse its nonce).
     pub fn erase(&self, loc: Loc, seq: u64) -> Result<(), StoreError> {
         let mut buf = vec![0u8; loc.len as usize];
         read_exact_at(&*self.file, &mut buf, loc.offset)

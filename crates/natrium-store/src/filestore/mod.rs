@@ -1,6 +1,7 @@
 //! The file store (`docs/store-format.md`): message blocks of records over [`crate::io`],
 //! recovered on open, and the state files beside them. `block` holds the block file and its
-//! header, `block_key` the data key of an encrypted block, `open` the opening of one block at
+//! header, `block_key` the data key of an encrypted block (`rekey` its
+//! rotation to the current server key), `open` the opening of one block at
 //! recovery, `recover` the scan with resync and lost ranges, `store` the data, opening and
 //! write path, `cache` the records kept in memory for loads, `compact` the rewrite of
 //! half-dead blocks, `api` the [`crate::StreamStore`] implementation, `sealed` the compressed
@@ -24,6 +25,7 @@ pub mod meta;
 mod open;
 pub mod record;
 mod recover;
+mod rekey;
 mod sealed;
 mod store;
 mod varint;

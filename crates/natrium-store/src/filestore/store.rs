@@ -2,6 +2,9 @@
 //! encoded with the record codec and appended to the tail block; `sync_blocks` is the group
 //! commit, one `fdatasync` per block written since the last. A tail past the block size
 //! rotates at the next append after a sync, so every block but the tail is whole on disk.
+//! With server keys (`AtRest`) new blocks are encrypted and message records are sealed for
+//! the offset they are appended at; the first write after an open goes to a new block, so
+//! no offset of an earlier process's encrypted tail is ever sealed again.
 //!
 //! The in-memory state is a `MemStore<Loc>` counting bytes with Go's file-store formula and
 //! holding, for each message, where its record is instead of its headers and payload: it
@@ -17,6 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::at_rest::AtRest;
 use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT};
+use super::block_key;
 use super::cache::{Staging, StoreCache};
 use super::open::{open_block, BlockRole};
 use super::record::{self, Kind, Record};
@@ -313,8 +317,7 @@ impl FileStore {
             });
         }
         if self.blocks.is_empty() {
-            let at_rest = self.at_rest.as_ref();
-            let created = Block::create(&*self.io, &self.dir, 1, self.logged_last + 1, at_rest)?;
+            let created = self.create_block(1, self.logged_last + 1)?;
             self.blocks.insert(1, created);
         }
         self.logged_first = self.inner.fast_state().first_seq;
@@ -543,12 +546,20 @@ impl FileStore {
             self.sync_blocks()?;
             self.rotate_next = false;
             index += 1;
-            let first_seq = self.logged_last + 1;
-            let at_rest = self.at_rest.as_ref();
-            let created = Block::create(&*self.io, &self.dir, index, first_seq, at_rest)?;
+            let created = self.create_block(index, self.logged_last + 1)?;
             self.blocks.insert(index, created);
         }
         Ok(index)
+    }
+
+    /// Creates block `index`, encrypted under a fresh data key when keys are configured.
+    fn create_block(&self, index: u32, first_seq: u64) -> Result<Block, StoreError> {
+        let sealing = self
+            .at_rest
+            .as_ref()
+            .map(|a| block_key::new_block_key(a, index))
+            .transpose()?;
+        Block::create(&*self.io, &self.dir, index, first_seq, sealing)
     }
 
     /// The group commit: one `fdatasync` per block written since the last one covers every
@@ -584,8 +595,7 @@ impl FileStore {
         {
             // After a purge the old tail holds only dead records: a fresh tail, whose header
             // carries the next sequence, lets every old block go now.
-            let (first_seq, at_rest) = (self.logged_last + 1, self.at_rest.as_ref());
-            let created = Block::create(&*self.io, &self.dir, tail_index + 1, first_seq, at_rest)?;
+            let created = self.create_block(tail_index + 1, self.logged_last + 1)?;
             self.blocks.insert(tail_index + 1, created);
             self.rotate_next = false;
         }
