@@ -65,6 +65,9 @@ pub fn open_block_key(
             damaged: false,
         });
     }
+    // Encrypted while no keys are configured: the configuration is wrong, whatever state
+    // the key record is in.
+    let at_rest = at_rest.ok_or(StoreError::WrongKey)?;
     let unopened = BlockKey {
         data_start: ENCRYPTED_DATA_START,
         key: None,
@@ -74,7 +77,6 @@ pub fn open_block_key(
     let Some(record) = record.filter(|_| intact) else {
         return Ok(unopened);
     };
-    let at_rest = at_rest.ok_or(StoreError::WrongKey)?;
     let opened = at_rest
         .keys
         .unwrap(&at_rest.context(&file_id(index)), record)?;
