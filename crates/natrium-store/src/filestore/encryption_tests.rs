@@ -12,7 +12,7 @@ use super::at_rest::AtRest;
 use super::block::file_name;
 use super::block_key::ENCRYPTED_DATA_START;
 use super::{FileStore, FileStoreOptions};
-use crate::io::{CrashMode, OpenMode, SimFs, StorageIo};
+use crate::io::{CrashMode, Fault, OpKind, OpenMode, SimFs, StorageIo};
 use crate::seal::{Cipher, ServerKeys};
 use crate::{MsgTtl, NewMsg, StoreConfig, StoreError, StreamStore};
 
@@ -224,6 +224,38 @@ fn store_file_encrypted_prev_key_rotation() {
         open(&fs, options(600, true), Some(old)),
         Err(StoreError::WrongKey)
     ));
+}
+
+#[test]
+fn store_file_encrypted_failed_rewrap_keeps_prev_key_needed() {
+    let fs = SimFs::new();
+    let mut store = open(
+        &fs,
+        options(512, false),
+        Some(keys("old", None, Cipher::Aes)),
+    )
+    .unwrap();
+    for i in 1..=20 {
+        put(&mut store, i);
+        store.sync().unwrap();
+    }
+    drop(store);
+    let rotated = keys("new", Some("old"), Cipher::Aes);
+    let mut store = open(&fs, options(512, false), Some(rotated)).unwrap();
+    let under_prev = store.blocks_under_prev_key();
+    assert!(under_prev > 1);
+    fs.fail_nth(OpKind::Rename, 1, Fault::Error(std::io::ErrorKind::Other));
+    store.sync().unwrap();
+    assert_eq!(
+        store.blocks_under_prev_key(),
+        under_prev,
+        "the failed block still counts"
+    );
+    store.sync().unwrap();
+    assert_eq!(store.blocks_under_prev_key(), under_prev - 1);
+    for i in 1..=20 {
+        check(&store, i);
+    }
 }
 
 #[test]

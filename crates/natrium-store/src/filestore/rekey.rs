@@ -18,19 +18,23 @@ impl FileStore {
 
     /// Rewrites the oldest block opened with `prev_key` with its key record wrapped under
     /// `key` (same data key, same bytes otherwise), by the atomic rule. Called with every
-    /// record synced. A block whose rewrite fails is left for the next open to try again.
+    /// record synced. A block whose rewrite fails (the old file stays whole: the rename is
+    /// the commit) is still counted by [`FileStore::blocks_under_prev_key`] and tried again
+    /// at the next sync, so the count never says `prev_key` can go while a block needs it.
     pub(super) fn rewrap_one_block(&mut self) {
         let Some(index) = self.blocks.values().find(|b| b.rewrap).map(|b| b.index) else {
             return;
         };
         let rewrapped = self.rewrap_block(index);
-        if let Some(block) = self.blocks.get_mut(&index) {
-            block.rewrap = false;
-        }
         debug_assert!(
             !matches!(rewrapped, Err(StoreError::WrongKey)),
             "the key opened it on open"
         );
+        if rewrapped.is_ok() {
+            if let Some(block) = self.blocks.get_mut(&index) {
+                block.rewrap = false;
+            }
+        }
     }
 
     fn rewrap_block(&mut self, index: u32) -> Result<(), StoreError> {
