@@ -32,7 +32,11 @@ fuzz_target!(|data: &[u8]| {
         compress: mode & 1 == 1,
         ..FileStoreOptions::default()
     };
-    let cipher = if mode & 4 == 4 { Cipher::Aes } else { Cipher::ChaCha };
+    let cipher = if mode & 4 == 4 {
+        Cipher::Aes
+    } else {
+        Cipher::ChaCha
+    };
     let at_rest = (mode & 2 == 2).then(|| AtRest {
         keys: Arc::new(ServerKeys::new(b"fuzz key", None, cipher).expect("a key")),
         account: "$G".into(),
@@ -76,7 +80,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if damage.len() % 3 == 1 {
-        bytes.truncate(bytes.len().saturating_sub(usize::from(damage[damage.len() - 1])));
+        bytes.truncate(
+            bytes
+                .len()
+                .saturating_sub(usize::from(damage[damage.len() - 1])),
+        );
     }
     if let Ok(file) = io.open(&path, OpenMode::Truncate) {
         let _ = write_all_at(&*file, &bytes, 0);
