@@ -1,6 +1,8 @@
 //! Recovery of a file store whose blocks were damaged as the input says (byte flips, a cut,
-//! garbage appended), plain or compressed: never a panic, and every message either loads
-//! exactly as it was stored or is reported lost.
+//! garbage appended), plain or compressed, encrypted or not: never a panic, and every message
+//! either loads exactly as it was stored or is reported lost. The first byte is the mode:
+//! bit 0 compression, bit 1 encryption (bit 2 AES rather than ChaCha), the rest names the
+//! block to damage.
 #![no_main]
 
 use std::path::Path;
@@ -8,7 +10,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
+use natrium_store::filestore::at_rest::AtRest;
 use natrium_store::io::{write_all_at, CrashMode, OpenMode, SimFs, StorageIo};
+use natrium_store::seal::{Cipher, ServerKeys};
 use natrium_store::{FileStore, FileStoreOptions, NewMsg, StoreConfig, StreamStore};
 
 const MSGS: u64 = 60;
@@ -28,7 +32,20 @@ fuzz_target!(|data: &[u8]| {
         compress: mode & 1 == 1,
         ..FileStoreOptions::default()
     };
-    let open = || FileStore::open(Arc::clone(&io), Path::new("/s"), StoreConfig::default(), options);
+    let cipher = if mode & 4 == 4 {
+        Cipher::Aes
+    } else {
+        Cipher::ChaCha
+    };
+    let at_rest = (mode & 2 == 2).then(|| AtRest {
+        keys: Arc::new(ServerKeys::new(b"fuzz key", None, cipher).expect("a key")),
+        account: "$G".into(),
+        stream: "FUZZ".into(),
+    });
+    let open = || {
+        let (io, dir, config) = (Arc::clone(&io), Path::new("/s"), StoreConfig::default());
+        FileStore::open_at_rest(io, dir, config, options, at_rest.clone())
+    };
     let Ok(mut store) = open() else {
         return;
     };
@@ -47,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
     // Damage one block: the input names it, then (offset, xor) pairs, then an optional cut.
     let mut names = fs.list_dir(Path::new("/s/msgs")).unwrap_or_default();
     names.sort();
-    let Some(name) = names.get(usize::from(mode >> 1) % names.len().max(1)) else {
+    let Some(name) = names.get(usize::from(mode >> 3) % names.len().max(1)) else {
         return;
     };
     let path = Path::new("/s/msgs").join(name);
@@ -63,7 +80,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if damage.len() % 3 == 1 {
-        bytes.truncate(bytes.len().saturating_sub(usize::from(damage[damage.len() - 1])));
+        bytes.truncate(
+            bytes
+                .len()
+                .saturating_sub(usize::from(damage[damage.len() - 1])),
+        );
     }
     if let Ok(file) = io.open(&path, OpenMode::Truncate) {
         let _ = write_all_at(&*file, &bytes, 0);

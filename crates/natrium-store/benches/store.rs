@@ -1,5 +1,7 @@
 //! Stream-store micro-benchmarks over the public `StreamStore` API only, for the memory store
-//! and the file store (on a temporary directory through `StdFs`). Row names are
+//! and the file store (on a temporary directory through `StdFs`; `file-encrypted` rows with
+//! its blocks encrypted under ChaCha20-Poly1305, `file-encrypted-aes` under AES-256-GCM).
+//! Row names are
 //! `<operation>/<store>/<shape>`; `scripts/bench-store.sh` runs them with the Go anchors and
 //! prints a summary, and BENCHMARKS.md says which Go benchmark each row compares with.
 //!
@@ -18,7 +20,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion};
+use natrium_store::filestore::at_rest::AtRest;
 use natrium_store::io::StdFs;
+use natrium_store::seal::{Cipher, ServerKeys};
 use natrium_store::{
     FileStore, FileStoreOptions, Filter, MemStore, NewMsg, StoreConfig, StreamStore,
 };
@@ -60,6 +64,10 @@ struct Bench {
 enum Kind {
     Mem,
     File,
+    /// The file store with its blocks encrypted (ChaCha20-Poly1305, the default cipher).
+    FileEncrypted,
+    /// The same with AES-256-GCM.
+    FileEncryptedAes,
 }
 
 impl Kind {
@@ -67,16 +75,24 @@ impl Kind {
         match self {
             Kind::Mem => "mem",
             Kind::File => "file",
+            Kind::FileEncrypted => "file-encrypted",
+            Kind::FileEncryptedAes => "file-encrypted-aes",
         }
     }
 }
 
-fn open_file(dir: &Path) -> FileStore {
-    FileStore::open(
+fn open_file(dir: &Path, cipher: Option<Cipher>) -> FileStore {
+    let at_rest = cipher.map(|cipher| AtRest {
+        keys: Arc::new(ServerKeys::new(b"bench key", None, cipher).expect("keys")),
+        account: "$G".into(),
+        stream: "BENCH".into(),
+    });
+    FileStore::open_at_rest(
         Arc::new(StdFs),
         dir,
         StoreConfig::default(),
         FileStoreOptions::default(),
+        at_rest,
     )
     .expect("open file store")
 }
@@ -87,10 +103,15 @@ fn new_store(kind: Kind) -> Bench {
             store: Box::new(MemStore::new(StoreConfig::default())),
             _dir: None,
         },
-        Kind::File => {
+        Kind::File | Kind::FileEncrypted | Kind::FileEncryptedAes => {
             let dir = tempfile::tempdir().expect("tempdir");
+            let cipher = match kind {
+                Kind::FileEncrypted => Some(Cipher::ChaCha),
+                Kind::FileEncryptedAes => Some(Cipher::Aes),
+                _ => None,
+            };
             Bench {
-                store: Box::new(open_file(dir.path())),
+                store: Box::new(open_file(dir.path(), cipher)),
                 _dir: Some(dir),
             }
         }
@@ -172,6 +193,8 @@ fn store_benches(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3));
     bench_store(&mut group, Kind::Mem, None);
     bench_store(&mut group, Kind::File, None);
+    bench_store(&mut group, Kind::FileEncrypted, None);
+    bench_store(&mut group, Kind::FileEncryptedAes, None);
     bench_store(&mut group, Kind::File, Some(SYNC_BATCH));
     bench_store(&mut group, Kind::File, Some(1));
     group.finish();
@@ -185,7 +208,7 @@ fn group<'c>(c: &'c mut Criterion, operation: &str) -> BenchmarkGroup<'c, WallTi
 }
 
 fn load_benches(c: &mut Criterion) {
-    for kind in [Kind::Mem, Kind::File] {
+    for kind in [Kind::Mem, Kind::File, Kind::FileEncrypted] {
         let mut bench = new_store(kind);
         fill(&mut *bench.store, LOAD_STREAM_MSGS, |_| {
             b"load.seq".to_vec()
@@ -345,7 +368,7 @@ fn purge_benches(c: &mut Criterion) {
 fn bench_recovery(group: &mut BenchmarkGroup<'_, WallTime>, msgs: u64, label: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     {
-        let mut store = open_file(dir.path());
+        let mut store = open_file(dir.path(), None);
         fill(&mut store, msgs, |i| {
             format!("rec.{}", i % 1000).into_bytes()
         });
@@ -353,7 +376,7 @@ fn bench_recovery(group: &mut BenchmarkGroup<'_, WallTime>, msgs: u64, label: &s
     }
     group.bench_function(format!("file/{label}"), |b| {
         b.iter(|| {
-            let store = open_file(dir.path());
+            let store = open_file(dir.path(), None);
             assert_eq!(store.fast_state().msgs, msgs);
             store
         });
@@ -384,7 +407,7 @@ fn allocs_per_op(mut op: impl FnMut(u64)) -> f64 {
 }
 
 fn alloc_report(_c: &mut Criterion) {
-    for kind in [Kind::Mem, Kind::File] {
+    for kind in [Kind::Mem, Kind::File, Kind::FileEncrypted] {
         let k = kind.name();
         let mut bench = new_store(kind);
         let store = &mut *bench.store;

@@ -31,14 +31,14 @@
 //!   index), server keys with per-file HKDF key-encryption keys and key records (wrong key
 //!   told apart from damage, `prev_key` rotation), per-record encryption for the tail
 //!   block, and encrypted state file bodies. Public for the `store_sealed_blocks` fuzz
-//!   target. The file store seals blocks with the LZ4 frames and state files with the keys
-//!   (`filestore::at_rest`); block files are not encrypted yet.
+//!   target. The file store seals blocks with the LZ4 frames, and with server keys
+//!   (`filestore::at_rest::AtRest`) encrypts state files and block files (each block its own
+//!   data key; message records sealed one by one, AEAD frames in sealed blocks).
 //! - `memstore`: [`MemStore`] (56-byte message entries in a sequence map of 64-message
 //!   chunks, subjects interned under 4-byte ids with a per-subject index whose entries chain
 //!   the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! Still to come for issue 14, `TODO(#14)`: encryption of block files (the tail's append
-//! path, recovery, erase); `index.dat` for a faster reopen.
+//! Still to come for issue 14, `TODO(#14)`: `index.dat` for a faster reopen.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,

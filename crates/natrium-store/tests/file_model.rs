@@ -7,7 +7,9 @@ mod model;
 use std::path::Path;
 use std::sync::Arc;
 
+use natrium_store::filestore::at_rest::AtRest;
 use natrium_store::io::{CrashMode, SimFs, StorageIo};
+use natrium_store::seal::{Cipher, ServerKeys};
 use natrium_store::{FileStore, FileStoreOptions, NewMsg, StoreConfig, StreamStore};
 use proptest::prelude::*;
 
@@ -19,21 +21,28 @@ fn cases() -> u32 {
 
 /// Runs `ops` on a fresh simulated file system, with small blocks so rotation happens.
 fn run_on_sim(config: StoreConfig, ops: &[CrashOp]) {
-    run_on_sim_with(config, ops, false);
+    run_on_sim_with(config, ops, false, None);
 }
 
 /// As `run_on_sim`, sealing (compressing) every block that is no longer the tail if
-/// `compress`.
-fn run_on_sim_with(config: StoreConfig, ops: &[CrashOp], compress: bool) {
+/// `compress`, and encrypting blocks with `cipher` if given.
+fn run_on_sim_with(config: StoreConfig, ops: &[CrashOp], compress: bool, cipher: Option<Cipher>) {
     let fs = SimFs::new();
     let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+    let at_rest = cipher.map(|cipher| AtRest {
+        keys: Arc::new(ServerKeys::new(b"model key", None, cipher).unwrap()),
+        account: "$G".into(),
+        stream: "MODEL".into(),
+    });
     let open = move |config: StoreConfig| -> Box<dyn StreamStore> {
         let options = FileStoreOptions {
             block_bytes: 512,
             cache_bytes: 600,
             compress,
         };
-        Box::new(FileStore::open(Arc::clone(&io), Path::new("/s"), config, options).unwrap())
+        let dir = Path::new("/s");
+        let at_rest = at_rest.clone();
+        Box::new(FileStore::open_at_rest(Arc::clone(&io), dir, config, options, at_rest).unwrap())
     };
     let crash = move || fs.crash(CrashMode::DropUnsynced);
     run(&open, &crash, config, ops);
@@ -56,7 +65,33 @@ proptest! {
             max_msgs_per_subject: per_subject,
             ..StoreConfig::default()
         };
-        run_on_sim_with(config, &ops, true);
+        run_on_sim_with(config, &ops, true, None);
+    }
+
+    #[test]
+    fn store_model_filestore_encrypted_survives_crashes(
+        ops in proptest::collection::vec(crash_op(), 1..80),
+        per_subject in proptest::option::of(1u64..3),
+        aes in proptest::bool::ANY,
+    ) {
+        let config = StoreConfig {
+            max_msgs_per_subject: per_subject,
+            ..StoreConfig::default()
+        };
+        let cipher = if aes { Cipher::Aes } else { Cipher::ChaCha };
+        run_on_sim_with(config, &ops, false, Some(cipher));
+    }
+
+    #[test]
+    fn store_model_filestore_compressed_encrypted_survives_crashes(
+        ops in proptest::collection::vec(crash_op(), 1..80),
+        per_subject in proptest::option::of(1u64..3),
+    ) {
+        let config = StoreConfig {
+            max_msgs_per_subject: per_subject,
+            ..StoreConfig::default()
+        };
+        run_on_sim_with(config, &ops, true, Some(Cipher::ChaCha));
     }
 
     #[test]
@@ -94,21 +129,30 @@ proptest! {
 
     /// A crash that keeps a torn prefix of the unsynced writes: every message present at the
     /// last sync and still present at the crash is recovered whole, and a torn tail is not
-    /// reported as lost.
+    /// reported as lost, with plain or encrypted blocks.
     #[test]
     fn store_file_torn_crash_keeps_synced(
         ops in proptest::collection::vec(torn_op(), 1..60),
         keep_bytes in 0usize..2000,
+        encrypted in proptest::bool::ANY,
     ) {
         let fs = SimFs::new();
         let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
+        let at_rest = encrypted.then(|| AtRest {
+            keys: Arc::new(ServerKeys::new(b"torn key", None, Cipher::Aes).unwrap()),
+            account: "$G".into(),
+            stream: "TORN".into(),
+        });
         let options = FileStoreOptions {
         block_bytes: 700,
         cache_bytes: 600,
         compress: false,
     };
         let dir = Path::new("/s");
-        let mut store = FileStore::open(Arc::clone(&io), dir, StoreConfig::default(), options).unwrap();
+        let config = StoreConfig::default();
+        let mut store =
+            FileStore::open_at_rest(Arc::clone(&io), dir, config.clone(), options, at_rest.clone())
+                .unwrap();
         let mut held = std::collections::BTreeMap::new();
         let mut synced = held.clone();
         for op in &ops {
@@ -131,7 +175,7 @@ proptest! {
         }
         drop(store);
         fs.crash(CrashMode::TornPrefix { keep_bytes });
-        let store = FileStore::open(io, dir, StoreConfig::default(), options).unwrap();
+        let store = FileStore::open_at_rest(io, dir, config, options, at_rest).unwrap();
         prop_assert_eq!(store.state().lost, None);
         for (seq, payload) in synced.iter().filter(|(s, _)| held.contains_key(s)) {
             let msg = store.load_msg(*seq).unwrap();

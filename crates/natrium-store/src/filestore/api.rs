@@ -43,6 +43,7 @@ impl StreamStore for FileStore {
         let rec = Record {
             kind: Kind::Msg,
             erased: false,
+            sealed: false,
             seq: stored.seq,
             timestamp_ns: stored.timestamp_ns,
             ttl: rec_msg.ttl,
@@ -120,7 +121,7 @@ impl StreamStore for FileStore {
                 .ok_or(StoreError::Corrupt { what: "block" })?;
             // A sealed block cannot be edited in place: it is rewritten without the record.
             let erased = if block.frames.is_some() {
-                self.rewrite_block(loc.block)
+                self.rewrite_block(loc.block, false)
             } else {
                 block.erase(loc, seq)
             };

@@ -2,8 +2,8 @@
 //! §11): with server keys configured, a state file's body is sealed under a fresh data key
 //! wrapped for that file, and the envelope says so (`ENCRYPTED`). The envelope's magic is the
 //! AAD, so a body cannot be moved into another kind of file, and the key is bound to the
-//! account, stream and file, so it cannot be moved to another file either.
-//! `TODO(#14)`: block files.
+//! account, stream and file, so it cannot be moved to another file either. Block files use
+//! the same `AtRest` (`super::block_key`).
 
 use std::sync::Arc;
 
@@ -20,7 +20,8 @@ pub struct AtRest {
 }
 
 impl AtRest {
-    fn context<'a>(&'a self, file: &'a str) -> KeyContext<'a> {
+    /// The key context of `file`, a path inside the stream's directory.
+    pub(super) fn context<'a>(&'a self, file: &'a str) -> KeyContext<'a> {
         KeyContext {
             account: &self.account,
             stream: &self.stream,

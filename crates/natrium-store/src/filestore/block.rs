@@ -1,5 +1,7 @@
 //! Block files (`docs/store-format.md` §3): the 32-byte header, file names, and an open
-//! block that records are appended to and read back from with their CRC checked.
+//! block that records are appended to and read back from with their CRC checked. An
+//! encrypted block has its key record after the header (`super::block_key`) and its records
+//! from `Block::data_start` on; its message records are sealed one by one.
 
 use std::path::{Path, PathBuf};
 
@@ -9,13 +11,13 @@ use super::cache::{StoreCache, WINDOW_BYTES};
 use super::record::{self, Decoded, Kind};
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_all_at, OpenMode, StorageFile, StorageIo};
-use crate::seal::FrameIndex;
+use crate::seal::{DataKey, FrameIndex, KEY_RECORD_BYTES};
 use crate::types::StoredMsg;
 
 const MAGIC: [u8; 4] = *b"NBLK";
 const VERSION: u16 = 1;
 const CSUM_CRC32C: u8 = 1;
-/// The block header's size; records start here.
+/// The block header's size; records of a plain block start here.
 pub const HEADER_BYTES: u64 = 32;
 /// Largest block file recovery reads whole; a longer file is damaged, never a buffer size.
 pub const BLOCK_FILE_BYTES_MAX: u64 = 1 << 30;
@@ -36,13 +38,13 @@ pub fn parse_name(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// The header of a new block.
-pub fn encode_header(index: u32, first_seq: u64, created_ns: i64) -> [u8; 32] {
+/// The header of a new block with `flags` (0, or [`FLAG_ENCRYPTED`]).
+pub fn encode_header(index: u32, first_seq: u64, created_ns: i64, flags: u8) -> [u8; 32] {
     let mut out = [0u8; 32];
     let mut w = Vec::with_capacity(32);
     w.extend_from_slice(&MAGIC);
     w.extend_from_slice(&VERSION.to_le_bytes());
-    w.push(0);
+    w.push(flags);
     w.push(CSUM_CRC32C);
     w.extend_from_slice(&index.to_le_bytes());
     w.extend_from_slice(&first_seq.to_le_bytes());
@@ -57,6 +59,14 @@ pub fn encode_header(index: u32, first_seq: u64, created_ns: i64) -> [u8; 32] {
 
 const FLAG_SEALED: u8 = 1;
 const FLAG_COMPRESSED: u8 = 2;
+/// The block's key record follows the header (`super::block_key`).
+pub const FLAG_ENCRYPTED: u8 = 4;
+
+/// The flags of a header whose magic and CRC check out.
+pub fn header_flags(header: &[u8]) -> Option<u8> {
+    header_first_seq(header)?;
+    header.get(6).copied()
+}
 
 /// Whether a block header (CRC unchecked: a sealed block with a damaged header still
 /// decodes) says its records are in frames.
@@ -64,15 +74,20 @@ pub fn header_is_sealed(header: &[u8]) -> bool {
     header.get(..4) == Some(&MAGIC[..]) && header.get(6).is_some_and(|f| f & FLAG_SEALED != 0)
 }
 
-/// `header` with `SEALED | COMPRESSED` set and its CRC recomputed.
+/// `header` with `SEALED | COMPRESSED` set (other flags kept) and its CRC recomputed.
 pub fn sealed_header(header: &[u8]) -> Result<[u8; 32], StoreError> {
+    header_with_flags(header, FLAG_SEALED | FLAG_COMPRESSED)
+}
+
+/// `header` with the `set` flags added to its own and its CRC recomputed.
+pub fn header_with_flags(header: &[u8], set: u8) -> Result<[u8; 32], StoreError> {
     let mut out = [0u8; 32];
     let src = header.get(..32).ok_or(StoreError::Corrupt {
         what: "block header",
     })?;
     out.copy_from_slice(src);
     if let Some(flags) = out.get_mut(6) {
-        *flags |= FLAG_SEALED | FLAG_COMPRESSED;
+        *flags |= set;
     }
     let crc = crc32c::crc32c(out.get(..28).unwrap_or_default());
     if let Some(dst) = out.get_mut(28..32) {
@@ -138,6 +153,17 @@ pub struct Block {
     /// `plain_len` the length of its plain content, which offsets and accounting use.
     pub frames: Option<FrameIndex>,
     pub plain_len: u64,
+    /// Where records start, in the file and in the plain form: after the header, and the
+    /// key record when the block is encrypted.
+    pub data_start: u64,
+    /// The block's data key, when it is encrypted and its key record opened.
+    pub key: Option<DataKey>,
+    /// Created by this process: only such an encrypted block takes sealed records, since
+    /// offsets past the end an earlier process left may have held records lost in a crash
+    /// (a nonce must never serve twice, `docs/store-format.md` §11).
+    pub created_here: bool,
+    /// Its key record opened only with `prev_key`: rewritten under `key` after a sync.
+    pub rewrap: bool,
 }
 
 impl Block {
@@ -151,32 +177,45 @@ impl Block {
 impl Block {
     /// Creates block `index` in `dir` with its header, synced, and syncs the directory so
     /// the file's existence is as durable as what is later appended to it.
+    /// With `sealing` (a fresh data key and its key record, `super::block_key`), the block is
+    /// encrypted, and the key record is written with the header.
     pub fn create(
         io: &dyn StorageIo,
         dir: &Path,
         index: u32,
         first_seq: u64,
+        sealing: Option<(DataKey, [u8; KEY_RECORD_BYTES])>,
     ) -> Result<Block, StoreError> {
         let path = dir.join(file_name(index));
+        let flags = if sealing.is_some() { FLAG_ENCRYPTED } else { 0 };
+        let mut head = encode_header(index, first_seq, 0, flags).to_vec();
+        let key = sealing.map(|(key, record)| {
+            head.extend_from_slice(&record);
+            key
+        });
         let file = io
             .open(&path, OpenMode::Truncate)
             .map_err(|e| StoreError::io("create block", e))?;
-        let header = encode_header(index, first_seq, 0);
-        write_all_at(&*file, &header, 0).map_err(|e| StoreError::io("write block header", e))?;
+        write_all_at(&*file, &head, 0).map_err(|e| StoreError::io("write block header", e))?;
         file.sync_data()
             .map_err(|e| StoreError::io("sync block", e))?;
         io.sync_dir(dir)
             .map_err(|e| StoreError::io("sync directory", e))?;
+        let data_start = head.len() as u64;
         Ok(Block {
             index,
             path,
             file,
-            len: HEADER_BYTES,
+            len: data_start,
             live: 0,
             dead_bytes: 0,
             keep_as_is: false,
             frames: None,
-            plain_len: HEADER_BYTES,
+            plain_len: data_start,
+            data_start,
+            key,
+            created_here: true,
+            rewrap: false,
         })
     }
 
@@ -227,6 +266,13 @@ impl Block {
             (record, sealed)
         };
         drop(cache);
+        let (record, checked) = if record::is_sealed(&record) {
+            let key = self.key.as_ref().ok_or(StoreError::WrongKey)?;
+            let plain = record::open_sealed(&record, key, self.index, loc.offset)?;
+            (Bytes::from(plain), true)
+        } else {
+            (record, checked)
+        };
         let decoded = if checked {
             record::decode_trusted(&record)
         } else {
@@ -285,7 +331,9 @@ impl Block {
     /// Overwrites the headers and payload of the message record at `loc` with zeros in
     /// place, marking it `ERASED` with fresh CRCs, and syncs (`docs/store-format.md` §8). The
     /// caller has synced the tombstone first, so a crash midway leaves a record that fails
-    /// its CRC but is covered by the tombstone: deleted, not lost.
+    /// its CRC but is covered by the tombstone: deleted, not lost. A sealed record's whole
+    /// body and tag are overwritten with random bytes instead (zeros encrypted again at the
+    /// same offset would reuse its nonce).
     pub fn erase(&self, loc: Loc, seq: u64) -> Result<(), StoreError> {
         let mut buf = vec![0u8; loc.len as usize];
         read_exact_at(&*self.file, &mut buf, loc.offset)
@@ -295,6 +343,10 @@ impl Block {
         };
         if rec.kind != Kind::Msg || rec.seq != seq {
             return Err(StoreError::Corrupt { what: "record" });
+        }
+        if rec.sealed {
+            let out = record::erase_sealed(&buf)?;
+            return self.overwrite(&out, loc);
         }
         let headers = vec![0u8; rec.headers.len()];
         let payload = vec![0u8; rec.payload.len()];
@@ -310,7 +362,12 @@ impl Block {
                 what: "record length",
             });
         }
-        write_all_at(&*self.file, &out, loc.offset).map_err(|e| StoreError::io("erase", e))?;
+        self.overwrite(&out, loc)
+    }
+
+    /// Writes the erased form of the record at `loc` over it, and syncs.
+    fn overwrite(&self, out: &[u8], loc: Loc) -> Result<(), StoreError> {
+        write_all_at(&*self.file, out, loc.offset).map_err(|e| StoreError::io("erase", e))?;
         self.file
             .sync_data()
             .map_err(|e| StoreError::io("sync erase", e))
@@ -332,7 +389,7 @@ mod tests {
 
     #[test]
     fn store_block_header_layout() {
-        let h = encode_header(3, 9, 0);
+        let h = encode_header(3, 9, 0, 0);
         assert_eq!(&h[..4], b"NBLK");
         assert_eq!(crc32c::crc32c(&h[..28]).to_le_bytes(), h[28..32]);
     }

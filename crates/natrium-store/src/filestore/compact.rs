@@ -5,13 +5,30 @@
 //! on disk in another block; a `First` record only if it is the latest. Skips and truncates
 //! stay. The new content replaces the old by the atomic write rule (temporary file, sync,
 //! rename, directory sync); a crash leaves the old block or the new one, both whole.
+//!
+//! The rewrite takes the store's encryption setting: with keys, the new block has a fresh
+//! data key (so no nonce of the old key is ever used again) and its message records are
+//! sealed again at their new offsets, or framed with AEAD when the block is (or becomes)
+//! sealed; the old block's sealed records are opened with its own key first.
 
-use super::block::{Loc, HEADER_BYTES};
+use super::block::{self, Loc, FLAG_ENCRYPTED, HEADER_BYTES};
+use super::block_key;
 use super::record::{self, Decoded, Kind, Record, RECORD_BYTES_MIN};
 use super::sealed;
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_atomic, OpenMode};
+use crate::seal::{DataKey, FrameIndex};
+
+/// A rewrite's new content, before it is written.
+struct Rewritten {
+    /// The plain form: header, key record if encrypted, records.
+    plain: Vec<u8>,
+    data_start: u64,
+    key: Option<DataKey>,
+    /// Live messages and where their records now are.
+    moved: Vec<(u64, Loc)>,
+}
 
 impl FileStore {
     /// Rewrites the first sealed block worth compacting, if any: at most one per call, so a
@@ -20,7 +37,7 @@ impl FileStore {
     pub(super) fn compact_one_block(&mut self) {
         let tail = self.blocks.keys().next_back().copied();
         let candidate = self.blocks.values().find(|b| {
-            let records = b.plain_len.saturating_sub(HEADER_BYTES);
+            let records = b.plain_len.saturating_sub(b.data_start);
             Some(b.index) != tail
                 && !b.keep_as_is
                 && b.dead_bytes > 0
@@ -29,34 +46,109 @@ impl FileStore {
         let Some(index) = candidate.map(|b| b.index) else {
             return;
         };
-        if self.rewrite_block(index).is_err() {
+        if self.rewrite_block(index, false).is_err() {
             if let Some(block) = self.blocks.get_mut(&index) {
                 block.keep_as_is = true;
             }
         }
     }
 
-    /// Rewrites block `index` without its dead message records and moves the locations of
+    /// Rewrites block `index` without its dead message records, in frames if it is sealed
+    /// or `seal` asks for it, encrypted when keys are configured, and moves the locations of
     /// the live ones.
-    pub(super) fn rewrite_block(&mut self, index: u32) -> Result<(), StoreError> {
+    pub(super) fn rewrite_block(&mut self, index: u32, seal: bool) -> Result<(), StoreError> {
+        // The old key leaves the block while the walk updates other blocks' accounting; it
+        // goes back if the rewrite fails.
+        let old_key = self.blocks.get_mut(&index).and_then(|b| b.key.take());
+        let result = self.rewrite_with(index, seal, old_key.as_ref());
+        if result.is_err() {
+            if let Some(block) = self.blocks.get_mut(&index) {
+                block.key = old_key;
+            }
+        }
+        result
+    }
+
+    fn rewrite_with(
+        &mut self,
+        index: u32,
+        seal: bool,
+        old_key: Option<&DataKey>,
+    ) -> Result<(), StoreError> {
         let block = self
             .blocks
             .get(&index)
             .ok_or(StoreError::Corrupt { what: "block" })?;
         let path = block.path.clone();
+        let (old_start, framed) = (block.data_start, block.frames.is_some() || seal);
         let mut raw = vec![0u8; usize::try_from(block.len).unwrap_or(0)];
         read_exact_at(&*block.file, &mut raw, 0).map_err(|e| StoreError::io("read block", e))?;
-        let sealed_before = block.frames.is_some();
-        let (old, frame_damage) = sealed::plain_content(raw);
+        let (old, frame_damage) = sealed::plain_content(raw, old_start, old_key);
         if frame_damage {
             return Err(StoreError::Corrupt { what: "frame" });
         }
-        let header_len = usize::try_from(HEADER_BYTES).unwrap_or(usize::MAX);
+        let new = self.rewritten(index, &old, (old_start, old_key), framed)?;
+        let plain_len = new.plain.len() as u64;
+        let (stored, frames): (Vec<u8>, Option<FrameIndex>) = if framed {
+            let (bytes, frames) =
+                sealed::seal_content(&new.plain, new.data_start, new.key.as_ref())?;
+            (bytes, Some(frames))
+        } else {
+            (new.plain, None)
+        };
+        write_atomic(&*self.io, &path, &stored).map_err(|e| StoreError::io("compact block", e))?;
+        let file = self
+            .io
+            .open(&path, OpenMode::ReadWrite)
+            .map_err(|e| StoreError::io("open block", e))?;
+        for (seq, loc) in new.moved {
+            self.inner.set_body(seq, loc);
+        }
+        self.uncache(index);
+        if let Some(block) = self.blocks.get_mut(&index) {
+            block.file = file;
+            block.len = stored.len() as u64;
+            block.plain_len = plain_len;
+            block.frames = frames;
+            block.dead_bytes = 0;
+            block.data_start = new.data_start;
+            block.key = new.key;
+            block.rewrap = false;
+        }
+        Ok(())
+    }
+
+    /// The new plain content of block `index` from its old plain form `old` (records from
+    /// `old_layout.0`, sealed ones opened with `old_layout.1`): live records kept, dead ones
+    /// dropped. Message records are sealed again under a fresh key unless `framed`.
+    fn rewritten(
+        &mut self,
+        index: u32,
+        old: &[u8],
+        old_layout: (u64, Option<&DataKey>),
+        framed: bool,
+    ) -> Result<Rewritten, StoreError> {
+        let (old_start, old_key) = old_layout;
+        let sealing = self
+            .at_rest
+            .as_ref()
+            .map(|a| block_key::new_block_key(a, index))
+            .transpose()?;
+        let header = old.get(..HEADER_BYTES as usize).unwrap_or_default();
         let mut new = Vec::with_capacity(old.len() / 2);
-        new.extend_from_slice(old.get(..header_len).unwrap_or_default());
+        let key = if let Some((key, key_record)) = sealing {
+            new.extend_from_slice(&block::header_with_flags(header, FLAG_ENCRYPTED)?);
+            new.extend_from_slice(&key_record);
+            Some(key)
+        } else {
+            new.extend_from_slice(header);
+            None
+        };
+        let data_start = new.len() as u64;
+        let reseal = key.as_ref().filter(|_| !framed);
         let mut moved = Vec::new();
         let mut run = DeletedRun::default();
-        let mut off = header_len;
+        let mut off = usize::try_from(old_start).unwrap_or(usize::MAX);
         while off < old.len() {
             let rest = old.get(off..).unwrap_or_default();
             let Decoded::Record(rec, len) = record::decode(rest) else {
@@ -68,6 +160,7 @@ impl FileStore {
                 offset: off as u64,
                 len: u32::try_from(len).unwrap_or(u32::MAX),
             };
+            let stored = rest.get(..len).unwrap_or_default();
             off += len;
             let keep = match rec.kind {
                 Kind::Msg if self.inner.body(rec.seq) == Some(&here) => true,
@@ -80,43 +173,33 @@ impl FileStore {
                 Kind::First => rec.seq >= self.logged_first,
                 Kind::Skip | Kind::Truncate | Kind::Deleted => true,
             };
-            if keep {
-                run.flush(&mut new);
-                if rec.kind == Kind::Msg {
-                    let to = Loc {
-                        offset: new.len() as u64,
-                        ..here
-                    };
-                    moved.push((rec.seq, to));
-                }
-                new.extend_from_slice(rest.get(..len).unwrap_or_default());
+            if !keep {
+                continue;
             }
+            run.flush(&mut new);
+            if rec.kind != Kind::Msg {
+                new.extend_from_slice(stored);
+                continue;
+            }
+            let to = new.len() as u64;
+            let len = copy_msg(stored, (here, old_key), (index, to, reseal), &mut new)?;
+            let len = u32::try_from(len).map_err(|_| StoreError::MsgTooLarge)?;
+            moved.push((
+                rec.seq,
+                Loc {
+                    offset: to,
+                    len,
+                    ..here
+                },
+            ));
         }
         run.flush(&mut new);
-        let plain_len = new.len() as u64;
-        let (stored, frames) = if sealed_before {
-            let (bytes, index) = sealed::seal_content(&new)?;
-            (bytes, Some(index))
-        } else {
-            (new, None)
-        };
-        write_atomic(&*self.io, &path, &stored).map_err(|e| StoreError::io("compact block", e))?;
-        let file = self
-            .io
-            .open(&path, OpenMode::ReadWrite)
-            .map_err(|e| StoreError::io("open block", e))?;
-        for (seq, loc) in moved {
-            self.inner.set_body(seq, loc);
-        }
-        self.uncache(index);
-        if let Some(block) = self.blocks.get_mut(&index) {
-            block.file = file;
-            block.len = stored.len() as u64;
-            block.plain_len = plain_len;
-            block.frames = frames;
-            block.dead_bytes = 0;
-        }
-        Ok(())
+        Ok(Rewritten {
+            plain: new,
+            data_start,
+            key,
+            moved,
+        })
     }
 
     /// The record of `seq` in block `index` is being dropped: a tombstone for it in another
@@ -130,6 +213,33 @@ impl FileStore {
                 block.dead_bytes += RECORD_BYTES_MIN as u64;
             }
         }
+    }
+}
+
+/// Appends the live message record `stored` (found at `from.0`, opened with `from.1` if it is
+/// sealed) to `out` at offset `to.1` of block `to.0`: sealed under `to.2` when given, plain
+/// otherwise. Returns its new length.
+fn copy_msg(
+    stored: &[u8],
+    from: (Loc, Option<&DataKey>),
+    to: (u32, u64, Option<&DataKey>),
+    out: &mut Vec<u8>,
+) -> Result<usize, StoreError> {
+    let (here, old_key) = from;
+    let (index, offset, new_key) = to;
+    let opened;
+    let plain = if record::is_sealed(stored) {
+        let key = old_key.ok_or(StoreError::WrongKey)?;
+        opened = record::open_sealed(stored, key, here.block, here.offset)?;
+        &opened[..]
+    } else {
+        stored
+    };
+    if let Some(key) = new_key {
+        record::seal(plain, key, index, offset, out)
+    } else {
+        out.extend_from_slice(plain);
+        Ok(plain.len())
     }
 }
 

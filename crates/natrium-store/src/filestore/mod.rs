@@ -1,8 +1,12 @@
 //! The file store (`docs/store-format.md`): message blocks of records over [`crate::io`],
 //! recovered on open, and the state files beside them. `block` holds the block file and its
-//! header, `recover` the scan with resync and lost ranges, `store` the data, opening and
-//! write path, `cache` the records kept in memory for loads, `compact` the rewrite of half-dead blocks, `api` the [`crate::StreamStore`]
-//! implementation, `sealed` the compressed form of blocks that are no longer the tail. `envelope` is the state file
+//! header, `block_key` the data key of an encrypted block (`rekey` its
+//! rotation to the current server key), `open` the opening of one block at
+//! recovery, `recover` the scan with resync and lost ranges, `store` the data, opening and
+//! write path, `cache` the records kept in memory for loads, `compact` the rewrite of
+//! half-dead blocks, `api` the [`crate::StreamStore`] implementation, `sealed` the compressed
+//! form of blocks that are no longer the tail. `at_rest` holds the server keys and seals the
+//! state files; `envelope` is the state file
 //! envelope and its atomic write (§5), `meta` the `meta.dat` files, `consumer_state` the
 //! codec of a consumer's `state.dat` body (§7) over `varint`, and `consumer` the
 //! [`crate::ConsumerStore`] that writes it.
@@ -11,14 +15,17 @@
 mod api;
 pub mod at_rest;
 pub mod block;
+mod block_key;
 mod cache;
 mod compact;
 mod consumer;
 pub mod consumer_state;
 pub mod envelope;
 pub mod meta;
+mod open;
 pub mod record;
 mod recover;
+mod rekey;
 mod sealed;
 mod store;
 mod varint;
@@ -31,5 +38,7 @@ pub use store::{DamagedFile, FileStore, FileStoreOptions, RecoveryProgress, Reco
 
 #[cfg(test)]
 mod consumer_tests;
+#[cfg(test)]
+mod encryption_tests;
 #[cfg(test)]
 mod tests;

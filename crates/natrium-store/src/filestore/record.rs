@@ -1,8 +1,14 @@
 //! The message record codec of `docs/store-format.md` §2: encode into a caller's buffer,
 //! decode from bytes read off disk with every length checked, and tell a torn or damaged
-//! record apart from a valid one (what recovery's resync needs).
+//! record apart from a valid one (what recovery's resync needs). In an encrypted block a
+//! message record's body is sealed (`SEALED_BODY`, §11): `seal` and `open_sealed` turn a
+//! plain record into its stored form and back, `erase_sealed` overwrites one.
 
+use crate::error::StoreError;
 use crate::limits::{MESSAGE_BYTES_MAX, SUBJECT_BYTES_MAX};
+use crate::seal::{
+    fill_random, open_record_body_in_place, seal_record_body_into, DataKey, TAG_BYTES,
+};
 use crate::types::MsgTtl;
 
 pub const MAGIC: [u8; 2] = *b"NR";
@@ -13,15 +19,20 @@ const CRC_BYTES: usize = 4;
 const TTL_BYTES: usize = 8;
 /// The smallest record: a header and the record CRC.
 pub const RECORD_BYTES_MIN: usize = HEADER_BYTES + CRC_BYTES;
-/// Anything longer is corruption, never a buffer size.
+/// Anything longer is corruption, never a buffer size: the largest message with the
+/// longest subject, sealed (`TAG_BYTES`).
 pub const RECORD_BYTES_MAX: usize =
-    MESSAGE_BYTES_MAX + 64 * 1024 + HEADER_BYTES + CRC_BYTES + TTL_BYTES;
+    MESSAGE_BYTES_MAX + 64 * 1024 + HEADER_BYTES + CRC_BYTES + TTL_BYTES + TAG_BYTES;
 const FLAG_TTL: u8 = 1;
 const FLAG_ERASED: u8 = 2;
-const FLAGS_KNOWN: u8 = FLAG_TTL | FLAG_ERASED;
+/// The body (everything between the fixed header and the CRC) is encrypted, tag after it.
+const FLAG_SEALED_BODY: u8 = 4;
+const FLAGS_KNOWN: u8 = FLAG_TTL | FLAG_ERASED | FLAG_SEALED_BODY;
 
+// The largest message still fits once sealed.
 const _: () = assert!(
-    SUBJECT_BYTES_MAX + MESSAGE_BYTES_MAX + RECORD_BYTES_MIN + TTL_BYTES <= RECORD_BYTES_MAX
+    SUBJECT_BYTES_MAX + MESSAGE_BYTES_MAX + RECORD_BYTES_MIN + TTL_BYTES + TAG_BYTES
+        <= RECORD_BYTES_MAX
 );
 const _: () = assert!(RECORD_BYTES_MAX < u32::MAX as usize);
 
@@ -61,6 +72,10 @@ impl Kind {
 pub struct Record<'a> {
     pub kind: Kind,
     pub erased: bool,
+    /// Decoded from a `SEALED_BODY` record: `subject` and `headers` are empty, `ttl` is
+    /// `None` and `payload` is the encrypted body with its tag ([`open_sealed`] gives the
+    /// plain record). Never set on a record to encode.
+    pub sealed: bool,
     pub seq: u64,
     pub timestamp_ns: i64,
     pub ttl: MsgTtl,
@@ -75,6 +90,7 @@ impl<'a> Record<'a> {
         Record {
             kind,
             erased: false,
+            sealed: false,
             seq,
             timestamp_ns,
             ttl: MsgTtl::None,
@@ -107,6 +123,9 @@ pub fn encode(record: &Record<'_>, out: &mut Vec<u8>) -> Option<usize> {
         MsgTtl::Never => Some(-1),
         MsgTtl::Secs(s) => Some(i64::try_from(s).unwrap_or(i64::MAX)),
     };
+    if record.sealed {
+        return None;
+    }
     let subject_len = u16::try_from(record.subject.len()).ok()?;
     let headers_len = u32::try_from(record.headers.len()).ok()?;
     let len = RECORD_BYTES_MIN
@@ -186,7 +205,12 @@ pub fn declared_parts(buf: &[u8]) -> Option<(Kind, usize, usize, usize)> {
     let subject = usize::from(u16_at(header, 24)?);
     let headers = u32_at(header, 26)? as usize;
     let ttl = if flags & FLAG_TTL != 0 { TTL_BYTES } else { 0 };
-    let payload = len.checked_sub(RECORD_BYTES_MIN + ttl + subject + headers)?;
+    let tag = if flags & FLAG_SEALED_BODY != 0 {
+        TAG_BYTES
+    } else {
+        0
+    };
+    let payload = len.checked_sub(RECORD_BYTES_MIN + ttl + tag + subject + headers)?;
     let kind = Kind::from_byte(*header.get(2)?);
     Some((kind, subject, headers, payload))
 }
@@ -218,7 +242,12 @@ fn parse_fields(header: &[u8]) -> Option<(usize, u64)> {
     let subject_len = usize::from(u16_at(header, 24)?);
     let headers_len = u32_at(header, 26)? as usize;
     let ttl = if flags & FLAG_TTL != 0 { TTL_BYTES } else { 0 };
-    let fixed = RECORD_BYTES_MIN + ttl + subject_len + headers_len;
+    let tag = if flags & FLAG_SEALED_BODY != 0 {
+        TAG_BYTES
+    } else {
+        0
+    };
+    let fixed = RECORD_BYTES_MIN + ttl + tag + subject_len + headers_len;
     let sane = (1..=6).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
     if !sane || len < fixed || len > RECORD_BYTES_MAX {
         return None;
@@ -244,6 +273,19 @@ fn body(rec: &[u8], seq: u64) -> Decoded<'_> {
 fn split_record(covered: &[u8], seq: u64) -> Option<Record<'_>> {
     let kind = Kind::from_byte(*covered.get(2)?);
     let flags = *covered.get(3)?;
+    if flags & FLAG_SEALED_BODY != 0 {
+        return Some(Record {
+            kind,
+            erased: flags & FLAG_ERASED != 0,
+            sealed: true,
+            seq,
+            timestamp_ns: u64_at(covered, 16)? as i64,
+            ttl: MsgTtl::None,
+            subject: &[],
+            headers: &[],
+            payload: covered.get(HEADER_BYTES..)?,
+        });
+    }
     let subject_len = usize::from(u16_at(covered, 24)?);
     let headers_len = u32_at(covered, 26)? as usize;
     let mut at = HEADER_BYTES;
@@ -262,6 +304,7 @@ fn split_record(covered: &[u8], seq: u64) -> Option<Record<'_>> {
     Some(Record {
         kind,
         erased: flags & FLAG_ERASED != 0,
+        sealed: false,
         seq,
         timestamp_ns: u64_at(covered, 16)? as i64,
         ttl,
@@ -269,6 +312,118 @@ fn split_record(covered: &[u8], seq: u64) -> Option<Record<'_>> {
         headers,
         payload,
     })
+}
+
+/// Whether the record at the start of `buf` says its body is sealed (its header unchecked).
+pub fn is_sealed(buf: &[u8]) -> bool {
+    buf.get(3).is_some_and(|f| f & FLAG_SEALED_BODY != 0)
+}
+
+/// `header` (a fixed header) with `flags` and `len`, and its CRC recomputed.
+fn header_with(header: &[u8], flags: u8, len: usize) -> Option<[u8; HEADER_BYTES]> {
+    let mut out: [u8; HEADER_BYTES] = header.get(..HEADER_BYTES)?.try_into().ok()?;
+    *out.get_mut(3)? = flags;
+    out.get_mut(4..8)?
+        .copy_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
+    let crc = crc32c::crc32c(out.get(..32)?);
+    out.get_mut(32..)?.copy_from_slice(&crc.to_le_bytes());
+    Some(out)
+}
+
+/// Appends the stored form of the plain record `plain` (as [`encode`] wrote it) for offset
+/// `offset` of the block `nonce_prefix` whose data key is `key`: its body sealed, nonce
+/// `nonce_prefix | offset`, the new fixed header as the AAD, `record_len` grown by the tag,
+/// fresh CRCs over the stored bytes. Returns the stored length.
+pub fn seal(
+    plain: &[u8],
+    key: &DataKey,
+    nonce_prefix: u32,
+    offset: u64,
+    out: &mut Vec<u8>,
+) -> Result<usize, StoreError> {
+    const BAD: StoreError = StoreError::Corrupt {
+        what: "record to seal",
+    };
+    let (len, _) = plain.get(..HEADER_BYTES).and_then(parse).ok_or(BAD)?;
+    let flags = *plain.get(3).ok_or(BAD)?;
+    if flags & (FLAG_SEALED_BODY | FLAG_ERASED) != 0 {
+        return Err(BAD);
+    }
+    let body = plain.get(HEADER_BYTES..len - CRC_BYTES).ok_or(BAD)?;
+    let sealed_len = len + TAG_BYTES;
+    if sealed_len > RECORD_BYTES_MAX {
+        return Err(StoreError::MsgTooLarge);
+    }
+    let header = header_with(plain, flags | FLAG_SEALED_BODY, sealed_len).ok_or(BAD)?;
+    let start = out.len();
+    out.reserve(sealed_len);
+    out.extend_from_slice(&header);
+    seal_record_body_into(key, nonce_prefix, offset, &header, body, out)?;
+    let crc = crc32c::crc32c(out.get(start..).unwrap_or_default());
+    out.extend_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(out.len() - start, sealed_len);
+    Ok(sealed_len)
+}
+
+/// The plain record (as [`encode`] writes it, CRCs fresh) of the sealed record `stored` at
+/// `offset` of block `nonce_prefix`: `Decrypt` if the key, place or any byte differs from
+/// what was sealed, `Corrupt` if the header makes no sense or the record is erased. The
+/// fixed header's CRCs need no check first: the AEAD authenticates every byte.
+pub fn open_sealed(
+    stored: &[u8],
+    key: &DataKey,
+    nonce_prefix: u32,
+    offset: u64,
+) -> Result<Vec<u8>, StoreError> {
+    const BAD: StoreError = StoreError::Corrupt {
+        what: "sealed record",
+    };
+    let header = stored.get(..HEADER_BYTES).ok_or(BAD)?;
+    let (len, _) = parse_fields(header).ok_or(BAD)?;
+    let flags = *header.get(3).ok_or(BAD)?;
+    if flags & FLAG_SEALED_BODY == 0 || flags & FLAG_ERASED != 0 {
+        return Err(BAD);
+    }
+    // `parse_fields` checked that the length holds the header, tag and CRC.
+    let tag_at = len - CRC_BYTES - TAG_BYTES;
+    let data = stored.get(HEADER_BYTES..tag_at).ok_or(BAD)?;
+    let tag = stored.get(tag_at..len - CRC_BYTES).ok_or(BAD)?;
+    let plain_len = len - TAG_BYTES;
+    let plain_header = header_with(header, flags & !FLAG_SEALED_BODY, plain_len).ok_or(BAD)?;
+    let mut out = Vec::with_capacity(plain_len);
+    out.extend_from_slice(&plain_header);
+    out.extend_from_slice(data);
+    let body = out.get_mut(HEADER_BYTES..).unwrap_or_default();
+    open_record_body_in_place(key, nonce_prefix, offset, header, body, tag)?;
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    debug_assert!(matches!(decode(&out), Decoded::Record(..)));
+    Ok(out)
+}
+
+/// The erased form of the sealed record `stored` (CRCs checked): its body and tag replaced
+/// by random bytes, `ERASED` set, fresh CRCs. Encrypting zeros again at the same offset
+/// would reuse the record's nonce (`docs/store-format.md` §8).
+pub fn erase_sealed(stored: &[u8]) -> Result<Vec<u8>, StoreError> {
+    const BAD: StoreError = StoreError::Corrupt { what: "record" };
+    let Decoded::Record(rec, len) = decode(stored) else {
+        return Err(BAD);
+    };
+    if !rec.sealed {
+        return Err(BAD);
+    }
+    let flags = *stored.get(3).ok_or(BAD)?;
+    let mut out = vec![0u8; len];
+    let header = header_with(stored, flags | FLAG_ERASED, len).ok_or(BAD)?;
+    out.get_mut(..HEADER_BYTES)
+        .ok_or(BAD)?
+        .copy_from_slice(&header);
+    fill_random(out.get_mut(HEADER_BYTES..len - CRC_BYTES).ok_or(BAD)?)?;
+    let crc = crc32c::crc32c(out.get(..len - CRC_BYTES).ok_or(BAD)?);
+    out.get_mut(len - CRC_BYTES..)
+        .ok_or(BAD)?
+        .copy_from_slice(&crc.to_le_bytes());
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -279,6 +434,7 @@ mod tests {
         Record {
             kind: Kind::Msg,
             erased: false,
+            sealed: false,
             seq: 42,
             timestamp_ns: 1_700_000_000_000_000_000,
             ttl,
@@ -305,6 +461,42 @@ mod tests {
             ..sample(MsgTtl::None)
         };
         assert_eq!(encode(&skip, &mut buf), Some(RECORD_BYTES_MIN));
+    }
+
+    #[test]
+    fn store_record_sealed_round_trip_and_erase() {
+        use crate::seal::Cipher;
+        for cipher in [Cipher::ChaCha, Cipher::Aes] {
+            let key = DataKey::generate(cipher).unwrap();
+            for ttl in [MsgTtl::None, MsgTtl::Secs(30)] {
+                let mut plain = Vec::new();
+                encode(&sample(ttl), &mut plain).unwrap();
+                let mut stored = Vec::new();
+                let len = seal(&plain, &key, 3, 4096, &mut stored).unwrap();
+                assert_eq!((len, stored.len()), (plain.len() + 16, plain.len() + 16));
+                assert!(is_sealed(&stored) && !is_sealed(&plain));
+                assert!(!stored.windows(5).any(|w| w == b"hello"));
+                // The CRCs cover the stored bytes: recovery checks them without the key.
+                let Decoded::Record(rec, n) = decode(&stored) else {
+                    panic!("sealed record does not decode");
+                };
+                assert!(rec.sealed && !rec.erased && rec.seq == 42 && n == len);
+                assert_eq!(declared_parts(&stored), declared_parts(&plain));
+                assert_eq!(open_sealed(&stored, &key, 3, 4096).unwrap(), plain);
+                for (prefix, offset) in [(4, 4096), (3, 4097)] {
+                    assert!(open_sealed(&stored, &key, prefix, offset).is_err());
+                }
+                let other = DataKey::generate(cipher).unwrap();
+                assert!(open_sealed(&stored, &other, 3, 4096).is_err());
+                assert!(seal(&stored, &key, 3, 4096, &mut Vec::new()).is_err());
+                let erased = erase_sealed(&stored).unwrap();
+                let Decoded::Record(rec, _) = decode(&erased) else {
+                    panic!("erased record does not decode");
+                };
+                assert!(rec.sealed && rec.erased && rec.seq == 42);
+                assert!(open_sealed(&erased, &key, 3, 4096).is_err());
+            }
+        }
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! Recovery (`docs/store-format.md` §10): scanning a block's bytes record by record, applying
 //! each valid record to the in-memory state, resynchronising after damage, and telling a torn
 //! tail apart from damage in the middle. Every length and offset comes from checked decoding.
+//! A sealed record of an encrypted block is opened with the block's key before it is applied;
+//! one that does not open (no key, or failed authentication) is lost like a damaged record.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::block::{Loc, HEADER_BYTES};
 use super::record::{self, Decoded, Kind, Record, MAGIC};
 use crate::memstore::MemStore;
+use crate::seal::DataKey;
 use crate::stream::StreamStore;
 use crate::types::MsgSizing;
 
@@ -110,6 +113,33 @@ impl Replay<'_> {
         }
     }
 
+    /// An erased sealed message record: its subject went with its body, so it is applied as
+    /// the `Deleted` record of its one sequence (the tombstone after it confirms it), and
+    /// its bytes are garbage for compaction.
+    fn apply_erased(&mut self, seq: u64, timestamp_ns: i64, loc: Loc) {
+        let count = 1u64.to_le_bytes();
+        self.apply(
+            &Record::empty(Kind::Deleted, seq, timestamp_ns, &count),
+            loc,
+        );
+        *self.garbage.entry(loc.block).or_default() += u64::from(loc.len);
+    }
+
+    /// The message record of `seq` is whole but cannot be read (a sealed record that does not
+    /// open): the sequence is lost, and held as skipped so the stream's sequences stay whole.
+    fn lose(&mut self, seq: u64) {
+        if !self.fill_gap(seq) {
+            return;
+        }
+        match self.lost.last_mut() {
+            Some(range) if range.1.checked_add(1) == Some(seq) => range.1 = seq,
+            _ => self.lost.push((seq, seq)),
+        }
+        if self.inner.skip_msgs(seq, 1, 0).is_ok() {
+            self.last = seq;
+        }
+    }
+
     /// Everything below `first` is gone: removed, not lost.
     pub fn start_at(&mut self, first: u64) {
         if first == 0 {
@@ -176,9 +206,17 @@ impl Replay<'_> {
     }
 }
 
-/// Scans block `block` held in `buf` (the whole file), applying its records to `replay`.
-pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
-    let start = usize::try_from(HEADER_BYTES).unwrap_or(usize::MAX);
+/// Scans block `block` held in `buf` (its plain form: the whole file, or the decoded frames
+/// at their plain offsets), applying its records to `replay`. `layout` is where its records
+/// start and, if it is encrypted, its data key.
+pub fn scan_block(
+    buf: &[u8],
+    block: u32,
+    layout: (u64, Option<&DataKey>),
+    replay: &mut Replay<'_>,
+) -> ScanEnd {
+    let (start, key) = layout;
+    let start = usize::try_from(start).unwrap_or(usize::MAX);
     let mut off = start;
     let mut good_end = start.min(buf.len());
     let mut damaged = false;
@@ -191,7 +229,11 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
                     offset: off as u64,
                     len: u32::try_from(len).unwrap_or(u32::MAX),
                 };
-                replay.apply(&rec, loc);
+                if !apply_stored(replay, &rec, rest.get(..len).unwrap_or_default(), loc, key) {
+                    // A sealed record that does not open is whole on disk: lost, and kept
+                    // (a torn tail is never cut before it).
+                    damaged = true;
+                }
                 off += len;
                 good_end = off;
                 continue;
@@ -226,6 +268,39 @@ pub fn scan_block(buf: &[u8], block: u32, replay: &mut Replay<'_>) -> ScanEnd {
         torn: false,
         damaged,
     }
+}
+
+/// Applies the valid record `rec` (stored as `stored` at `loc`), opening it first if it is
+/// sealed; `false` if it is sealed and does not open, and nothing was applied (its size,
+/// from the header, is noted for the lost bytes).
+fn apply_stored(
+    replay: &mut Replay<'_>,
+    rec: &Record<'_>,
+    stored: &[u8],
+    loc: Loc,
+    key: Option<&DataKey>,
+) -> bool {
+    if !rec.sealed {
+        replay.apply(rec, loc);
+        return true;
+    }
+    if rec.erased {
+        if rec.kind == Kind::Msg {
+            replay.apply_erased(rec.seq, rec.timestamp_ns, loc);
+        }
+        return true;
+    }
+    let opened = key.and_then(|k| record::open_sealed(stored, k, loc.block, loc.offset).ok());
+    if let Some(plain) = opened.as_deref().and_then(record::decode_trusted) {
+        replay.apply(&plain, loc);
+        return true;
+    }
+    if let Some((Kind::Msg, subject, headers, payload)) = record::declared_parts(stored) {
+        let size = MsgSizing::File.size(subject, headers, payload);
+        replay.bad_sizes.insert(rec.seq, size);
+        replay.lose(rec.seq);
+    }
+    false
 }
 
 /// The next offset at or after `from` where a whole valid record starts that can follow a

@@ -3,8 +3,10 @@
 //! (flags `SEALED | COMPRESSED`). Records keep their plain offsets (the first frame starts at
 //! 32), so message locations, the record cache and the recovery scan work on plain offsets
 //! whatever the block's form. Loading one record reads and decodes one frame, which the
-//! record cache keeps, so a consumer reading in order decodes each frame once.
-//! `TODO(#14)`: encryption of blocks and state files with the `seal` keys.
+//! record cache keeps, so a consumer reading in order decodes each frame once. An encrypted
+//! block keeps its key record after the header, its frames are AEAD under its data key, and
+//! its plain form starts records at the same `data_start` (102); an encrypted tail's sealed
+//! records shrink when framed, so such a block is sealed by the compaction rewrite instead.
 
 use bytes::Bytes;
 
@@ -12,20 +14,27 @@ use super::block::{self, Block, Loc, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_atomic, OpenMode};
-use crate::seal::{decode_frame, decode_frames, encode_records, FrameCodec, FrameIndex, Segment};
+use crate::seal::{
+    decode_frame, decode_frames, encode_records, DataKey, FrameCodec, FrameIndex, Segment,
+};
 
-/// A block file's plain form: its header and records at their plain offsets (a damaged
-/// frame's range left as zeros, which the scan treats as damage), and whether any frame was
-/// damaged. A plain block is returned as it is.
-pub fn plain_content(raw: Vec<u8>) -> (Vec<u8>, bool) {
-    let header_len = HEADER_BYTES as usize;
-    let Some(header) = raw.get(..header_len) else {
+/// A block file's plain form: its header (and key record) and records at their plain
+/// offsets (a damaged frame's range left as zeros, which the scan treats as damage), and
+/// whether any frame was damaged. A block that is not sealed is returned as it is. Frames
+/// start at `data_start`; `key` opens AEAD frames.
+pub fn plain_content(raw: Vec<u8>, data_start: u64, key: Option<&DataKey>) -> (Vec<u8>, bool) {
+    let Some(header) = raw.get(..HEADER_BYTES as usize) else {
         return (raw, false);
     };
     if !block::header_is_sealed(header) {
         return (raw, false);
     }
-    let decoded = decode_frames(raw.get(header_len..).unwrap_or_default(), None);
+    let header_len = usize::try_from(data_start).unwrap_or(usize::MAX);
+    let Some(header) = raw.get(..header_len) else {
+        // Cut inside its key record: no frame to decode.
+        return (raw, true);
+    };
+    let decoded = decode_frames(raw.get(header_len..).unwrap_or_default(), key);
     // Plain offsets come from the file: an end past what a block can hold is damage, and
     // never sizes the buffer.
     let within = |start: u64, len: u64| {
@@ -63,11 +72,15 @@ pub fn plain_content(raw: Vec<u8>) -> (Vec<u8>, bool) {
     (plain, damaged)
 }
 
-/// The frame index of a sealed block file's body, if the file is sealed.
-pub fn frame_index(raw: &[u8]) -> Option<FrameIndex> {
+/// The frame index of a sealed block file's body (frames from `data_start` on), if the
+/// file is sealed.
+pub fn frame_index(raw: &[u8], data_start: u64) -> Option<FrameIndex> {
     let header = raw.get(..HEADER_BYTES as usize)?;
-    block::header_is_sealed(header)
-        .then(|| FrameIndex::scan(raw.get(HEADER_BYTES as usize..).unwrap_or_default()))
+    let body = usize::try_from(data_start)
+        .ok()
+        .and_then(|at| raw.get(at..))
+        .unwrap_or_default();
+    block::header_is_sealed(header).then(|| FrameIndex::scan(body))
 }
 
 impl Block {
@@ -78,10 +91,10 @@ impl Block {
             .find(loc.offset)
             .ok_or(StoreError::Corrupt { what: "frame" })?;
         let mut raw = vec![0u8; entry.frame_bytes as usize];
-        read_exact_at(&*self.file, &mut raw, HEADER_BYTES + entry.stored_offset)
+        read_exact_at(&*self.file, &mut raw, self.data_start + entry.stored_offset)
             .map_err(|e| StoreError::io("read frame", e))?;
-        let (_, plain) =
-            decode_frame(&raw, None).map_err(|_| StoreError::Corrupt { what: "frame" })?;
+        let (_, plain) = decode_frame(&raw, self.key.as_ref())
+            .map_err(|_| StoreError::Corrupt { what: "frame" })?;
         Ok((entry.plain_offset, Bytes::from(plain)))
     }
 }
@@ -100,9 +113,16 @@ impl FileStore {
             .blocks
             .values()
             .find(|b| Some(b.index) != tail && b.frames.is_none() && !b.keep_as_is)
-            .map(|b| b.index);
-        if let Some(index) = candidate {
-            if self.seal_block(index).is_err() {
+            .map(|b| (b.index, b.key.is_none()));
+        if let Some((index, plain)) = candidate {
+            // A plain block sealed without keys keeps its record offsets; otherwise the
+            // rewrite moves records (sealed records shrink) under a fresh data key.
+            let sealed = if plain && self.at_rest.is_none() {
+                self.seal_block(index)
+            } else {
+                self.rewrite_block(index, true)
+            };
+            if sealed.is_err() {
                 if let Some(block) = self.blocks.get_mut(&index) {
                     block.keep_as_is = true;
                 }
@@ -118,7 +138,7 @@ impl FileStore {
         let mut plain = vec![0u8; usize::try_from(block.len).unwrap_or(0)];
         read_exact_at(&*block.file, &mut plain, 0).map_err(|e| StoreError::io("read block", e))?;
         let path = block.path.clone();
-        let sealed = seal_content(&plain)?;
+        let sealed = seal_content(&plain, HEADER_BYTES, None)?;
         write_atomic(&*self.io, &path, &sealed.0).map_err(|e| StoreError::io("seal block", e))?;
         let file = self
             .io
@@ -134,22 +154,33 @@ impl FileStore {
     }
 }
 
-/// A block's plain content (header and records) in sealed form: the header with `SEALED |
-/// COMPRESSED`, then LZ4 frames of its records.
-pub fn seal_content(plain: &[u8]) -> Result<(Vec<u8>, FrameIndex), StoreError> {
-    let header = plain
-        .get(..HEADER_BYTES as usize)
-        .ok_or(StoreError::Corrupt {
+/// A block's plain content (header, key record if any, and records from `data_start` on)
+/// in sealed form: the header with `SEALED | COMPRESSED` (other flags kept), the key record,
+/// then LZ4 frames of the records, AEAD under `key` when given. Frames start at plain
+/// offset `data_start`, so record locations in the plain form hold.
+pub fn seal_content(
+    plain: &[u8],
+    data_start: u64,
+    key: Option<&DataKey>,
+) -> Result<(Vec<u8>, FrameIndex), StoreError> {
+    let at = usize::try_from(data_start).unwrap_or(usize::MAX);
+    let (Some(header), Some(key_record)) = (
+        plain.get(..HEADER_BYTES as usize),
+        plain.get(HEADER_BYTES as usize..at),
+    ) else {
+        return Err(StoreError::Corrupt {
             what: "block header",
-        })?;
-    let records = plain.get(HEADER_BYTES as usize..).unwrap_or_default();
+        });
+    };
+    let records = plain.get(at..).unwrap_or_default();
     let codec = FrameCodec {
         compress: true,
-        key: None,
+        key,
     };
-    let body = encode_records(records, codec, HEADER_BYTES)?;
-    let mut out = Vec::with_capacity(HEADER_BYTES as usize + body.bytes.len());
+    let body = encode_records(records, codec, data_start)?;
+    let mut out = Vec::with_capacity(at + body.bytes.len());
     out.extend_from_slice(&block::sealed_header(header)?);
+    out.extend_from_slice(key_record);
     out.extend_from_slice(&body.bytes);
     Ok((out, body.index))
 }

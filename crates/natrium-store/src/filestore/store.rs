@@ -2,6 +2,9 @@
 //! encoded with the record codec and appended to the tail block; `sync_blocks` is the group
 //! commit, one `fdatasync` per block written since the last. A tail past the block size
 //! rotates at the next append after a sync, so every block but the tail is whole on disk.
+//! With server keys (`AtRest`) new blocks are encrypted and message records are sealed for
+//! the offset they are appended at; the first write after an open goes to a new block, so
+//! no offset of an earlier process's encrypted tail is ever sealed again.
 //!
 //! The in-memory state is a `MemStore<Loc>` counting bytes with Go's file-store formula and
 //! holding, for each message, where its record is instead of its headers and payload: it
@@ -15,13 +18,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT, BLOCK_FILE_BYTES_MAX, HEADER_BYTES};
+use super::at_rest::AtRest;
+use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT};
+use super::block_key;
 use super::cache::{Staging, StoreCache};
+use super::open::{open_block, BlockRole};
 use super::record::{self, Kind, Record};
-use super::recover::{scan_block, Replay};
-use super::sealed;
+use super::recover::Replay;
 use crate::error::StoreError;
-use crate::io::{read_exact_at, OpenMode, StorageIo};
+use crate::io::StorageIo;
 use crate::memstore::{MemStore, Removal};
 use crate::stream::StreamStore;
 use crate::types::{LostData, MsgSizing, StoreConfig};
@@ -112,6 +117,10 @@ pub struct FileStore {
     /// Block bytes kept in memory for loads (`super::cache`).
     pub(super) cache: Mutex<StoreCache>,
     scratch: Vec<u8>,
+    /// Server keys: blocks this store creates (and rewrites) are encrypted.
+    pub(super) at_rest: Option<AtRest>,
+    /// Where a message record is sealed before it is appended.
+    seal_scratch: Vec<u8>,
 }
 
 /// Recovery's progress, after each block.
@@ -174,7 +183,22 @@ impl FileStore {
         config: StoreConfig,
         options: FileStoreOptions,
     ) -> Result<FileStore, StoreError> {
-        Self::open_with_progress(io, dir, config, options, &mut |_| {})
+        Self::open_at_rest_with_progress(io, dir, config, options, None, &mut |_| {})
+    }
+
+    /// As [`FileStore::open`], with block files encrypted under `at_rest`'s keys
+    /// (`docs/store-format.md` §11): blocks it creates or rewrites are encrypted, encrypted
+    /// blocks open with `key` or `prev_key`, plain blocks are read as they are. An encrypted
+    /// block that no configured key opens (or any, with `at_rest` `None`) is `WrongKey`, and
+    /// no file is changed.
+    pub fn open_at_rest(
+        io: Arc<dyn StorageIo>,
+        dir: &Path,
+        config: StoreConfig,
+        options: FileStoreOptions,
+        at_rest: Option<AtRest>,
+    ) -> Result<FileStore, StoreError> {
+        Self::open_at_rest_with_progress(io, dir, config, options, at_rest, &mut |_| {})
     }
 
     /// As [`FileStore::open`], telling `progress` after each block recovered (the server logs
@@ -184,6 +208,18 @@ impl FileStore {
         dir: &Path,
         config: StoreConfig,
         options: FileStoreOptions,
+        progress: &mut dyn FnMut(RecoveryProgress),
+    ) -> Result<FileStore, StoreError> {
+        Self::open_at_rest_with_progress(io, dir, config, options, None, progress)
+    }
+
+    /// [`FileStore::open_at_rest`] and [`FileStore::open_with_progress`] together.
+    pub fn open_at_rest_with_progress(
+        io: Arc<dyn StorageIo>,
+        dir: &Path,
+        config: StoreConfig,
+        options: FileStoreOptions,
+        at_rest: Option<AtRest>,
         progress: &mut dyn FnMut(RecoveryProgress),
     ) -> Result<FileStore, StoreError> {
         let msgs_dir = dir.join("msgs");
@@ -207,6 +243,8 @@ impl FileStore {
             cache: Mutex::new(StoreCache::default()),
             scratch: Vec::new(),
             report: RecoveryReport::default(),
+            at_rest,
+            seal_scratch: Vec::new(),
         };
         store.recover(progress)?;
         store.inner.log_removals();
@@ -222,11 +260,6 @@ impl FileStore {
             .io
             .list_dir(&self.dir)
             .map_err(|e| StoreError::io("list blocks", e))?;
-        for name in names.iter().filter(|n| is_leftover_rewrite(n)) {
-            // A compaction that never reached its rename: the block it meant to replace is
-            // whole (`docs/store-format.md` §9).
-            let _ = self.io.remove(&self.dir.join(name));
-        }
         let indexes: BTreeSet<u32> = names.iter().filter_map(|n| block::parse_name(n)).collect();
         let tail = indexes.last().copied();
         let oldest = indexes.first().copied();
@@ -248,7 +281,8 @@ impl FileStore {
                 oldest: Some(index) == oldest,
             };
             let before = replay.lost.len();
-            let opened = open_block(&*self.io, &self.dir, index, role, &mut replay)?;
+            let at_rest = self.at_rest.as_ref();
+            let opened = open_block(&*self.io, &self.dir, index, at_rest, role, &mut replay)?;
             // A gap found entering this block is the end of the previous one.
             let entered = opened.lost_at_entry;
             if let (Some(prev), Some(gaps)) = (previous, replay.lost.get(before..entered)) {
@@ -264,6 +298,12 @@ impl FileStore {
                 msgs: replay.inner.fast_state().msgs,
             });
         }
+        for name in names.iter().filter(|n| is_leftover_rewrite(n)) {
+            // A compaction that never reached its rename: the block it meant to replace is
+            // whole (`docs/store-format.md` §9). Removed only now that every block opened,
+            // so an open that fails (a wrong key) changes no file.
+            let _ = self.io.remove(&self.dir.join(name));
+        }
         self.logged_last = replay.last;
         let mut msg_bytes = std::mem::take(&mut replay.msg_bytes);
         for (index, bytes) in std::mem::take(&mut replay.garbage) {
@@ -277,7 +317,7 @@ impl FileStore {
             });
         }
         if self.blocks.is_empty() {
-            let created = Block::create(&*self.io, &self.dir, 1, self.logged_last + 1)?;
+            let created = self.create_block(1, self.logged_last + 1)?;
             self.blocks.insert(1, created);
         }
         self.logged_first = self.inner.fast_state().first_seq;
@@ -343,7 +383,7 @@ impl FileStore {
                 Removal::All => {
                     for block in self.blocks.values_mut() {
                         block.live = 0;
-                        block.dead_bytes = block.plain_len.saturating_sub(HEADER_BYTES);
+                        block.dead_bytes = block.plain_len.saturating_sub(block.data_start);
                     }
                     self.rotate_empty = true;
                 }
@@ -412,17 +452,33 @@ impl FileStore {
         self.append_record(&Record::empty(kind, seq, timestamp_ns, payload))
     }
 
-    /// Encodes and appends `rec` to the tail block, rotating first if it would not fit.
+    /// Encodes and appends `rec` to the tail block, rotating first if it would not fit. In
+    /// an encrypted tail a message record is sealed for the offset it goes to.
     pub(super) fn append_record(&mut self, rec: &Record<'_>) -> Result<Loc, StoreError> {
         self.writable()?;
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
         let written = record::encode(rec, &mut buf)
             .ok_or(StoreError::MsgTooLarge)
-            .and_then(|len| {
-                let (block, offset) = self.write_tail(&buf)?;
-                let len = u32::try_from(len).map_err(|_| StoreError::MsgTooLarge)?;
-                Ok(Loc { block, offset, len })
+            .and_then(|_| {
+                let index = self.tail_for(buf.len())?;
+                let tail = self
+                    .blocks
+                    .get_mut(&index)
+                    .ok_or(StoreError::Corrupt { what: "tail block" })?;
+                if let (Some(key), Kind::Msg) = (&tail.key, rec.kind) {
+                    self.seal_scratch.clear();
+                    record::seal(&buf, key, index, tail.len, &mut self.seal_scratch)?;
+                    std::mem::swap(&mut buf, &mut self.seal_scratch);
+                }
+                let offset = tail.append(&buf)?;
+                self.dirty.insert(index);
+                let len = u32::try_from(buf.len()).map_err(|_| StoreError::MsgTooLarge)?;
+                Ok(Loc {
+                    block: index,
+                    offset,
+                    len,
+                })
             });
         if let (Ok(loc), Kind::Msg) = (&written, rec.kind) {
             self.cache_record(*loc, &buf);
@@ -456,26 +512,10 @@ impl FileStore {
             .clear();
     }
 
-    /// Appends `bytes` (whole records) to the tail block, rotating first when the last sync
-    /// found it full; returns the block and offset they went to.
+    /// Appends `bytes` (whole records, none sealed) to the tail block, rotating first when
+    /// the last sync found it full; returns the block and offset they went to.
     fn write_tail(&mut self, bytes: &[u8]) -> Result<(u32, u64), StoreError> {
-        let len = bytes.len();
-        let Some(mut index) = self.blocks.keys().next_back().copied() else {
-            return Err(StoreError::Corrupt { what: "no blocks" });
-        };
-        let tail_len = self.blocks.get(&index).map_or(0, |b| b.len);
-        let overrun = tail_len + len as u64 > self.options.block_bytes + BLOCK_OVERRUN_BYTES_MAX;
-        if tail_len > HEADER_BYTES && (self.rotate_next || overrun) {
-            // The old tail is synced before a record goes to the new one, so a record in a
-            // later block means every earlier block is whole: a gap between blocks after a
-            // crash is damage, never unsynced writes landing out of order. Rotating right
-            // after a group commit makes that free; only an overrun costs a sync of its own.
-            self.sync_blocks()?;
-            self.rotate_next = false;
-            index += 1;
-            let created = Block::create(&*self.io, &self.dir, index, self.logged_last + 1)?;
-            self.blocks.insert(index, created);
-        }
+        let index = self.tail_for(bytes.len())?;
         let tail = self
             .blocks
             .get_mut(&index)
@@ -483,6 +523,43 @@ impl FileStore {
         let offset = tail.append(bytes)?;
         self.dirty.insert(index);
         Ok((index, offset))
+    }
+
+    /// The block `len` more bytes go to: the tail, or a new block when the last sync found
+    /// the tail full, when it would grow too far past the block size, or when it is not one
+    /// this process created while keys are configured (an encrypted block from an earlier
+    /// process never takes another sealed record, and a plain one gives way to an encrypted
+    /// one, `docs/store-format.md` §11).
+    fn tail_for(&mut self, len: usize) -> Result<u32, StoreError> {
+        let Some(tail) = self.blocks.values().next_back() else {
+            return Err(StoreError::Corrupt { what: "no blocks" });
+        };
+        let (mut index, tail_len) = (tail.index, tail.len);
+        let overrun = tail_len + len as u64 > self.options.block_bytes + BLOCK_OVERRUN_BYTES_MAX;
+        let full = tail_len > tail.data_start && (self.rotate_next || overrun);
+        let foreign = self.at_rest.is_some() && !tail.created_here;
+        if full || foreign {
+            // The old tail is synced before a record goes to the new one, so a record in a
+            // later block means every earlier block is whole: a gap between blocks after a
+            // crash is damage, never unsynced writes landing out of order. Rotating right
+            // after a group commit makes that free; only an overrun costs a sync of its own.
+            self.sync_blocks()?;
+            self.rotate_next = false;
+            index += 1;
+            let created = self.create_block(index, self.logged_last + 1)?;
+            self.blocks.insert(index, created);
+        }
+        Ok(index)
+    }
+
+    /// Creates block `index`, encrypted under a fresh data key when keys are configured.
+    fn create_block(&self, index: u32, first_seq: u64) -> Result<Block, StoreError> {
+        let sealing = self
+            .at_rest
+            .as_ref()
+            .map(|a| block_key::new_block_key(a, index))
+            .transpose()?;
+        Block::create(&*self.io, &self.dir, index, first_seq, sealing)
     }
 
     /// The group commit: one `fdatasync` per block written since the last one covers every
@@ -509,25 +586,23 @@ impl FileStore {
     /// all written yet.
     pub(super) fn sync_and_tidy(&mut self) -> Result<(), StoreError> {
         self.sync_blocks()?;
-        let (tail_index, tail_len) = self
+        let (tail_index, tail_used) = self
             .blocks
             .values()
             .next_back()
-            .map_or((0, 0), |b| (b.index, b.len));
-        if std::mem::take(&mut self.rotate_empty)
-            && tail_len > HEADER_BYTES
-            && self.inner.fast_state().msgs == 0
+            .map_or((0, false), |b| (b.index, b.len > b.data_start));
+        if std::mem::take(&mut self.rotate_empty) && tail_used && self.inner.fast_state().msgs == 0
         {
             // After a purge the old tail holds only dead records: a fresh tail, whose header
             // carries the next sequence, lets every old block go now.
-            let created =
-                Block::create(&*self.io, &self.dir, tail_index + 1, self.logged_last + 1)?;
+            let created = self.create_block(tail_index + 1, self.logged_last + 1)?;
             self.blocks.insert(tail_index + 1, created);
             self.rotate_next = false;
         }
         self.drop_dead_blocks()?;
         self.compact_one_block();
         self.seal_one_block();
+        self.rewrap_one_block();
         Ok(())
     }
 
@@ -593,7 +668,8 @@ impl FileStore {
 
     /// Writes a `First` record of the stream's first sequence and last time into the tail,
     /// synced: the blocks that told them are about to be removed, and without it their
-    /// sequences would read as lost and the last time would be forgotten.
+    /// sequences would read as lost and the last time would be forgotten. Never sealed, so
+    /// it may go into an encrypted tail an earlier process wrote (§11).
     fn carry_first_record(&mut self) -> Result<(), StoreError> {
         let mut buf = Vec::new();
         let state = self.inner.fast_state();
@@ -608,79 +684,6 @@ impl FileStore {
         self.logged_first = state.first_seq;
         Ok(())
     }
-}
-
-/// Where a block sits among those recovery opens.
-#[derive(Clone, Copy)]
-struct BlockRole {
-    tail: bool,
-    oldest: bool,
-}
-
-/// A block recovery opened, and how many lost ranges there were once it was entered.
-struct OpenedBlock {
-    block: Block,
-    lost_at_entry: usize,
-}
-
-/// Opens block `index`, scans it into `replay` (decoding its frames if sealed) and, for the
-/// tail, cuts a torn end back to its last whole record.
-fn open_block(
-    io: &dyn StorageIo,
-    dir: &Path,
-    index: u32,
-    role: BlockRole,
-    replay: &mut Replay<'_>,
-) -> Result<OpenedBlock, StoreError> {
-    let path = dir.join(block::file_name(index));
-    let file = io
-        .open(&path, OpenMode::ReadWrite)
-        .map_err(|e| StoreError::io("open block", e))?;
-    let size = file.size().map_err(|e| StoreError::io("block size", e))?;
-    if size > BLOCK_FILE_BYTES_MAX {
-        return Err(StoreError::Corrupt {
-            what: "block file length",
-        });
-    }
-    let mut raw = vec![0u8; usize::try_from(size).unwrap_or(0)];
-    read_exact_at(&*file, &mut raw, 0).map_err(|e| StoreError::io("read block", e))?;
-    let frames = sealed::frame_index(&raw);
-    let (buf, frame_damage) = sealed::plain_content(raw);
-    replay.enter_block(&buf, role.oldest);
-    let lost_at_entry = replay.lost.len();
-    let end = scan_block(&buf, index, replay);
-    let mut len = size;
-    let mut plain_len = buf.len() as u64;
-    if role.tail && frames.is_none() && (end.torn || size < HEADER_BYTES) {
-        // Only the tail block can be torn by a crash: cut it back to its last whole record
-        // (a header cut short is rewritten, it holds no record).
-        len = end.good_end.max(HEADER_BYTES);
-        plain_len = len;
-        file.set_len(end.good_end)
-            .and_then(|()| file.sync_data())
-            .map_err(|e| StoreError::io("cut torn tail", e))?;
-        if end.good_end < HEADER_BYTES {
-            let header = block::encode_header(index, replay.last + 1, 0);
-            crate::io::write_all_at(&*file, &header, 0)
-                .and_then(|()| file.sync_data())
-                .map_err(|e| StoreError::io("rewrite block header", e))?;
-        }
-    }
-    let block = Block {
-        index,
-        path,
-        file,
-        len,
-        live: 0,
-        dead_bytes: 0,
-        keep_as_is: end.damaged || frame_damage,
-        frames,
-        plain_len,
-    };
-    Ok(OpenedBlock {
-        block,
-        lost_at_entry,
-    })
 }
 
 /// A block rewrite's temporary file (`<block>.tmp`).

@@ -153,6 +153,16 @@ impl SimFs {
         sim.inodes.get(id).map(|i| i.data.clone())
     }
 
+    /// Every file's path and current bytes, in path order (what a reader of the whole
+    /// directory tree sees now).
+    pub fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let sim = self.lock();
+        sim.names
+            .iter()
+            .filter_map(|(path, id)| Some((path.clone(), sim.inodes.get(id)?.data.clone())))
+            .collect()
+    }
+
     /// Simulates a crash and restart: afterwards the file system holds what `mode` keeps,
     /// every byte is durable again, and pending fault rules are dropped.
     pub fn crash(&self, mode: CrashMode) {

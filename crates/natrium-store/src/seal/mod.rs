@@ -16,7 +16,7 @@ pub use body::{
     open_body, open_state_body, seal_body, seal_state_body, BODY_SEAL_OVERHEAD_BYTES,
     STATE_SEAL_OVERHEAD_BYTES,
 };
-pub use cipher::{Cipher, DataKey, KEY_BYTES, NONCE_BYTES, TAG_BYTES};
+pub use cipher::{fill_random, Cipher, DataKey, KEY_BYTES, NONCE_BYTES, TAG_BYTES};
 pub use frames::{
     decode_frame, decode_frames, encode_records, Damage, DamageReason, DecodedFrames, FrameCodec,
     FrameEntry, FrameHeader, FrameIndex, FrameWriter, SealedBody, Segment, ALG_AEAD, ALG_LZ4,
@@ -28,8 +28,8 @@ pub use keys::{
     KEY_ID_PREV, KEY_RECORD_BYTES, KEY_RECORD_MAGIC,
 };
 pub use record_body::{
-    open_record_body, record_nonce, seal_record_body, seal_record_body_into,
-    RECORD_SEAL_OVERHEAD_BYTES,
+    open_record_body, open_record_body_in_place, record_nonce, seal_record_body,
+    seal_record_body_into, RECORD_SEAL_OVERHEAD_BYTES,
 };
 
 #[cfg(test)]

@@ -63,6 +63,24 @@ pub fn seal_record_body(
     Ok(out)
 }
 
+/// Opens in place the sealed body `data` (ciphertext, the tag cut off into `tag`) of the
+/// record at `offset`; `Decrypt` (and `data` unspecified) as for [`open_record_body`].
+pub fn open_record_body_in_place(
+    key: &DataKey,
+    nonce_prefix: u32,
+    offset: u64,
+    fixed_header: &[u8],
+    data: &mut [u8],
+    tag: &[u8],
+) -> Result<(), StoreError> {
+    let nonce = record_nonce(nonce_prefix, offset);
+    if key.open_in_place(&nonce, fixed_header, data, tag) {
+        Ok(())
+    } else {
+        Err(StoreError::Decrypt { what: "record" })
+    }
+}
+
 /// The plain body of the record at `offset`; `Decrypt` if the header, offset, prefix, key
 /// or bytes differ from what was sealed.
 pub fn open_record_body(
@@ -94,6 +112,7 @@ mod tests {
         let rec = Record {
             kind: Kind::Msg,
             erased: false,
+            sealed: false,
             seq: 7,
             timestamp_ns: 1,
             ttl: MsgTtl::None,

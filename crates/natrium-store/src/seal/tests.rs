@@ -34,6 +34,7 @@ fn records(count: u64, payload: usize) -> Vec<u8> {
         let rec = Record {
             kind: Kind::Msg,
             erased: false,
+            sealed: false,
             seq,
             timestamp_ns: 1_700_000_000_000_000_000 + seq as i64,
             ttl: MsgTtl::None,
@@ -97,6 +98,7 @@ fn store_seal_frames_round_trip_every_codec() {
     let big = Record {
         kind: Kind::Msg,
         erased: false,
+        sealed: false,
         seq: 2001,
         timestamp_ns: 0,
         ttl: MsgTtl::Secs(5),
