@@ -51,7 +51,12 @@ fn publish_frame(reply: &str, payload: usize) -> Vec<u8> {
 }
 
 /// One publisher, one publish in flight: each waits for its ack.
-pub fn sync_publish(ep: &Endpoint, storage: Storage, payload: usize, dur: Duration) -> Result<Outcome> {
+pub fn sync_publish(
+    ep: &Endpoint,
+    storage: Storage,
+    payload: usize,
+    dur: Duration,
+) -> Result<Outcome> {
     let mut conn = Conn::open(ep)?;
     create_stream(&mut conn, storage)?;
     conn.send(b"SUB _INBOX.ack 1\r\nPING\r\n")?;
@@ -74,7 +79,12 @@ pub fn sync_publish(ep: &Endpoint, storage: Storage, payload: usize, dur: Durati
 }
 
 /// One publisher keeping up to `ASYNC_WINDOW` acks outstanding, in writes of `ASYNC_BATCH`.
-pub fn async_publish(ep: &Endpoint, storage: Storage, payload: usize, messages: u64) -> Result<Outcome> {
+pub fn async_publish(
+    ep: &Endpoint,
+    storage: Storage,
+    payload: usize,
+    messages: u64,
+) -> Result<Outcome> {
     let mut conn = Conn::open(ep)?;
     create_stream(&mut conn, storage)?;
     conn.send(b"SUB _INBOX.ack 1\r\nPING\r\n")?;

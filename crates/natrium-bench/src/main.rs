@@ -89,7 +89,11 @@ impl ConfigFile {
 
 /// JetStream on, storing under `store` (and syncing every write with `sync_always`).
 fn jetstream_config(store: &tempfile::TempDir, sync_always: bool) -> String {
-    let sync = if sync_always { "\n  sync_interval: always" } else { "" };
+    let sync = if sync_always {
+        "\n  sync_interval: always"
+    } else {
+        ""
+    };
     format!(
         "jetstream {{\n  store_dir: \"{}\"{sync}\n}}\n",
         store.path().display()

@@ -104,8 +104,9 @@ pub struct Scenario {
 // A flat table, one entry per row of the report.
 #[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
-    use Kind::{JsAsyncPublish, JsSyncPublish, 
-        Churn, IdleMemory, Import, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported, Ws,
+    use Kind::{
+        Churn, IdleMemory, Import, JsAsyncPublish, JsSyncPublish, LeakCheck, PubOnly, PubSub,
+        ReqReply, Tls, Unsupported, Ws,
     };
     let s = |name, payload_label, kind| Scenario {
         name,

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
+use natrium_store::filestore::envelope::Kind;
 use natrium_store::filestore::meta;
 use natrium_store::{FileStore, FileStoreOptions, MemStore, StreamStore};
 use parking_lot::Mutex;
@@ -80,7 +81,15 @@ impl JsAccount {
             js.io
                 .create_dir_all(dir)
                 .map_err(|e| table::STREAM_CREATE.with(&[("err", &e)]))?;
-            meta::save_stream_meta(js.io.as_ref(), dir, &body).map_err(|e| store_failed(&e))?;
+            let at_rest = js.at_rest(self.name(), &config.name);
+            meta::save(
+                js.io.as_ref(),
+                dir,
+                Kind::StreamMeta,
+                at_rest.as_ref(),
+                &body,
+            )
+            .map_err(|e| store_failed(&e))?;
         }
         let stream = self.start_stream(js, config, created_ns, dir)?;
         self.streams
@@ -104,9 +113,15 @@ impl JsAccount {
                     config.retention == Retention::Limits,
                     config.compression == Compression::S2,
                 );
-                let store =
-                    FileStore::open(Arc::clone(&js.io), dir, store_config(&config), options)
-                        .map_err(|e| store_failed(&e))?;
+                let at_rest = js.at_rest(self.name(), &config.name);
+                let store = FileStore::open_at_rest(
+                    Arc::clone(&js.io),
+                    dir,
+                    store_config(&config),
+                    options,
+                    at_rest,
+                )
+                .map_err(|e| store_failed(&e))?;
                 report_recovery(self.name(), &config.name, &store);
                 Box::new(store)
             }
@@ -140,7 +155,15 @@ impl JsAccount {
                 created_ns: stream.created_ns,
             };
             let body = serde_json::to_vec(&body).unwrap_or_default();
-            meta::save_stream_meta(js.io.as_ref(), dir, &body).map_err(|e| store_failed(&e))?;
+            let at_rest = js.at_rest(self.name(), &stream.name);
+            meta::save(
+                js.io.as_ref(),
+                dir,
+                Kind::StreamMeta,
+                at_rest.as_ref(),
+                &body,
+            )
+            .map_err(|e| store_failed(&e))?;
         }
         {
             let mut core = stream.core.lock();
@@ -187,8 +210,20 @@ impl JsAccount {
         names.sort_unstable();
         for name in names {
             let dir = streams_dir.join(&name);
-            let meta = match meta::load_stream_meta(js.io.as_ref(), &dir) {
-                Ok(Some(body)) => body,
+            let at_rest = js.at_rest(self.name(), &name);
+            let meta = match meta::load(js.io.as_ref(), &dir, Kind::StreamMeta, at_rest.as_ref()) {
+                Ok(Some((body, rewrite))) => {
+                    if rewrite {
+                        let _ = meta::save(
+                            js.io.as_ref(),
+                            &dir,
+                            Kind::StreamMeta,
+                            at_rest.as_ref(),
+                            &body,
+                        );
+                    }
+                    body
+                }
                 Ok(None) => continue,
                 Err(err) => {
                     tracing::warn!(

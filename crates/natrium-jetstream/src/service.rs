@@ -10,8 +10,10 @@ use std::time::Instant;
 use natrium_conf::options::JetStreamOptions;
 use natrium_core::account::Account;
 use natrium_core::Server;
+use natrium_store::filestore::at_rest::AtRest;
 use natrium_store::io::StdFs;
 use natrium_store::io::StorageIo;
+use natrium_store::seal::{Cipher, ServerKeys};
 use parking_lot::Mutex;
 
 use crate::account::JsAccount;
@@ -37,6 +39,8 @@ pub struct JetStream {
     pub server: Server,
     pub settings: JetStreamSettings,
     pub(crate) io: Arc<dyn StorageIo>,
+    /// `jetstream { key, prev_key, cipher }`: streams' files are sealed with these.
+    pub(crate) keys: Option<Arc<ServerKeys>>,
     accounts: Mutex<BTreeMap<String, Arc<JsAccount>>>,
     pub api_total: AtomicU64,
     pub api_errors: AtomicU64,
@@ -55,10 +59,12 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
             settings.store_dir.display()
         )
     })?;
+    let keys = server_keys(&settings.options);
     let js = Arc::new(JetStream {
         server: server.clone(),
         settings,
         io,
+        keys,
         accounts: Mutex::new(BTreeMap::new()),
         api_total: AtomicU64::new(0),
         api_errors: AtomicU64::new(0),
@@ -77,6 +83,21 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
         natrium_gofmt::go_duration(began.elapsed())
     );
     Ok(js)
+}
+
+/// The encryption keys of the configuration; none without `key`.
+fn server_keys(options: &JetStreamOptions) -> Option<Arc<ServerKeys>> {
+    let cipher = if options.cipher == "aes" {
+        Cipher::Aes
+    } else {
+        Cipher::ChaCha
+    };
+    ServerKeys::new(
+        options.key.as_bytes(),
+        Some(options.prev_key.as_bytes()),
+        cipher,
+    )
+    .map(Arc::new)
 }
 
 fn banner(settings: &JetStreamSettings) {
@@ -170,6 +191,15 @@ impl JetStream {
         if error {
             self.api_errors.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// How stream `stream` of `account` seals its files, when keys are configured.
+    pub(crate) fn at_rest(&self, account: &str, stream: &str) -> Option<AtRest> {
+        self.keys.as_ref().map(|keys| AtRest {
+            keys: Arc::clone(keys),
+            account: account.to_owned(),
+            stream: stream.to_owned(),
+        })
     }
 
     /// The directory of the streams of `account`.

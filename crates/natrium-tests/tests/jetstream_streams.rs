@@ -283,3 +283,81 @@ async fn jetstream_acked_messages_survive_kill_9() {
         assert_eq!(id.as_deref(), Some(format!("id-{i}").as_str()));
     }
 }
+
+/// A config file turning JetStream on under `dir`, encrypted with `key` (and `prev_key`).
+fn encrypted_config(dir: &std::path::Path, key: &str, prev: Option<&str>) -> String {
+    let prev = prev
+        .map(|p| format!("\n  prev_key: \"{p}\""))
+        .unwrap_or_default();
+    let conf = dir.join(format!("js-{key}.conf"));
+    let text = format!(
+        "listen: 127.0.0.1:-1\njetstream {{\n  store_dir: \"{}\"\n  key: \"{key}\"\n  cipher: aes{prev}\n}}\n",
+        dir.join("store").display()
+    );
+    std::fs::write(&conf, text).unwrap();
+    conf.display().to_string()
+}
+
+/// Every file under `dir`, read whole.
+fn all_file_bytes(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(all_file_bytes(&path));
+        } else {
+            out.push(std::fs::read(&path).unwrap());
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn jetstream_encrypted_stream_survives_kill_9_and_key_rotation() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = encrypted_config(dir.path(), "s3cr3t-one", None);
+    let mut server = ServerProcess::start(&["-c", &conf]);
+    assert!(server.log_text().contains("Encryption:      AES"));
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    js.create_stream(stream::Config {
+        name: "SECRET".into(),
+        subjects: vec!["secret".into()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for i in 0..50 {
+        js.publish("secret", format!("plaintext-payload-{i}").into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    server.kill();
+    drop(client);
+    for bytes in all_file_bytes(&dir.path().join("store")) {
+        assert!(!bytes.windows(17).any(|w| w == b"plaintext-payload"));
+        assert!(!bytes.windows(6).any(|w| w == b"SECRET"));
+    }
+
+    // The wrong key opens nothing and changes nothing.
+    let before = all_file_bytes(&dir.path().join("store"));
+    let wrong = encrypted_config(dir.path(), "wrong-key", None);
+    let server = ServerProcess::start(&["-c", &wrong]);
+    let client = async_nats::connect(server.url()).await.unwrap();
+    assert!(jetstream::new(client).get_stream("SECRET").await.is_err());
+    drop(server);
+    assert_eq!(all_file_bytes(&dir.path().join("store")), before);
+
+    // The new key with the old one as prev_key opens it.
+    let rotated = encrypted_config(dir.path(), "s3cr3t-two", Some("s3cr3t-one"));
+    let server = ServerProcess::start(&["-c", &rotated]);
+    assert!(server
+        .log_text()
+        .contains("Restored 50 messages for stream '$G > SECRET'"));
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let stream = jetstream::new(client).get_stream("SECRET").await.unwrap();
+    let msg = stream.get_raw_message(50).await.unwrap();
+    assert_eq!(&msg.payload[..], b"plaintext-payload-49");
+}
