@@ -28,6 +28,8 @@ pub mod api;
 pub mod config;
 pub mod errors;
 pub mod service;
+mod startup;
 pub mod stream;
 
-pub use service::{start, JetStream, JetStreamSettings, API_LEVEL};
+pub use service::{JetStream, JetStreamSettings, API_LEVEL};
+pub use startup::start;

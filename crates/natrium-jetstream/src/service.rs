@@ -5,19 +5,16 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use natrium_conf::options::JetStreamOptions;
 use natrium_core::account::Account;
 use natrium_core::Server;
 use natrium_store::filestore::at_rest::AtRest;
-use natrium_store::io::StdFs;
 use natrium_store::io::StorageIo;
 use natrium_store::seal::{Cipher, ServerKeys};
 use parking_lot::Mutex;
 
 use crate::account::JsAccount;
-use crate::api;
 
 /// Go's JetStream API level, announced in INFO and the banner.
 pub const API_LEVEL: u32 = 5;
@@ -46,45 +43,6 @@ pub struct JetStream {
     pub api_errors: AtomicU64,
 }
 
-/// Starts JetStream: logs Go's banner, enables the global account, recovers its streams and
-/// starts answering `$JS.API`. The error is the fatal message.
-pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStream>, String> {
-    let began = Instant::now();
-    tracing::info!("Starting JetStream");
-    banner(&settings);
-    let io: Arc<dyn StorageIo> = Arc::new(StdFs);
-    io.create_dir_all(&settings.store_dir).map_err(|e| {
-        format!(
-            "could not create storage directory - {}: {e}",
-            settings.store_dir.display()
-        )
-    })?;
-    let keys = server_keys(&settings.options);
-    let js = Arc::new(JetStream {
-        server: server.clone(),
-        settings,
-        io,
-        keys,
-        accounts: Mutex::new(BTreeMap::new()),
-        api_total: AtomicU64::new(0),
-        api_errors: AtomicU64::new(0),
-    });
-    // TODO(#15): accounts with `jetstream` in their config or JWT; today the global account.
-    if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
-        js.enable_account(&global);
-    }
-    api::start(&js);
-    let drain = Arc::clone(&js);
-    server.on_drain("jetstream", move || async move {
-        let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;
-    });
-    tracing::info!(
-        "Took {} to start JetStream",
-        natrium_gofmt::go_duration(began.elapsed())
-    );
-    Ok(js)
-}
-
 /// The encryption keys of the configuration; none without `key`.
 fn server_keys(options: &JetStreamOptions) -> Option<Arc<ServerKeys>> {
     let cipher = if options.cipher == "aes" {
@@ -100,7 +58,7 @@ fn server_keys(options: &JetStreamOptions) -> Option<Arc<ServerKeys>> {
     .map(Arc::new)
 }
 
-fn banner(settings: &JetStreamSettings) {
+pub(crate) fn banner(settings: &JetStreamSettings) {
     for line in [
         "    _ ___ _____ ___ _____ ___ ___   _   __  __",
         " _ | | __|_   _/ __|_   _| _ \\ __| /_\\ |  \\/  |",
@@ -154,6 +112,20 @@ pub fn friendly_bytes(bytes: i64) -> String {
 }
 
 impl JetStream {
+    /// The service before any account is enabled, storing through `io`.
+    pub fn new(server: Server, settings: JetStreamSettings, io: Arc<dyn StorageIo>) -> Self {
+        let keys = server_keys(&settings.options);
+        Self {
+            server,
+            settings,
+            io,
+            keys,
+            accounts: Mutex::new(BTreeMap::new()),
+            api_total: AtomicU64::new(0),
+            api_errors: AtomicU64::new(0),
+        }
+    }
+
     /// Turns JetStream on for `account` and recovers its streams.
     pub fn enable_account(&self, account: &Arc<Account>) -> Arc<JsAccount> {
         let mut accounts = self.accounts.lock();

@@ -2,8 +2,8 @@
 
 use std::sync::atomic::Ordering;
 
+use super::request::Request;
 use super::responses::{encode, AccountInfoResponse, AccountLimitsJson, ApiStatsJson};
-use super::Request;
 use crate::config::stream::Storage;
 use crate::service::API_LEVEL;
 

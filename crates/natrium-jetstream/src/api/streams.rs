@@ -6,12 +6,12 @@ use base64::Engine;
 use natrium_store::Filter;
 use serde::Deserialize;
 
+use super::request::Request;
 use super::responses::{
     encode, ClusterJson, Empty, LostJson, MsgGetResponse, Paged, PurgeResponse, StoredMsgJson,
     StreamCreateResponse, StreamInfoJson, StreamInfoResponse, StreamListResponse,
     StreamNamesResponse, StreamStateJson, Success,
 };
-use super::Request;
 use crate::config::context::CheckContext;
 use crate::config::metadata::with_dynamic_metadata;
 use crate::config::{decode_request, decode_stream_request, StreamConfig};

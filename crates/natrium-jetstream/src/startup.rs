@@ -1,0 +1,40 @@
+//! Starting JetStream: the service, its accounts, the API, the drain at shutdown.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use natrium_core::Server;
+use natrium_store::io::{StdFs, StorageIo};
+
+use crate::api;
+use crate::service::{banner, JetStream, JetStreamSettings};
+
+/// Starts JetStream: logs Go's banner, enables the global account, recovers its streams and
+/// starts answering `$JS.API`. The error is the fatal message.
+pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStream>, String> {
+    let began = Instant::now();
+    tracing::info!("Starting JetStream");
+    banner(&settings);
+    let io: Arc<dyn StorageIo> = Arc::new(StdFs);
+    io.create_dir_all(&settings.store_dir).map_err(|e| {
+        format!(
+            "could not create storage directory - {}: {e}",
+            settings.store_dir.display()
+        )
+    })?;
+    let js = Arc::new(JetStream::new(server.clone(), settings, io));
+    // TODO(#15): accounts with `jetstream` in their config or JWT; today the global account.
+    if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
+        js.enable_account(&global);
+    }
+    api::start(&js);
+    let drain = Arc::clone(&js);
+    server.on_drain("jetstream", move || async move {
+        let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;
+    });
+    tracing::info!(
+        "Took {} to start JetStream",
+        natrium_gofmt::go_duration(began.elapsed())
+    );
+    Ok(js)
+}
