@@ -13,6 +13,9 @@ pub struct ServerStats {
     pub slow_consumers_clients: AtomicU64,
     pub total_connections: AtomicU64,
     pub stale_connections: AtomicU64,
+    /// Large frees so far (a purged or deleted stream): the binary's heap trimmer gives the
+    /// memory back when this moves.
+    pub heap_release_requests: AtomicU64,
 }
 
 /// Counts gathered while one read batch is processed, folded into [`ServerStats`] at its end.

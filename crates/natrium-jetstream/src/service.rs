@@ -158,6 +158,14 @@ impl JetStream {
         }
     }
 
+    /// Asks the binary's heap trimmer to give freed memory back (after a purge or a delete).
+    pub fn release_heap(&self) {
+        self.server
+            .stats()
+            .heap_release_requests
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn count_api(&self, error: bool) {
         self.api_total.fetch_add(1, Ordering::Relaxed);
         if error {

@@ -4,7 +4,9 @@
 //! of an arena stays resident until something asks for it back. After thousands of connections
 //! come and go, the resident size would stay a fifth or more above what the server uses. When
 //! `TRIM_AFTER_CLOSED_CLIENTS` connections have closed since the last look, one `malloc_trim` on
-//! a blocking thread returns the free pages of every arena.
+//! a blocking thread returns the free pages of every arena. A service that just freed much
+//! memory (JetStream after a purge or a stream delete) bumps
+//! `ServerStats::heap_release_requests`, which triggers a trim at the next look.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -22,6 +24,7 @@ const SETTLE_TICKS: u32 = 3;
 pub fn spawn_trimmer(server: Server) {
     tokio::spawn(async move {
         let mut closed_at_last_trim = 0;
+        let mut releases_seen = 0;
         let mut settle_in: Option<u32> = None;
         let mut ticks = tokio::time::interval(CHECK_INTERVAL);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -35,7 +38,10 @@ pub fn spawn_trimmer(server: Server) {
             let closed = usize::try_from(accepted)
                 .unwrap_or(usize::MAX)
                 .saturating_sub(server.num_clients());
-            if closed.saturating_sub(closed_at_last_trim) >= TRIM_AFTER_CLOSED_CLIENTS {
+            let releases = server.stats().heap_release_requests.load(Ordering::Relaxed);
+            let released = releases != releases_seen;
+            releases_seen = releases;
+            if released || closed.saturating_sub(closed_at_last_trim) >= TRIM_AFTER_CLOSED_CLIENTS {
                 closed_at_last_trim = closed;
                 settle_in = Some(SETTLE_TICKS);
                 let _ = tokio::task::spawn_blocking(trim).await;

@@ -194,6 +194,7 @@ pub fn info(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 
 pub fn delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     req.jsa.delete_stream(name)?;
+    req.js.release_heap();
     Ok(encode(
         "stream_delete_response",
         None,
@@ -236,6 +237,8 @@ pub fn purge(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     }
     .map_err(|e| table::STREAM_PURGE_FAILED_F.with(&[("err", &e)]))?;
     let _ = store.sync();
+    drop(core);
+    req.js.release_heap();
     Ok(encode(
         "stream_purge_response",
         None,

@@ -25,6 +25,9 @@ use crate::config::StreamConfig;
 /// At most this many captured messages are stored per sync (bounds an ack's wait behind a
 /// long batch).
 const BATCH_MAX: usize = 4096;
+/// A stream that stored nothing for this long gives its record cache back (Go's #4638:
+/// memory growing with the number of idle streams).
+const IDLE_CACHE_RELEASE: Duration = Duration::from_secs(30);
 
 /// A running stream.
 pub struct Stream {
@@ -157,6 +160,7 @@ impl Stream {
 
     async fn run_ingest(self: Arc<Self>) {
         let file_backed = self.dir.is_some();
+        let mut cache_held = false;
         loop {
             tokio::select! {
                 () = self.queue.wake.notified() => {}
@@ -165,7 +169,17 @@ impl Stream {
                         break;
                     }
                 }
+                () = tokio::time::sleep(IDLE_CACHE_RELEASE), if cache_held => {
+                    cache_held = false;
+                    let stream = Arc::clone(&self);
+                    let _ = tokio::task::spawn_blocking(move || {
+                        stream.core.lock().ingest.store.release_caches();
+                    })
+                    .await;
+                    continue;
+                }
             }
+            cache_held = file_backed;
             loop {
                 let mut batch = Vec::new();
                 self.queue.take(BATCH_MAX, &mut batch);
