@@ -87,13 +87,11 @@ impl ConfigFile {
     }
 }
 
-/// JetStream on, storing under `store` (and syncing every write with `sync_always`).
-fn jetstream_config(store: &tempfile::TempDir, sync_always: bool) -> String {
-    let sync = if sync_always {
-        "\n  sync_interval: always"
-    } else {
-        ""
-    };
+/// JetStream on, storing under `store`, with `sync_interval` when given.
+fn jetstream_config(store: &tempfile::TempDir, sync_interval: Option<&str>) -> String {
+    let sync = sync_interval
+        .map(|s| format!("\n  sync_interval: \"{s}\""))
+        .unwrap_or_default();
     format!(
         "jetstream {{\n  store_dir: \"{}\"{sync}\n}}\n",
         store.path().display()
@@ -186,9 +184,9 @@ fn measure(
     let config = match kind {
         Kind::Ws(_) => Some(ConfigFile::new(WS_CONFIG)?),
         Kind::Import { .. } => Some(ConfigFile::new(IMPORT_CONFIG)?),
-        Kind::JsSyncPublish { .. } => Some(ConfigFile::new(&jetstream_config(&store, false))?),
-        Kind::JsAsyncPublish { sync_always, .. } => {
-            Some(ConfigFile::new(&jetstream_config(&store, sync_always))?)
+        Kind::JsSyncPublish { .. } => Some(ConfigFile::new(&jetstream_config(&store, None))?),
+        Kind::JsAsyncPublish { sync_interval, .. } => {
+            Some(ConfigFile::new(&jetstream_config(&store, sync_interval))?)
         }
         _ => None,
     };

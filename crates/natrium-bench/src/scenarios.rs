@@ -63,12 +63,12 @@ pub enum Kind {
         storage: crate::jetstream::Storage,
         payload: usize,
     },
-    /// JetStream: publishes with a window of acks outstanding; `sync_always` runs both servers
-    /// with `sync_interval: always`.
+    /// JetStream: publishes with a window of acks outstanding; `sync_interval`, when set, is
+    /// given to both servers (`always`, or a duration).
     JsAsyncPublish {
         storage: crate::jetstream::Storage,
         payload: usize,
-        sync_always: bool,
+        sync_interval: Option<&'static str>,
     },
     Unsupported,
 }
@@ -209,7 +209,7 @@ pub fn all() -> Vec<Scenario> {
             JsAsyncPublish {
                 storage: crate::jetstream::Storage::File,
                 payload: 128,
-                sync_always: false,
+                sync_interval: None,
             },
         ),
         s(
@@ -218,7 +218,16 @@ pub fn all() -> Vec<Scenario> {
             JsAsyncPublish {
                 storage: crate::jetstream::Storage::File,
                 payload: 128,
-                sync_always: true,
+                sync_interval: Some("always"),
+            },
+        ),
+        s(
+            "JetStream async batch publish (file, sync_interval 2m)",
+            "128 B",
+            JsAsyncPublish {
+                storage: crate::jetstream::Storage::File,
+                payload: 128,
+                sync_interval: Some("2m"),
             },
         ),
         s("JetStream ordered consumer", "-", Unsupported),
