@@ -17,7 +17,7 @@ use natrium_store::{DiscardPolicy, StoreConfig};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::capture::IngestQueue;
+use super::capture::{IngestQueue, InlineIngest};
 use super::ingest::{Ingest, Outcome};
 use crate::config::stream::{Discard, PersistMode, Storage};
 use crate::config::StreamConfig;
@@ -115,6 +115,10 @@ impl Stream {
             queue,
             stop: CancellationToken::new(),
         });
+        if stream.dir.is_none() {
+            let weak = Arc::downgrade(&stream);
+            stream.queue.set_inline(weak);
+        }
         stream.subscribe_subjects();
         tokio::spawn(Arc::clone(&stream).run_ingest());
         if let SyncPolicy::Interval(every) = parts.sync {
@@ -180,18 +184,11 @@ impl Stream {
                 }
             }
             cache_held = file_backed;
-            loop {
-                let mut batch = Vec::new();
-                self.queue.take(BATCH_MAX, &mut batch);
-                if batch.is_empty() {
-                    break;
-                }
-                if file_backed {
-                    let stream = Arc::clone(&self);
-                    let _ = tokio::task::spawn_blocking(move || stream.ingest_batch(&batch)).await;
-                } else {
-                    self.ingest_batch(&batch);
-                }
+            if file_backed {
+                let stream = Arc::clone(&self);
+                let _ = tokio::task::spawn_blocking(move || stream.drain_queue()).await;
+            } else {
+                self.drain_queue();
             }
         }
         let stream = Arc::clone(&self);
@@ -218,10 +215,24 @@ impl Stream {
         }
     }
 
+    /// Stores what is queued, a batch at a time. Each batch is taken with the stream locked,
+    /// so a message stored inline never overtakes one taken before it.
+    fn drain_queue(&self) {
+        let mut batch = Vec::new();
+        loop {
+            let mut core = self.core.lock();
+            self.queue.take(BATCH_MAX, &mut batch);
+            if batch.is_empty() {
+                return;
+            }
+            self.ingest_batch(&mut core, &batch);
+            drop(core);
+            batch.clear();
+        }
+    }
+
     /// Stores a batch, syncs once if acks wait for it, then sends every ack.
-    fn ingest_batch(&self, batch: &[Delivery]) {
-        let mut core = self.core.lock();
-        let core = &mut *core;
+    fn ingest_batch(&self, core: &mut StreamCore, batch: &[Delivery]) {
         let mut outcomes = Vec::with_capacity(batch.len());
         let mut stored_any = false;
         for msg in batch {
@@ -261,6 +272,20 @@ impl Stream {
     /// Messages captured and not yet stored.
     pub fn queued(&self) -> usize {
         self.queue.len()
+    }
+}
+
+impl InlineIngest for Stream {
+    fn try_inline(&self, msg: Delivery) -> Result<(), Delivery> {
+        let Some(mut core) = self.core.try_lock() else {
+            return Err(msg);
+        };
+        // Queued messages go first: they were published earlier.
+        if !self.queue.is_empty() {
+            return Err(msg);
+        }
+        self.ingest_batch(&mut core, std::slice::from_ref(&msg));
+        Ok(())
     }
 }
 
