@@ -21,10 +21,10 @@ use tokio::sync::Notify;
 pub const QUEUE_MSGS_DEFAULT: usize = 10_000;
 pub const QUEUE_BYTES_DEFAULT: usize = 128 * 1024 * 1024;
 
-/// Stores one message on the caller's task if that keeps the stream's order; gives it back
-/// otherwise.
+/// Stores one message on the caller's task if that keeps the stream's order; `false` leaves
+/// it to the queue.
 pub trait InlineIngest: Send + Sync {
-    fn try_inline(&self, msg: Delivery) -> Result<(), Delivery>;
+    fn try_inline(&self, msg: &Delivery) -> bool;
 }
 
 /// The queue between the capture sink and the ingest task.
@@ -104,13 +104,11 @@ impl Sink for IngestQueue {
     }
 
     fn deliver(&self, msg: Delivery) -> SinkAccept {
-        let msg = match self.inline.get().and_then(Weak::upgrade) {
-            Some(owner) => match owner.try_inline(msg) {
-                Ok(()) => return SinkAccept::Accepted,
-                Err(msg) => msg,
-            },
-            None => msg,
-        };
+        if let Some(owner) = self.inline.get().and_then(Weak::upgrade) {
+            if owner.try_inline(&msg) {
+                return SinkAccept::Accepted;
+            }
+        }
         let size = size_of(&msg);
         let (was_empty, full) = {
             let mut q = self.queued.lock();

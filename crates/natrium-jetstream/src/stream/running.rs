@@ -276,16 +276,16 @@ impl Stream {
 }
 
 impl InlineIngest for Stream {
-    fn try_inline(&self, msg: Delivery) -> Result<(), Delivery> {
+    fn try_inline(&self, msg: &Delivery) -> bool {
         let Some(mut core) = self.core.try_lock() else {
-            return Err(msg);
+            return false;
         };
         // Queued messages go first: they were published earlier.
         if !self.queue.is_empty() {
-            return Err(msg);
+            return false;
         }
-        self.ingest_batch(&mut core, std::slice::from_ref(&msg));
-        Ok(())
+        self.ingest_batch(&mut core, std::slice::from_ref(msg));
+        true
     }
 }
 
