@@ -32,6 +32,36 @@ pub struct AccountSpec {
     pub expires: Option<i64>,
     /// `msg_trace`: where messages carrying a sampled W3C `traceparent` header are traced.
     pub msg_trace: Option<MsgTraceDest>,
+    /// `jetstream`: JetStream on for this account, with these limits.
+    pub jetstream: Option<JsAccountLimits>,
+}
+
+/// An account's JetStream limits (`jetstream { max_memory … }`); `-1` is unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsAccountLimits {
+    pub max_memory: i64,
+    pub max_store: i64,
+    pub max_streams: i64,
+    pub max_consumers: i64,
+    pub max_ack_pending: i64,
+    pub memory_max_stream_bytes: i64,
+    pub store_max_stream_bytes: i64,
+    pub max_bytes_required: bool,
+}
+
+impl Default for JsAccountLimits {
+    fn default() -> Self {
+        Self {
+            max_memory: -1,
+            max_store: -1,
+            max_streams: -1,
+            max_consumers: -1,
+            max_ack_pending: -1,
+            memory_max_stream_bytes: -1,
+            store_max_stream_bytes: -1,
+            max_bytes_required: false,
+        }
+    }
 }
 
 /// An account's `msg_trace` (or `trace_dest`) setting.

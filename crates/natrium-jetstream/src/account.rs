@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use natrium_auth::account::JsAccountLimits;
 use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
 use natrium_store::filestore::envelope::Kind;
@@ -34,14 +35,17 @@ struct StreamMeta {
 /// JetStream in one account.
 pub struct JsAccount {
     pub account: Arc<Account>,
+    /// The account's JetStream limits (`-1` unlimited).
+    pub limits: JsAccountLimits,
     dir: PathBuf,
     streams: Mutex<BTreeMap<String, Arc<Stream>>>,
 }
 
 impl JsAccount {
-    pub fn new(account: Arc<Account>, dir: PathBuf) -> Self {
+    pub fn new(account: Arc<Account>, dir: PathBuf, limits: JsAccountLimits) -> Self {
         Self {
             account,
+            limits,
             dir,
             streams: Mutex::new(BTreeMap::new()),
         }
@@ -70,6 +74,10 @@ impl JsAccount {
         js: &JetStream,
         config: StreamConfig,
     ) -> Result<Arc<Stream>, ApiError> {
+        let max_streams = self.limits.max_streams;
+        if max_streams > 0 && self.streams.lock().len() as i64 >= max_streams {
+            return Err(table::MAXIMUM_STREAMS_LIMIT.err());
+        }
         let created_ns = now_ns();
         let dir = (config.storage == Storage::File).then(|| self.stream_dir(&config.name));
         if let Some(dir) = &dir {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use natrium_auth::account::JsAccountLimits;
 use natrium_conf::options::JetStreamOptions;
 use natrium_core::account::Account;
 use natrium_core::Server;
@@ -127,13 +128,17 @@ impl JetStream {
     }
 
     /// Turns JetStream on for `account` and recovers its streams.
-    pub fn enable_account(&self, account: &Arc<Account>) -> Arc<JsAccount> {
+    pub fn enable_account(
+        &self,
+        account: &Arc<Account>,
+        limits: JsAccountLimits,
+    ) -> Arc<JsAccount> {
         let mut accounts = self.accounts.lock();
         if let Some(existing) = accounts.get(&*account.name) {
             return Arc::clone(existing);
         }
         let dir = self.settings.store_dir.join(&*account.name);
-        let jsa = Arc::new(JsAccount::new(Arc::clone(account), dir));
+        let jsa = Arc::new(JsAccount::new(Arc::clone(account), dir, limits));
         tracing::debug!("Recovering JetStream state for account {:?}", account.name);
         jsa.recover(self);
         tracing::debug!("JetStream state for account {:?} recovered", account.name);

@@ -6,8 +6,28 @@ use std::time::Instant;
 use natrium_core::Server;
 use natrium_store::io::{StdFs, StorageIo};
 
+use natrium_auth::account::JsAccountLimits;
+
 use crate::api;
 use crate::service::{banner, JetStream, JetStreamSettings};
+
+/// As Go: with no accounts configured the global account runs JetStream without limits;
+/// otherwise each account whose configuration turns it on, with its limits.
+/// TODO(#15): accounts registered later from JWTs (operator mode).
+fn enable_configured_accounts(server: &Server, js: &JetStream) {
+    let config = server.config();
+    if config.accounts.is_empty() && !config.accounts_on_demand {
+        if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
+            js.enable_account(&global, JsAccountLimits::default());
+        }
+        return;
+    }
+    for spec in &config.accounts {
+        if let (Some(limits), Some(account)) = (spec.jetstream, server.account(&spec.name)) {
+            js.enable_account(&account, limits);
+        }
+    }
+}
 
 /// Starts JetStream: logs Go's banner, enables the global account, recovers its streams and
 /// starts answering `$JS.API`. The error is the fatal message.
@@ -23,10 +43,7 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
         )
     })?;
     let js = Arc::new(JetStream::new(server.clone(), settings, io));
-    // TODO(#15): accounts with `jetstream` in their config or JWT; today the global account.
-    if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
-        js.enable_account(&global);
-    }
+    enable_configured_accounts(server, &js);
     api::start(&js);
     let drain = Arc::clone(&js);
     server.on_drain("jetstream", move || async move {

@@ -361,3 +361,55 @@ async fn jetstream_encrypted_stream_survives_kill_9_and_key_rotation() {
     let msg = stream.get_raw_message(50).await.unwrap();
     assert_eq!(&msg.payload[..], b"plaintext-payload-49");
 }
+
+#[tokio::test]
+async fn jetstream_per_account_config_and_limits_like_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("accounts.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "listen: 127.0.0.1:-1\njetstream {{ store_dir: \"{}\" }}\naccounts {{\n  \
+             A {{ users: [{{user: a, password: a}}], jetstream {{ max_streams: 1, max_memory: 1M }} }}\n  \
+             B {{ users: [{{user: b, password: b}}] }}\n}}\n",
+            dir.path().join("store").display()
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::start(&["-c", &conf.display().to_string()]);
+    let login = |user: &str| {
+        async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
+            .connect(server.url())
+    };
+    let a = login("a").await.unwrap();
+    let info = request(&a, "$JS.API.INFO", "").await;
+    assert_eq!(info["limits"]["max_streams"], 1);
+    assert_eq!(info["limits"]["max_memory"], 1_000_000);
+    assert_eq!(info["api"]["total"], 0);
+    let x = request(
+        &a,
+        "$JS.API.STREAM.CREATE.X",
+        r#"{"name":"X","storage":"memory"}"#,
+    )
+    .await;
+    assert_eq!(x["did_create"], true);
+    let y = request(
+        &a,
+        "$JS.API.STREAM.CREATE.Y",
+        r#"{"name":"Y","storage":"memory"}"#,
+    )
+    .await;
+    assert_eq!(
+        y["error"],
+        serde_json::json!({"code": 400, "err_code": 10027, "description": "maximum number of streams reached"})
+    );
+    let b = login("b").await.unwrap();
+    let off = request(&b, "$JS.API.INFO", "").await;
+    assert_eq!(
+        off,
+        serde_json::json!({
+            "type": "io.nats.jetstream.api.v1.account_info_response",
+            "error": {"code": 503, "err_code": 10039, "description": "JetStream not enabled for account"}
+        })
+    );
+}

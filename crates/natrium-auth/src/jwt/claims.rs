@@ -201,6 +201,41 @@ pub struct JwtAccountLimits {
     pub wildcards: bool,
     #[serde(default)]
     pub disallow_bearer: bool,
+    /// JetStream limits (the untiered form); JetStream is on when a storage limit is not 0.
+    #[serde(default)]
+    pub mem_storage: i64,
+    #[serde(default)]
+    pub disk_storage: i64,
+    #[serde(default)]
+    pub streams: i64,
+    #[serde(default)]
+    pub consumer: i64,
+    #[serde(default)]
+    pub max_ack_pending: i64,
+    #[serde(default)]
+    pub mem_max_stream_bytes: i64,
+    #[serde(default)]
+    pub disk_max_stream_bytes: i64,
+    #[serde(default)]
+    pub max_bytes_required: bool,
+}
+
+impl JwtAccountLimits {
+    /// JetStream's limits, when the JWT turns it on. TODO(#15): tiered limits (`tiered_limits`).
+    fn jetstream(&self) -> Option<crate::account::JsAccountLimits> {
+        (self.mem_storage != 0 || self.disk_storage != 0).then_some(
+            crate::account::JsAccountLimits {
+                max_memory: self.mem_storage,
+                max_store: self.disk_storage,
+                max_streams: self.streams,
+                max_consumers: self.consumer,
+                max_ack_pending: self.max_ack_pending,
+                memory_max_stream_bytes: self.mem_max_stream_bytes,
+                store_max_stream_bytes: self.disk_max_stream_bytes,
+                max_bytes_required: self.max_bytes_required,
+            },
+        )
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -398,6 +433,7 @@ impl Claims<AccountNats> {
                 max_payload: limit(l.payload),
                 max_leafnodes: limit(l.leaf),
             },
+            jetstream: l.jetstream(),
             msg_trace: self.nats.trace.as_ref().and_then(|t| {
                 // Go drops an invalid destination and takes an out-of-range sampling as 100.
                 nats_subject::is_valid_publish_subject(t.dest.as_bytes()).then(|| MsgTraceDest {

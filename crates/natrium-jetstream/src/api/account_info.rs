@@ -18,8 +18,8 @@ pub fn info(req: &Request<'_>) -> Vec<u8> {
             Storage::File => storage += bytes,
         }
     }
-    // This request counts itself, as in Go.
-    let total = req.js.api_total.load(Ordering::Relaxed) + 1;
+    // As in Go, this request is not counted yet.
+    let total = req.js.api_total.load(Ordering::Relaxed);
     encode(
         "account_info_response",
         None,
@@ -30,7 +30,7 @@ pub fn info(req: &Request<'_>) -> Vec<u8> {
             reserved_storage: 0,
             streams: streams.len(),
             consumers: 0,
-            limits: AccountLimitsJson::unlimited(),
+            limits: AccountLimitsJson::from(&req.jsa.limits),
             domain: req.js.settings.domain.clone(),
             api: ApiStatsJson {
                 level: API_LEVEL,

@@ -8,14 +8,18 @@ use natrium_core::internal::InternalClient;
 use super::request::Request;
 use super::router::{route, Route, API_PREFIX};
 use super::{account_info, streams};
-use crate::errors::ApiError;
+use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 
 /// Subscribes the API in every enabled account and starts the API thread.
 pub fn start(js: &Arc<JetStream>) {
     let (mut client, mut inbox) = InternalClient::start(&js.server, js.server.system_account());
-    for jsa in js.accounts() {
-        client.subscribe_in(&jsa.account, "$JS.API.>");
+    // Every account but the system account: those without JetStream are told so (10039).
+    let system = js.server.system_account();
+    for account in js.server.accounts() {
+        if !Arc::ptr_eq(&account, &system) {
+            client.subscribe_in(&account, "$JS.API.>");
+        }
     }
     let js = Arc::clone(js);
     let runtime = tokio::runtime::Handle::current();
@@ -43,13 +47,17 @@ fn answer(js: &JetStream, client: &mut InternalClient, msg: &Delivery) {
     else {
         return;
     };
-    let Some(jsa) = js.account(&account.name) else {
-        return;
-    };
     let Some(verb) = std::str::from_utf8(&msg.subject)
         .ok()
         .and_then(|s| s.strip_prefix(API_PREFIX))
     else {
+        return;
+    };
+    let Some(jsa) = js.account(&account.name) else {
+        if let Some(kind) = route(verb).kind() {
+            let err = table::NOT_ENABLED_FOR_ACCOUNT.err();
+            client.publish_in(&account, reply, None, &streams::error_response(kind, &err));
+        }
         return;
     };
     let req = Request {

@@ -171,18 +171,17 @@ pub struct AccountLimitsJson {
     pub max_bytes_required: bool,
 }
 
-impl AccountLimitsJson {
-    /// No account limits (Go's -1s).
-    pub fn unlimited() -> Self {
+impl From<&natrium_auth::account::JsAccountLimits> for AccountLimitsJson {
+    fn from(l: &natrium_auth::account::JsAccountLimits) -> Self {
         Self {
-            max_memory: -1,
-            max_storage: -1,
-            max_streams: -1,
-            max_consumers: -1,
-            max_ack_pending: -1,
-            memory_max_stream_bytes: -1,
-            storage_max_stream_bytes: -1,
-            max_bytes_required: false,
+            max_memory: l.max_memory,
+            max_storage: l.max_store,
+            max_streams: l.max_streams,
+            max_consumers: l.max_consumers,
+            max_ack_pending: l.max_ack_pending,
+            memory_max_stream_bytes: l.memory_max_stream_bytes,
+            storage_max_stream_bytes: l.store_max_stream_bytes,
+            max_bytes_required: l.max_bytes_required,
         }
     }
 }

@@ -17,6 +17,26 @@ pub enum Route<'a> {
     Unknown,
 }
 
+impl Route<'_> {
+    /// The response's type name (`io.nats.jetstream.api.v1.<kind>`); `None` for a subject Go
+    /// does not answer.
+    pub fn kind(&self) -> Option<&'static str> {
+        Some(match self {
+            Route::Info => "account_info_response",
+            Route::StreamCreate(_) => "stream_create_response",
+            Route::StreamUpdate(_) => "stream_update_response",
+            Route::StreamInfo(_) => "stream_info_response",
+            Route::StreamDelete(_) => "stream_delete_response",
+            Route::StreamPurge(_) => "stream_purge_response",
+            Route::StreamNames => "stream_names_response",
+            Route::StreamList => "stream_list_response",
+            Route::MsgGet(_) => "stream_msg_get_response",
+            Route::MsgDelete(_) => "stream_msg_delete_response",
+            Route::Unknown => return None,
+        })
+    }
+}
+
 /// The API prefix every request subject starts with (without a domain).
 pub const API_PREFIX: &str = "$JS.API.";
 

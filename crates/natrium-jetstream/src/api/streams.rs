@@ -14,6 +14,7 @@ use super::responses::{
 };
 use crate::config::context::CheckContext;
 use crate::config::metadata::with_dynamic_metadata;
+use crate::config::stream::Storage;
 use crate::config::{decode_request, decode_stream_request, StreamConfig};
 use crate::errors::{table, ApiError};
 use crate::stream::ingest::store_failed;
@@ -25,8 +26,13 @@ const NAMES_PAGE: usize = 1024;
 const LIST_PAGE: usize = 256;
 
 /// The checks' view of this server and account.
-fn context(req: &Request<'_>) -> CheckContext {
+fn context(req: &Request<'_>, storage: Storage) -> CheckContext {
     let jsa = Arc::clone(req.jsa);
+    let limits = &req.jsa.limits;
+    let per_stream = match storage {
+        Storage::Memory => limits.memory_max_stream_bytes,
+        Storage::File => limits.store_max_stream_bytes,
+    };
     CheckContext {
         max_msg_size_server: req.js.server.config().max_payload as i64,
         duplicate_window_max: req
@@ -36,6 +42,8 @@ fn context(req: &Request<'_>) -> CheckContext {
             .limits
             .duplicate_window
             .map(|d| d.as_nanos() as i64),
+        max_bytes_required: limits.max_bytes_required,
+        account_max_stream_bytes: (per_stream > 0).then_some(per_stream),
         stream_lookup: Some(Arc::new(move |name: &str| {
             jsa.stream(name).map(|s| s.core.lock().config.clone())
         })),
@@ -53,7 +61,7 @@ pub fn stream_info(
     let core = stream.core.lock();
     let state = core.ingest.store.state();
     let config = if dynamic {
-        with_dynamic_metadata(&core.config, &context(req))
+        with_dynamic_metadata(&core.config, &context(req, core.config.storage))
     } else {
         core.config.clone()
     };
@@ -103,7 +111,7 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     }
     let ctx = CheckContext {
         pedantic: request.pedantic,
-        ..context(req)
+        ..context(req, config.storage)
     };
     let config = config.checked_for_create(&ctx)?;
     if let Some(existing) = req.jsa.stream(name) {
@@ -135,10 +143,17 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 
 pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     const KIND: &str = "stream_update_response";
-    let mut config: StreamConfig = decode_request(req.body)?;
+    let request = decode_stream_request(req.body)?;
+    let mut config = request.config;
     if config.name.is_empty() {
         name.clone_into(&mut config.name);
     }
+    let ctx = CheckContext {
+        pedantic: request.pedantic,
+        ..context(req, config.storage)
+    };
+    // Go checks the config before it compares the name and looks the stream up.
+    let config = crate::config::check_stream_config(config, &ctx)?;
     if config.name != name {
         return Err(table::STREAM_MISMATCH.err());
     }
@@ -147,7 +162,7 @@ pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
         .stream(name)
         .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
     let old = stream.core.lock().config.clone();
-    let config = config.checked_for_update(&old, &context(req))?;
+    let config = config.checked_for_update(&old, &ctx)?;
     check_overlap(req, &config, Some(name))?;
     req.jsa.update_stream(req.js, &stream, config)?;
     let info = stream_info(req, &stream, false, true);

@@ -149,7 +149,7 @@ fn account(
             "msg_trace" | "trace_dest" => {
                 super::msg_trace::parse(&mut spec.msg_trace, field, report);
             }
-            "jetstream" => super::jetstream::account(field, report),
+            "jetstream" => spec.jetstream = super::jetstream::account(field, report),
             "imports" => {
                 for draft in imports(field, report) {
                     pending.imports.push((index, draft));

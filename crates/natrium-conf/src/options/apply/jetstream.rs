@@ -14,6 +14,8 @@ use super::convert::go_plus_v;
 use super::Report;
 use crate::error::ConfError;
 use crate::lang::{Entry, Map, Value};
+use natrium_auth::account::JsAccountLimits;
+
 use crate::options::{convert, ServerOptions, SyncPolicy};
 
 /// The server's `jetstream` key.
@@ -410,28 +412,36 @@ fn go_percent_s(v: &Value) -> String {
     }
 }
 
-/// An account's `jetstream`. Go reports a bad word or type without a position, as its
-/// account reader hands the bare value on.
-pub(super) fn account(e: &Entry, report: &mut Report) {
+/// An account's `jetstream`: `None` when off. Go reports a bad word or type without a
+/// position, as its account reader hands the bare value on.
+pub(super) fn account(e: &Entry, report: &mut Report) -> Option<JsAccountLimits> {
     let unpositioned = |report: &mut Report, message: String| {
         report.errors.push(ConfError::Unpositioned { message });
     };
     match &e.node.value {
-        Value::Bool(_) => {}
+        Value::Bool(on) => on.then(JsAccountLimits::default),
         Value::Str(word) => {
-            if on_off(word).is_none() {
+            if let Some(on) = on_off(word) {
+                on.then(JsAccountLimits::default)
+            } else {
                 unpositioned(report, bad_word(word));
+                None
             }
         }
-        Value::Map(block) => account_limits(block, report),
-        other => unpositioned(report, bad_type(other)),
+        Value::Map(block) => Some(account_limits(block, report)),
+        other => {
+            unpositioned(report, bad_type(other));
+            None
+        }
     }
 }
 
-fn account_limits(block: &Map, report: &mut Report) {
+fn account_limits(block: &Map, report: &mut Report) -> JsAccountLimits {
+    let mut limits = JsAccountLimits::default();
     for inner in block {
         let v = &inner.node.value;
-        let refused = match inner.key.to_ascii_lowercase().as_str() {
+        let key = inner.key.to_ascii_lowercase();
+        let refused = match key.as_str() {
             "max_memory"
             | "max_mem"
             | "mem"
@@ -449,35 +459,31 @@ fn account_limits(block: &Map, report: &mut Report) {
             | "memory_max_stream_bytes"
             | "disk_max_stream_bytes"
             | "store_max_stream_bytes"
-            | "max_ack_pending" => (!matches!(v, Value::Int(_))).then(|| {
-                format!(
-                    "Expected a parseable size for {}, got {}",
-                    go_quote(&inner.key),
-                    go_plus_v(v)
-                )
-            }),
+            | "max_ack_pending" => {
+                if let Value::Int(n) = v {
+                    set_account_limit(&mut limits, &key, *n);
+                    None
+                } else {
+                    Some(format!(
+                        "Expected a parseable size for {}, got {}",
+                        go_quote(&inner.key),
+                        go_plus_v(v)
+                    ))
+                }
+            }
             "max_bytes_required" | "max_stream_bytes" | "max_bytes" => {
-                (!matches!(v, Value::Bool(_))).then(|| {
-                    format!(
+                if let Value::Bool(b) = v {
+                    limits.max_bytes_required = *b;
+                    None
+                } else {
+                    Some(format!(
                         "Expected a parseable bool for {}, got {}",
                         go_quote(&inner.key),
                         go_plus_v(v)
-                    )
-                })
+                    ))
+                }
             }
-            "cluster_traffic" => match v {
-                Value::Str(s) if matches!(s.as_str(), "system" | "owner" | "") => None,
-                Value::Str(_) => Some(format!(
-                    "Expected 'system' or 'owner' string value for {}, got {}",
-                    go_quote(&inner.key),
-                    go_plus_v(v)
-                )),
-                other => Some(format!(
-                    "Expected either 'system' or 'owner' string value for {}, got {}",
-                    go_quote(&inner.key),
-                    go_plus_v(other)
-                )),
-            },
+            "cluster_traffic" => cluster_traffic(&inner.key, v),
             _ if inner.node.used_as_variable() => None,
             _ => {
                 report.unknown(inner);
@@ -486,8 +492,42 @@ fn account_limits(block: &Map, report: &mut Report) {
         };
         if let Some(message) = refused {
             report.invalid(inner, message);
-            return;
+            return limits;
         }
+    }
+    limits
+}
+
+fn set_account_limit(limits: &mut JsAccountLimits, key: &str, n: i64) {
+    match key {
+        "max_memory" | "max_mem" | "mem" | "memory" => limits.max_memory = n,
+        "max_store" | "max_file" | "max_disk" | "store" | "disk" => limits.max_store = n,
+        "max_streams" | "streams" => limits.max_streams = n,
+        "max_consumers" | "consumers" => limits.max_consumers = n,
+        "mem_max_stream_bytes" | "memory_max_stream_bytes" => {
+            limits.memory_max_stream_bytes = n;
+        }
+        "disk_max_stream_bytes" | "store_max_stream_bytes" => {
+            limits.store_max_stream_bytes = n;
+        }
+        "max_ack_pending" => limits.max_ack_pending = n,
+        _ => {}
+    }
+}
+
+fn cluster_traffic(key: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::Str(s) if matches!(s.as_str(), "system" | "owner" | "") => None,
+        Value::Str(_) => Some(format!(
+            "Expected 'system' or 'owner' string value for {}, got {}",
+            go_quote(key),
+            go_plus_v(v)
+        )),
+        other => Some(format!(
+            "Expected either 'system' or 'owner' string value for {}, got {}",
+            go_quote(key),
+            go_plus_v(other)
+        )),
     }
 }
 
