@@ -262,7 +262,8 @@ impl JsAccount {
                         comma_count(msgs),
                         self.name(),
                         stream.name,
-                        natrium_gofmt::go_duration(began.elapsed())
+                        // Go rounds this one to the millisecond.
+                        natrium_gofmt::go_duration(round_to_millis(began.elapsed()))
                     );
                     self.streams.lock().insert(stream.name.clone(), stream);
                 }
@@ -290,6 +291,11 @@ fn report_recovery(account: &str, stream: &str, store: &FileStore) {
             damaged.lost
         );
     }
+}
+
+/// `d` rounded to the nearest millisecond, as Go's `Duration.Round(time.Millisecond)`.
+fn round_to_millis(d: std::time::Duration) -> std::time::Duration {
+    std::time::Duration::from_millis(((d.as_micros() + 500) / 1000) as u64)
 }
 
 /// Go's `humanize.Comma`: `1,234,567`.

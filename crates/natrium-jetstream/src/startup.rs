@@ -47,7 +47,9 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
     api::start(&js);
     let drain = Arc::clone(&js);
     server.on_drain("jetstream", move || async move {
+        tracing::info!("Initiating JetStream Shutdown...");
         let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;
+        tracing::info!("JetStream Shutdown");
     });
     tracing::info!(
         "Took {} to start JetStream",

@@ -63,6 +63,9 @@ fn banner(server: &Server, settings: &Settings) {
     tracing::info!("  Git:      [not set]");
     tracing::info!("  Natrium:  {}", env!("CARGO_PKG_VERSION"));
     tracing::info!("  Name:     {}", server.name());
+    if settings.options.jetstream.enabled {
+        tracing::info!("  Node:     {}", crate::jetstream::node_hash(server.name()));
+    }
     tracing::info!("  ID:       {}", server.id());
     for line in natrium_conf::options::feature_flags_banner(&settings.options.feature_flags) {
         tracing::info!("{line}");
