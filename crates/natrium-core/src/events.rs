@@ -206,3 +206,17 @@ mod tests {
         assert_eq!(hook.listeners.read().len(), 2);
     }
 }
+
+/// A fresh id for an event or advisory document (`id` of Go's `TypedEvent`): 22 random
+/// base-62 characters, as Go's NUIDs look.
+pub fn event_id() -> String {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    (0..22)
+        .filter_map(|_| {
+            DIGITS
+                .get(fastrand::usize(..DIGITS.len()))
+                .copied()
+                .map(char::from)
+        })
+        .collect()
+}

@@ -24,6 +24,7 @@
 )]
 
 pub mod account;
+pub mod advisory;
 pub mod api;
 pub mod config;
 pub mod errors;

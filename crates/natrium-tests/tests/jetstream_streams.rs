@@ -413,3 +413,63 @@ async fn jetstream_per_account_config_and_limits_like_go() {
         })
     );
 }
+
+async fn next_advisory(sub: &mut async_nats::Subscriber) -> (String, Value) {
+    use futures::StreamExt;
+    let msg = tokio::time::timeout(WAIT, sub.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&msg.payload).unwrap();
+    (msg.subject.to_string(), doc)
+}
+
+#[tokio::test]
+async fn jetstream_advisories_and_domain_api_like_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("domain.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "listen: 127.0.0.1:-1\njetstream {{ store_dir: \"{}\", domain: hub }}\n",
+            dir.path().join("store").display()
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::start(&["-c", &conf.display().to_string()]);
+    assert!(server.log_text().contains("Domain:          hub"));
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let mut advisories = client.subscribe("$JS.EVENT.ADVISORY.>").await.unwrap();
+    client.flush().await.unwrap();
+    let created = request(
+        &client,
+        "$JS.hub.API.STREAM.CREATE.ADV",
+        r#"{"name":"ADV","storage":"memory"}"#,
+    )
+    .await;
+    assert_eq!(created["did_create"], true);
+    let (subject, action) = next_advisory(&mut advisories).await;
+    assert_eq!(subject, "$JS.EVENT.ADVISORY.STREAM.CREATED.ADV");
+    assert_eq!(
+        action["type"],
+        "io.nats.jetstream.advisory.v1.stream_action"
+    );
+    assert_eq!(
+        (action["stream"].clone(), action["action"].clone()),
+        ("ADV".into(), "create".into())
+    );
+    assert_eq!(action["domain"], "hub");
+    assert_eq!(action["id"].as_str().unwrap().len(), 22);
+    let (subject, audit) = next_advisory(&mut advisories).await;
+    assert_eq!(subject, "$JS.EVENT.ADVISORY.API");
+    assert_eq!(audit["type"], "io.nats.jetstream.advisory.v1.api_audit");
+    assert_eq!(audit["subject"], "$JS.hub.API.STREAM.CREATE.ADV");
+    assert_eq!(audit["client"]["acc"], "$G");
+    let response: Value = serde_json::from_str(audit["response"].as_str().unwrap()).unwrap();
+    assert_eq!(response["did_create"], true);
+    let ack = client.request("ADV", "x".into()).await.unwrap();
+    assert_eq!(
+        &ack.payload[..],
+        br#"{"stream":"ADV","domain":"hub","seq":1}"#
+    );
+}

@@ -8,6 +8,7 @@ use natrium_core::internal::InternalClient;
 use super::request::Request;
 use super::router::{route, Route, API_PREFIX};
 use super::{account_info, streams};
+use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 
@@ -15,10 +16,15 @@ use crate::service::JetStream;
 pub fn start(js: &Arc<JetStream>) {
     let (mut client, mut inbox) = InternalClient::start(&js.server, js.server.system_account());
     // Every account but the system account: those without JetStream are told so (10039).
+    // With a domain, `$JS.<domain>.API.>` reaches the same API.
     let system = js.server.system_account();
+    let domain = &js.settings.domain;
     for account in js.server.accounts() {
         if !Arc::ptr_eq(&account, &system) {
             client.subscribe_in(&account, "$JS.API.>");
+            if !domain.is_empty() {
+                client.subscribe_in(&account, &format!("$JS.{domain}.API.>"));
+            }
         }
     }
     let js = Arc::clone(js);
@@ -49,7 +55,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, msg: &Delivery) {
     };
     let Some(verb) = std::str::from_utf8(&msg.subject)
         .ok()
-        .and_then(|s| s.strip_prefix(API_PREFIX))
+        .and_then(|s| api_verb(s, &js.settings.domain))
     else {
         return;
     };
@@ -64,6 +70,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, msg: &Delivery) {
         js,
         jsa: &jsa,
         body: &msg.payload,
+        actions: std::cell::RefCell::new(Vec::new()),
     };
     let (kind, result): (&str, Result<Vec<u8>, ApiError>) = match route(verb) {
         Route::Info => ("account_info_response", Ok(account_info::info(&req))),
@@ -87,4 +94,43 @@ fn answer(js: &JetStream, client: &mut InternalClient, msg: &Delivery) {
         Err(err) => streams::error_response(kind, &err),
     };
     client.publish_in(&account, reply, None, &body);
+    let domain = js.settings.domain.as_str();
+    for (stream, action) in req.actions.take() {
+        advisory::stream_action(client, &account, &stream, action, domain);
+    }
+    let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
+    advisory::api_audit(
+        client,
+        &account,
+        ApiAudit {
+            server: js.server.name(),
+            client: request_info(msg),
+            subject,
+            request: std::str::from_utf8(&msg.payload).unwrap_or_default(),
+            response: std::str::from_utf8(&body).unwrap_or_default(),
+            domain,
+        },
+    );
+}
+
+/// The part of a request subject after `$JS.API.` or `$JS.<domain>.API.`.
+fn api_verb<'s>(subject: &'s str, domain: &str) -> Option<&'s str> {
+    if let Some(verb) = subject.strip_prefix(API_PREFIX) {
+        return Some(verb);
+    }
+    if domain.is_empty() {
+        return None;
+    }
+    subject
+        .strip_prefix("$JS.")?
+        .strip_prefix(domain)?
+        .strip_prefix(".API.")
+}
+
+/// The requester, from the `Nats-Request-Info` header the internal client's sink asked for.
+fn request_info(msg: &Delivery) -> Option<Box<serde_json::value::RawValue>> {
+    let block = msg.headers.as_deref()?;
+    let headers = nats_proto::headers::Headers::parse(block).ok()?;
+    let text = std::str::from_utf8(headers.get(b"Nats-Request-Info")?).ok()?;
+    serde_json::value::RawValue::from_string(text.to_owned()).ok()
 }

@@ -12,6 +12,7 @@ use super::responses::{
     StreamCreateResponse, StreamInfoJson, StreamInfoResponse, StreamListResponse,
     StreamNamesResponse, StreamStateJson, Success,
 };
+use crate::advisory::StreamAction;
 use crate::config::context::CheckContext;
 use crate::config::metadata::with_dynamic_metadata;
 use crate::config::stream::Storage;
@@ -130,6 +131,7 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     }
     check_overlap(req, &config, None)?;
     let stream = req.jsa.create_stream(req.js, config)?;
+    req.advise(name, StreamAction::Create);
     let info = stream_info(req, &stream, false, true);
     Ok(encode(
         KIND,
@@ -165,6 +167,7 @@ pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     let config = config.checked_for_update(&old, &ctx)?;
     check_overlap(req, &config, Some(name))?;
     req.jsa.update_stream(req.js, &stream, config)?;
+    req.advise(name, StreamAction::Modify);
     let info = stream_info(req, &stream, false, true);
     Ok(encode(KIND, None, info))
 }
@@ -209,6 +212,7 @@ pub fn info(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 
 pub fn delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     req.jsa.delete_stream(name)?;
+    req.advise(name, StreamAction::Delete);
     req.js.release_heap();
     Ok(encode(
         "stream_delete_response",

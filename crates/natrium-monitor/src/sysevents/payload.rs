@@ -326,15 +326,7 @@ pub struct ApiResponse<T: Serialize> {
 
 /// A 22-character event id, as Go's NUID gives (base-62 random).
 pub fn event_id() -> String {
-    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    (0..22)
-        .filter_map(|_| {
-            DIGITS
-                .get(fastrand::usize(..DIGITS.len()))
-                .copied()
-                .map(char::from)
-        })
-        .collect()
+    natrium_core::events::event_id()
 }
 
 #[cfg(test)]

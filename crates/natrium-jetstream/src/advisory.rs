@@ -1,0 +1,131 @@
+//! JetStream advisories on `$JS.EVENT.ADVISORY.…`, published in the account they concern and
+//! only when someone there listens (Go skips building them otherwise).
+
+use std::sync::Arc;
+
+use natrium_core::account::Account;
+use natrium_core::internal::InternalClient;
+use serde::Serialize;
+
+use crate::stream::running::now_ns;
+
+/// Go's `TypedEvent` header of every advisory.
+#[derive(Serialize)]
+struct Typed<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    id: String,
+    timestamp: String,
+    #[serde(flatten)]
+    body: T,
+}
+
+/// `io.nats.jetstream.advisory.v1.api_audit`.
+#[derive(Serialize)]
+pub struct ApiAudit<'a> {
+    pub server: &'a str,
+    /// The requester as the `Nats-Request-Info` header described it, verbatim.
+    pub client: Option<Box<serde_json::value::RawValue>>,
+    pub subject: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub request: &'a str,
+    pub response: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub domain: &'a str,
+}
+
+/// What happened to a stream (`io.nats.jetstream.advisory.v1.stream_action`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamAction {
+    Create,
+    Delete,
+    Modify,
+}
+
+impl StreamAction {
+    fn word(self) -> &'static str {
+        match self {
+            StreamAction::Create => "create",
+            StreamAction::Delete => "delete",
+            StreamAction::Modify => "modify",
+        }
+    }
+
+    fn subject_verb(self) -> &'static str {
+        match self {
+            StreamAction::Create => "CREATED",
+            StreamAction::Delete => "DELETED",
+            StreamAction::Modify => "UPDATED",
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct StreamActionBody<'a> {
+    stream: &'a str,
+    action: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+}
+
+/// Whether a publish on `subject` in `account` would reach a subscriber there.
+fn has_interest(account: &Account, subject: &str) -> bool {
+    let result = account.sublist.matches(subject.as_bytes());
+    !(result.plain.is_empty() && result.queues.is_empty())
+}
+
+fn publish<T: Serialize>(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    subject: &str,
+    kind: &str,
+    body: T,
+) {
+    if !has_interest(account, subject) {
+        return;
+    }
+    let doc = Typed {
+        kind,
+        id: natrium_core::events::event_id(),
+        timestamp: natrium_gofmt::time::rfc3339_nanos(now_ns()),
+        body,
+    };
+    let json = crate::config::to_go_json(&doc);
+    client.publish_in(account, subject, None, &json);
+}
+
+/// The audit of one API request and its answer (`$JS.EVENT.ADVISORY.API`).
+pub fn api_audit(client: &mut InternalClient, account: &Arc<Account>, audit: ApiAudit<'_>) {
+    publish(
+        client,
+        account,
+        "$JS.EVENT.ADVISORY.API",
+        "io.nats.jetstream.advisory.v1.api_audit",
+        audit,
+    );
+}
+
+/// A stream created, updated or deleted (`$JS.EVENT.ADVISORY.STREAM.<VERB>.<stream>`).
+pub fn stream_action(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    stream: &str,
+    action: StreamAction,
+    domain: &str,
+) {
+    let subject = format!(
+        "$JS.EVENT.ADVISORY.STREAM.{}.{stream}",
+        action.subject_verb()
+    );
+    publish(
+        client,
+        account,
+        &subject,
+        "io.nats.jetstream.advisory.v1.stream_action",
+        StreamActionBody {
+            stream,
+            action: action.word(),
+            domain,
+        },
+    );
+}
