@@ -169,6 +169,20 @@ impl EventHook {
     }
 }
 
+/// A fresh id for an event or advisory document (`id` of Go's `TypedEvent`): 22 random
+/// base-62 characters, as Go's NUIDs look.
+pub fn event_id() -> String {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    (0..22)
+        .filter_map(|_| {
+            DIGITS
+                .get(fastrand::usize(..DIGITS.len()))
+                .copied()
+                .map(char::from)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,18 +219,4 @@ mod tests {
         }
         assert_eq!(hook.listeners.read().len(), 2);
     }
-}
-
-/// A fresh id for an event or advisory document (`id` of Go's `TypedEvent`): 22 random
-/// base-62 characters, as Go's NUIDs look.
-pub fn event_id() -> String {
-    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    (0..22)
-        .filter_map(|_| {
-            DIGITS
-                .get(fastrand::usize(..DIGITS.len()))
-                .copied()
-                .map(char::from)
-        })
-        .collect()
 }
