@@ -28,6 +28,7 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
         js.enable_account(&global);
     }
     api::start(&js);
+    crate::report::register(&js);
     let drain = Arc::clone(&js);
     server.on_drain("jetstream", move || async move {
         let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;

@@ -112,7 +112,11 @@ struct Filters {
 fn param_name(endpoint: Endpoint, key: &str) -> Option<&str> {
     Some(match (endpoint, key) {
         (Endpoint::Connz | Endpoint::Subsz, "subscriptions") => "subs",
-        (Endpoint::Subsz | Endpoint::Accountz, "account") => "acc",
+        (Endpoint::Subsz | Endpoint::Accountz | Endpoint::Jsz, "account") => "acc",
+        (Endpoint::Jsz, "consumer") => "consumers",
+        (Endpoint::Jsz, "direct_consumer") => "direct-consumers",
+        (Endpoint::Jsz, "leader_only") => "leader-only",
+        (Endpoint::Jsz, "stream_leader_only") => "stream-leader-only",
         (_, "server_name" | "cluster" | "host" | "domain" | "tags" | "exact_match") => return None,
         _ => key,
     })
