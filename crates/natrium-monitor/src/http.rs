@@ -163,7 +163,9 @@ fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
     } else {
         serde_json::to_vec(doc)
     };
-    let mut response = Response::new(Full::new(Bytes::from(body.unwrap_or_default())));
+    // Go's encoder escapes `<`, `>` and `&` (subjects such as `orders.>` included).
+    let body = natrium_gofmt::json::go_escape(&body.unwrap_or_default());
+    let mut response = Response::new(Full::new(Bytes::from(body)));
     let headers = response.headers_mut();
     headers.insert(
         "Content-Type",

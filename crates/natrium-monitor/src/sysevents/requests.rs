@@ -225,6 +225,11 @@ impl RequestOptions {
     }
 }
 
+/// A reply as Go encodes it (`<`, `>`, `&` escaped).
+fn go_json<T: Serialize>(doc: &T) -> Vec<u8> {
+    natrium_gofmt::json::go_escape(&serde_json::to_vec(doc).unwrap_or_default())
+}
+
 /// Serialises a reply with the endpoint's document.
 pub fn reply<T: Serialize>(identity: &ServerIdentity, data: T) -> Vec<u8> {
     let doc = ApiResponse {
@@ -232,7 +237,7 @@ pub fn reply<T: Serialize>(identity: &ServerIdentity, data: T) -> Vec<u8> {
         data: Some(data),
         error: None,
     };
-    serde_json::to_vec(&doc).unwrap_or_default()
+    go_json(&doc)
 }
 
 /// Serialises the reply to a body that is not JSON: code 400, no `data`, as Go.
