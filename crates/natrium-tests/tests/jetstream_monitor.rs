@@ -22,7 +22,8 @@ struct Js {
     name: &'static str,
     server: ServerProcess,
     store: PathBuf,
-    _dir: tempfile::TempDir,
+    /// Holds the configuration and the store; removed with the server.
+    dir: tempfile::TempDir,
 }
 
 fn config(store: &Path) -> String {
@@ -51,7 +52,7 @@ fn start(name: &'static str, go: bool) -> Option<Js> {
         name,
         server,
         store: store.join("jetstream"),
-        _dir: dir,
+        dir,
     })
 }
 
@@ -413,7 +414,7 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
     // Acknowledged messages are synced: a kill keeps them all.
     js.server.kill();
     damage(&js.store.join("$G/streams/LOSSY"), b"payload-MARK2");
-    let conf = js._dir.path().join("js.conf");
+    let conf = js.dir.path().join("js.conf");
     let conf = conf.to_str().expect("path");
     let server = ServerProcess::start(&["-c", conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"]);
     assert_eq!(
