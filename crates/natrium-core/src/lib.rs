@@ -22,6 +22,7 @@
 //! - [`info`]: the INFO document sent to clients.
 //! - [`stats`]: server-wide counters read by monitoring; [`limits`]: the runtime's own bounds.
 //! - [`config`]: the runtime's own typed settings, filled in by the binary.
+//! - [`report`]: what JetStream reports to monitoring, registered on the server.
 //! - [`reload`]: swapping in new settings at run time and re-checking connected clients.
 //! - [`tls`]: client TLS: building the rustls configuration from files with Go's errors, peer
 //!   certificate decoding, handshake error reports.
@@ -52,6 +53,7 @@ pub mod kit;
 pub mod limits;
 pub mod listen;
 pub mod reload;
+pub mod report;
 pub mod server;
 pub mod shutdown;
 pub mod stats;

@@ -87,6 +87,8 @@ pub(crate) struct Shared {
     pub events: crate::events::EventHook,
     /// Serialized INFO heads, newest last, at most `INFO_HEADS_KEPT` (see `crate::info`).
     info_heads: Mutex<Vec<Arc<InfoHead>>>,
+    /// What in-process subsystems report to monitoring (`crate::report`).
+    pub(crate) reports: crate::report::ReportSlot,
 }
 
 /// When and from what the configuration in force was loaded (Go's `config_load_time` and
@@ -167,6 +169,7 @@ impl Server {
                 closed: crate::closed::ClosedRing::new(closed_cap),
                 events: crate::events::EventHook::default(),
                 info_heads: Mutex::new(Vec::new()),
+                reports: crate::report::ReportSlot::default(),
             }),
         })
     }

@@ -1,7 +1,8 @@
 //! The Go server's texts and defaults that more than one layer reproduces, in one place so that
 //! copies cannot drift: `time.Duration` strings both ways ([`go_duration`],
 //! [`parse_go_duration`]), `%q` quoting ([`go_quote`] and its byte and streaming forms), and
-//! the defaults of the options every layer reads ([`defaults`]).
+//! the defaults of the options every layer reads ([`defaults`]), and `encoding/json`'s escapes
+//! ([`json`]).
 //!
 //! Why a crate of its own: the users span every layer — the protocol codec (`-ERR` texts quote
 //! subjects), the configuration and authorization leaves (error messages, debug lines), the
@@ -35,6 +36,7 @@
 
 pub mod defaults;
 mod duration;
+pub mod json;
 mod printable_table;
 mod quote;
 pub mod time;

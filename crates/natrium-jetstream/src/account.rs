@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use natrium_auth::account::JsAccountLimits;
@@ -39,6 +40,9 @@ pub struct JsAccount {
     pub limits: JsAccountLimits,
     dir: PathBuf,
     streams: Mutex<BTreeMap<String, Arc<Stream>>>,
+    /// API requests this account made, and those answered with an error.
+    pub api_total: AtomicU64,
+    pub api_errors: AtomicU64,
 }
 
 impl JsAccount {
@@ -48,7 +52,21 @@ impl JsAccount {
             limits,
             dir,
             streams: Mutex::new(BTreeMap::new()),
+            api_total: AtomicU64::new(0),
+            api_errors: AtomicU64::new(0),
         }
+    }
+
+    pub(crate) fn count_api(&self, error: bool) {
+        self.api_total.fetch_add(1, Ordering::Relaxed);
+        if error {
+            self.api_errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The account's JetStream directory (`<store_dir>/<account>`).
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 
     pub fn name(&self) -> &str {

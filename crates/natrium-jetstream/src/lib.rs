@@ -5,6 +5,7 @@
 //! - [`errors`]: Go's JetStream API error table, one entry per `err_code`.
 //! - [`service`]: start-up, the enabled accounts ([`account`]), shutdown.
 //! - [`api`]: the `$JS.API` requests and their JSON answers.
+//! - `report`: what monitoring reads (`/jsz`, `/varz`, `/healthz`) through the server.
 //! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
 #![deny(
     clippy::unwrap_used,
@@ -28,6 +29,7 @@ pub mod advisory;
 pub mod api;
 pub mod config;
 pub mod errors;
+mod report;
 pub mod service;
 mod startup;
 pub mod stream;

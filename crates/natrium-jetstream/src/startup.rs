@@ -45,6 +45,7 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
     let js = Arc::new(JetStream::new(server.clone(), settings, io));
     enable_configured_accounts(server, &js);
     api::start(&js);
+    crate::report::register(&js);
     let drain = Arc::clone(&js);
     server.on_drain("jetstream", move || async move {
         tracing::info!("Initiating JetStream Shutdown...");

@@ -1,5 +1,5 @@
 //! The documents of subsystems Natrium does not run yet, exactly as Go answers without them:
-//! `/routez`, `/gatewayz`, `/leafz` (empty) and `/jsz` (JetStream disabled).
+//! `/routez`, `/gatewayz`, `/leafz` (empty).
 
 use natrium_core::Server;
 use serde::Serialize;
@@ -60,66 +60,5 @@ pub fn leafz(server: &Server) -> Leafz {
         now: rfc3339(chrono::Utc::now()),
         leafnodes: 0,
         leafs: [],
-    }
-}
-
-#[derive(Serialize)]
-pub struct ApiStats {
-    level: u64,
-    total: u64,
-    errors: u64,
-}
-
-#[derive(Serialize)]
-pub struct JsConfig {
-    max_memory: u64,
-    max_storage: u64,
-}
-
-#[derive(Serialize)]
-pub struct Jsz {
-    memory: u64,
-    storage: u64,
-    reserved_memory: u64,
-    reserved_storage: u64,
-    accounts: u64,
-    ha_assets: u64,
-    api: ApiStats,
-    server_id: String,
-    now: String,
-    disabled: bool,
-    config: JsConfig,
-    streams: u64,
-    consumers: u64,
-    messages: u64,
-    bytes: u64,
-    total: u64,
-}
-
-pub fn jsz(server: &Server) -> Jsz {
-    Jsz {
-        memory: 0,
-        storage: 0,
-        reserved_memory: 0,
-        reserved_storage: 0,
-        accounts: 0,
-        ha_assets: 0,
-        api: ApiStats {
-            level: 0,
-            total: 0,
-            errors: 0,
-        },
-        server_id: server.id().to_owned(),
-        now: rfc3339(chrono::Utc::now()),
-        disabled: true,
-        config: JsConfig {
-            max_memory: 0,
-            max_storage: 0,
-        },
-        streams: 0,
-        consumers: 0,
-        messages: 0,
-        bytes: 0,
-        total: 0,
     }
 }

@@ -19,6 +19,7 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use crate::connz::{connz, ConnzOptions};
+use crate::jsz::{jsz, JszOptions};
 use crate::limits;
 use crate::query::{Query, QueryError};
 use crate::subsz::{subsz, SubszOptions};
@@ -162,7 +163,9 @@ fn json_response<T: Serialize>(doc: &T, pretty: bool) -> Response<Full<Bytes>> {
     } else {
         serde_json::to_vec(doc)
     };
-    let mut response = Response::new(Full::new(Bytes::from(body.unwrap_or_default())));
+    // Go's encoder escapes `<`, `>` and `&` (subjects such as `orders.>` included).
+    let body = natrium_gofmt::json::go_escape(&body.unwrap_or_default());
+    let mut response = Response::new(Full::new(Bytes::from(body)));
     let headers = response.headers_mut();
     headers.insert(
         "Content-Type",
@@ -262,7 +265,13 @@ fn handle(state: &State, req: &Request<Incoming>) -> Response<Full<Bytes>> {
         "/routez" => json_response(&crate::cluster::routez(&state.server), true),
         "/gatewayz" => json_response(&crate::cluster::gatewayz(&state.server), true),
         "/leafz" => json_response(&crate::cluster::leafz(&state.server), true),
-        "/jsz" => json_response(&crate::cluster::jsz(&state.server), true),
+        "/jsz" => {
+            let query = Query::parse(req.uri().query());
+            match JszOptions::parse(&query).and_then(|o| jsz(&state.server, &o)) {
+                Ok(doc) => json_response(&doc, true),
+                Err(err) => bad_request(&err),
+            }
+        }
         "/accountz" => {
             match crate::accounts::accountz(&state.server, &Query::parse(req.uri().query())) {
                 Ok(doc) => json_response(&doc, true),

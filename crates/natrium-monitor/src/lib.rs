@@ -4,7 +4,8 @@
 //! - [`http`]: the listener and request routing; `https` puts TLS in front for `https_port`;
 //!   [`limits`] bounds how many connections it holds and how long they may stay silent.
 //! - [`varz`], [`connz`], [`subsz`]: the documents; [`query`] decodes their parameters.
-//! - [`accounts`], [`cluster`]: `/accountz`, `/accstatz`; `/routez`, `/gatewayz`, `/leafz`, `/jsz`.
+//! - [`accounts`], [`cluster`]: `/accountz`, `/accstatz`; `/routez`, `/gatewayz`, `/leafz`.
+//! - [`jsz`]: `/jsz` and `/varz`'s `jetstream`, from what JetStream reports through the server.
 //! - [`metrics`]: Prometheus text at `/metrics` (ours; Go has none).
 //! - [`sysevents`]: the system account's events and `$SYS.REQ.SERVER.…` requests.
 //! - [`healthz`]: the health check, shared by HTTP and the system request.
@@ -22,6 +23,7 @@ pub mod connz;
 pub mod healthz;
 pub mod http;
 mod https;
+pub mod jsz;
 pub mod limits;
 pub mod metrics;
 pub mod process;

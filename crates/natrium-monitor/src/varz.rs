@@ -157,7 +157,7 @@ pub struct Varz {
     leaf: Empty,
     mqtt: Empty,
     websocket: WebsocketVarz,
-    jetstream: Empty,
+    jetstream: crate::jsz::JetStreamVarz,
     #[serde(serialize_with = "go_float")]
     tls_timeout: f64,
     write_deadline: u128,
@@ -292,7 +292,7 @@ pub fn varz(server: &Server, http: HttpInfo) -> Varz {
         leaf: Empty {},
         mqtt: Empty {},
         websocket: websocket_varz(server),
-        jetstream: Empty {},
+        jetstream: crate::jsz::varz_section(server),
         tls_timeout: config.tls_timeout.as_secs_f64(),
         write_deadline: config.write_deadline.as_nanos(),
         start: rfc3339(server.started()),

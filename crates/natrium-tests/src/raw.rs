@@ -170,6 +170,12 @@ pub fn wait_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 /// `GET path` on a monitoring port, parsed as JSON (HTTP/1.1, `Connection: close`).
 pub fn http_get_json(port: u16, path: &str) -> serde_json::Value {
+    let (_, body) = http_get(port, path);
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+/// `GET path` on a monitoring port: the status code and the body (de-chunked).
+pub fn http_get(port: u16, path: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect monitor");
     stream.set_read_timeout(Some(RAW_TIMEOUT)).expect("timeout");
     write!(
@@ -180,6 +186,11 @@ pub fn http_get_json(port: u16, path: &str) -> serde_json::Value {
     let mut raw = String::new();
     stream.read_to_string(&mut raw).expect("read response");
     let (head, body) = raw.split_once("\r\n\r\n").expect("header end");
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .expect("status code");
     let body = if head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
@@ -188,7 +199,7 @@ pub fn http_get_json(port: u16, path: &str) -> serde_json::Value {
     } else {
         body.to_owned()
     };
-    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+    (code, body)
 }
 
 /// The payload of a chunked HTTP body.

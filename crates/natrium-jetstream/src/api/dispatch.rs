@@ -89,6 +89,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, msg: &Delivery) {
         Route::Unknown => return,
     };
     js.count_api(result.is_err());
+    jsa.count_api(result.is_err());
     let body = match result {
         Ok(body) => body,
         Err(err) => streams::error_response(kind, &err),

@@ -50,6 +50,35 @@ pub struct StreamStateJson {
     pub consumer_count: u64,
 }
 
+impl StreamStateJson {
+    /// The document of a store's state (no consumers yet).
+    pub fn of(state: &natrium_store::StreamState) -> Self {
+        let rfc = natrium_gofmt::time::rfc3339_nanos;
+        Self {
+            messages: state.msgs,
+            bytes: state.bytes,
+            first_seq: state.first_seq,
+            first_ts: rfc(state.first_ts),
+            last_seq: state.last_seq,
+            last_ts: rfc(state.last_ts),
+            num_subjects: state.num_subjects,
+            subjects: None,
+            num_deleted: state.num_deleted,
+            deleted: Vec::new(),
+            lost: state.lost.as_ref().map(|lost| LostJson {
+                msgs: lost
+                    .ranges
+                    .iter()
+                    .flat_map(|&(first, last)| first..=last)
+                    .take(100_000)
+                    .collect(),
+                bytes: lost.bytes,
+            }),
+            consumer_count: 0,
+        }
+    }
+}
+
 /// `LostStreamData`.
 #[derive(Serialize)]
 pub struct LostJson {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::request::Request;
 use super::responses::{
-    encode, ClusterJson, Empty, LostJson, MsgGetResponse, Paged, PurgeResponse, StoredMsgJson,
+    encode, ClusterJson, Empty, MsgGetResponse, Paged, PurgeResponse, StoredMsgJson,
     StreamCreateResponse, StreamInfoJson, StreamInfoResponse, StreamListResponse,
     StreamNamesResponse, StreamStateJson, Success,
 };
@@ -71,28 +71,7 @@ pub fn stream_info(
     StreamInfoJson {
         config,
         created: rfc(stream.created_ns),
-        state: StreamStateJson {
-            messages: state.msgs,
-            bytes: state.bytes,
-            first_seq: state.first_seq,
-            first_ts: rfc(state.first_ts),
-            last_seq: state.last_seq,
-            last_ts: rfc(state.last_ts),
-            num_subjects: state.num_subjects,
-            subjects: None,
-            num_deleted: state.num_deleted,
-            deleted: Vec::new(),
-            lost: state.lost.map(|lost| LostJson {
-                msgs: lost
-                    .ranges
-                    .iter()
-                    .flat_map(|&(first, last)| first..=last)
-                    .take(100_000)
-                    .collect(),
-                bytes: lost.bytes,
-            }),
-            consumer_count: 0,
-        },
+        state: StreamStateJson::of(&state),
         cluster: cluster.then(|| ClusterJson {
             leader: req.js.server.name().to_owned(),
         }),

@@ -8,36 +8,7 @@ use serde::Serialize;
 /// gives `null`, which none of the API documents produce.
 pub fn to_go_json<T: Serialize>(v: &T) -> Vec<u8> {
     let plain = serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec());
-    go_escape(&plain)
-}
-
-/// The escapes Go adds to serde_json's text. These characters only occur inside JSON strings,
-/// so the whole text can be rewritten byte by byte.
-fn go_escape(plain: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(plain.len() + plain.len() / 16);
-    let mut i = 0;
-    while let Some(&b) = plain.get(i) {
-        match b {
-            b'<' => out.extend_from_slice(br"\u003c"),
-            b'>' => out.extend_from_slice(br"\u003e"),
-            b'&' => out.extend_from_slice(br"\u0026"),
-            0xE2 if plain.get(i + 1) == Some(&0x80)
-                && matches!(plain.get(i + 2), Some(0xA8 | 0xA9)) =>
-            {
-                let last = if plain.get(i + 2) == Some(&0xA8) {
-                    b'8'
-                } else {
-                    b'9'
-                };
-                out.extend_from_slice(br"\u202");
-                out.push(last);
-                i += 2;
-            }
-            _ => out.push(b),
-        }
-        i += 1;
-    }
-    out
+    natrium_gofmt::json::go_escape(&plain)
 }
 
 #[cfg(test)]

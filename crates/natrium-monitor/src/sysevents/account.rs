@@ -135,8 +135,11 @@ pub fn answer(
         }
         AccountReq::Leafz => Ok(reply(id, cluster::leafz(server))),
         AccountReq::Info => accounts::account_info(server, account).map(|d| reply(id, d)),
-        // Go's answer with JetStream off (`STATZ` and `CONNS` were answered above).
-        AccountReq::Jsz | AccountReq::Statz | AccountReq::Conns => {
+        AccountReq::Jsz => crate::jsz::JszOptions::parse(&q)
+            .and_then(|o| crate::jsz::account_jsz(server, account, &o))
+            .map(|d| reply(id, d)),
+        // `STATZ` and `CONNS` were answered above.
+        AccountReq::Statz | AccountReq::Conns => {
             Err(QueryError("jetstream not enabled".to_owned()))
         }
     };

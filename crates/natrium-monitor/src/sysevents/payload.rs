@@ -40,6 +40,8 @@ pub struct ServerIdentity {
     /// `server_metadata`, as configured at start.
     pub metadata: BTreeMap<String, String>,
     seq: AtomicU64,
+    /// The server, to tell whether JetStream runs when stamping.
+    server: Option<natrium_core::Server>,
 }
 
 impl ServerIdentity {
@@ -51,7 +53,15 @@ impl ServerIdentity {
             tags: Vec::new(),
             metadata: BTreeMap::new(),
             seq: AtomicU64::new(0),
+            server: None,
         }
+    }
+
+    /// The same identity, stamping whether `server` runs JetStream.
+    #[must_use]
+    pub fn with_server(mut self, server: natrium_core::Server) -> Self {
+        self.server = Some(server);
+        self
     }
 
     /// The same identity, with the server's tags and metadata.
@@ -80,7 +90,7 @@ impl ServerIdentity {
             ver: natrium_core::info::COMPATIBLE_VERSION,
             tags: self.tags.clone(),
             metadata: self.metadata.clone(),
-            jetstream: false,
+            jetstream: self.server.as_ref().is_some_and(crate::jsz::enabled),
             flags: 0,
             seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
             time: rfc3339(chrono::Utc::now()),

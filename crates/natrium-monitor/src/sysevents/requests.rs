@@ -112,7 +112,11 @@ struct Filters {
 fn param_name(endpoint: Endpoint, key: &str) -> Option<&str> {
     Some(match (endpoint, key) {
         (Endpoint::Connz | Endpoint::Subsz, "subscriptions") => "subs",
-        (Endpoint::Subsz | Endpoint::Accountz, "account") => "acc",
+        (Endpoint::Subsz | Endpoint::Accountz | Endpoint::Jsz, "account") => "acc",
+        (Endpoint::Jsz, "consumer") => "consumers",
+        (Endpoint::Jsz, "direct_consumer") => "direct-consumers",
+        (Endpoint::Jsz, "leader_only") => "leader-only",
+        (Endpoint::Jsz, "stream_leader_only") => "stream-leader-only",
         (_, "server_name" | "cluster" | "host" | "domain" | "tags" | "exact_match") => return None,
         _ => key,
     })
@@ -221,6 +225,11 @@ impl RequestOptions {
     }
 }
 
+/// A reply as Go encodes it (`<`, `>`, `&` escaped).
+fn go_json<T: Serialize>(doc: &T) -> Vec<u8> {
+    natrium_gofmt::json::go_escape(&serde_json::to_vec(doc).unwrap_or_default())
+}
+
 /// Serialises a reply with the endpoint's document.
 pub fn reply<T: Serialize>(identity: &ServerIdentity, data: T) -> Vec<u8> {
     let doc = ApiResponse {
@@ -228,7 +237,7 @@ pub fn reply<T: Serialize>(identity: &ServerIdentity, data: T) -> Vec<u8> {
         data: Some(data),
         error: None,
     };
-    serde_json::to_vec(&doc).unwrap_or_default()
+    go_json(&doc)
 }
 
 /// Serialises the reply to a body that is not JSON: code 400, no `data`, as Go.

@@ -77,7 +77,8 @@ pub fn start_system_services(server: &Server, http: Option<MonitorSettings>) {
         config.host.clone(),
         server.id().to_owned(),
     )
-    .with_description(config.tags.clone(), config.metadata.clone());
+    .with_description(config.tags.clone(), config.metadata.clone())
+    .with_server(server.clone());
     let mut services = Services {
         server: server.clone(),
         client,
@@ -256,6 +257,11 @@ impl Services {
         let endpoint = requests::parse_subject(subject, self.server.id())?;
         match RequestOptions::parse(endpoint, body) {
             Ok(opts) if !opts.selects(&self.identity) => None,
+            Ok(opts)
+                if endpoint == Endpoint::Jsz && crate::jsz::skips(&self.server, &opts.query) =>
+            {
+                None
+            }
             Ok(opts) => Some(self.answer(endpoint, &opts.query)),
             Err(err) => Some(requests::bad_body_reply(&self.identity, err.0)),
         }
@@ -285,7 +291,9 @@ impl Services {
             Endpoint::Routez => Ok(requests::reply(id, crate::cluster::routez(server))),
             Endpoint::Gatewayz => Ok(requests::reply(id, crate::cluster::gatewayz(server))),
             Endpoint::Leafz => Ok(requests::reply(id, crate::cluster::leafz(server))),
-            Endpoint::Jsz => Ok(requests::reply(id, crate::cluster::jsz(server))),
+            Endpoint::Jsz => crate::jsz::JszOptions::parse(q)
+                .and_then(|o| crate::jsz::jsz(server, &o))
+                .map(|doc| requests::reply(id, doc)),
             Endpoint::Accountz => {
                 crate::accounts::accountz(server, q).map(|doc| requests::reply(id, doc))
             }

@@ -1,0 +1,263 @@
+//! What JetStream tells monitoring (`natrium_core::report`): settings, usage, accounts and
+//! their streams, and the health scan of the store directory.
+//!
+//! The reporter holds the service weakly: the server keeps the reporter, and the service keeps
+//! the server, so a strong link would keep both alive for ever.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use natrium_conf::options::SyncPolicy;
+use natrium_core::report::{
+    JetStreamReport, JsAccountReport, JsConfigReport, JsDetail, JsHealthFilter, JsHealthProblem,
+    JsHealthScan, JsLimitsReport, JsStreamReport, JsUsage,
+};
+use serde_json::value::RawValue;
+
+use crate::account::JsAccount;
+use crate::api::responses::StreamStateJson;
+use crate::config::stream::Storage;
+use crate::service::{JetStream, API_LEVEL};
+use crate::stream::Stream;
+
+/// Go's `sync_interval` when none is configured (also what it reports with `always`).
+const SYNC_INTERVAL_DEFAULT: Duration = Duration::from_secs(120);
+
+/// The reporter registered on the server at start.
+pub(crate) struct Reporter(pub(crate) Weak<JetStream>);
+
+/// Registers the service's reporter on its server.
+pub(crate) fn register(js: &Arc<JetStream>) {
+    js.server
+        .set_jetstream_report(Arc::new(Reporter(Arc::downgrade(js))));
+}
+
+/// Memory and file bytes of an account's streams.
+fn account_usage(jsa: &JsAccount) -> (u64, u64) {
+    let (mut memory, mut storage) = (0, 0);
+    for stream in jsa.streams() {
+        let core = stream.core.lock();
+        let bytes = core.ingest.store.fast_state().bytes;
+        match core.config.storage {
+            Storage::Memory => memory += bytes,
+            Storage::File => storage += bytes,
+        }
+    }
+    (memory, storage)
+}
+
+/// A document as the API encodes it (Go's escapes included).
+fn raw<T: serde::Serialize>(doc: &T) -> Box<RawValue> {
+    let text = String::from_utf8(crate::config::to_go_json(doc)).unwrap_or_default();
+    // The encoder wrote valid JSON; `null` stands in should it ever not have.
+    RawValue::from_string(text).unwrap_or_default()
+}
+
+fn stream_report(stream: &Stream, with_config: bool) -> JsStreamReport {
+    let core = stream.core.lock();
+    let state = core.ingest.store.fast_state();
+    let config = with_config.then(|| raw(&core.config));
+    drop(core);
+    let doc = StreamStateJson::of(&state);
+    JsStreamReport {
+        name: stream.name.clone(),
+        created_ns: stream.created_ns,
+        messages: state.msgs,
+        bytes: state.bytes,
+        consumers: doc.consumer_count,
+        state: raw(&doc),
+        config,
+    }
+}
+
+fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
+    let (memory, storage) = account_usage(jsa);
+    // Accounts have no JetStream limits yet: Go reports the unlimited reservation (-1) as
+    // an unsigned number.
+    let unlimited = u64::MAX;
+    let streams = if detail.streams {
+        jsa.streams()
+            .iter()
+            .map(|s| stream_report(s, detail.config))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    JsAccountReport {
+        name: jsa.name().to_owned(),
+        usage: JsUsage {
+            memory,
+            storage,
+            reserved_memory: unlimited,
+            reserved_storage: unlimited,
+            api_total: jsa.api_total.load(Ordering::Relaxed),
+            api_errors: jsa.api_errors.load(Ordering::Relaxed),
+        },
+        streams,
+    }
+}
+
+/// The directory names under `dir`, sorted (as Go's `os.ReadDir` lists them).
+fn sorted_dirs(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// Checks one account's stream directories against its running streams.
+fn scan_account(
+    js: &JetStream,
+    account: &str,
+    filter: JsHealthFilter<'_>,
+    scan: &mut JsHealthScan,
+) {
+    let jsa = js.account(account);
+    for stream in sorted_dirs(&js.streams_dir(account)) {
+        if !filter.stream.is_empty() {
+            if stream != filter.stream {
+                continue;
+            }
+            scan.stream_found = true;
+        }
+        let Some(running) = jsa.as_ref().and_then(|a| a.stream(&stream)) else {
+            scan.problems.push(JsHealthProblem::StreamNotRecovered {
+                account: account.to_owned(),
+                stream,
+            });
+            continue;
+        };
+        let lost = running.core.lock().ingest.store.fast_state().lost;
+        if let Some(lost) = lost {
+            let msgs = lost
+                .ranges
+                .iter()
+                .map(|&(a, b)| b.saturating_sub(a) + 1)
+                .sum();
+            scan.problems.push(JsHealthProblem::StreamLostData {
+                account: account.to_owned(),
+                stream: stream.clone(),
+                msgs,
+                bytes: lost.bytes,
+            });
+        }
+        if scan.stream_found {
+            // Consumers are not built yet: a named consumer is never found.
+            break;
+        }
+    }
+}
+
+impl Reporter {
+    fn health_scan(js: &JetStream, filter: JsHealthFilter<'_>) -> JsHealthScan {
+        let mut scan = JsHealthScan::default();
+        for account in sorted_dirs(&js.settings.store_dir) {
+            if !filter.account.is_empty() {
+                if account != filter.account {
+                    continue;
+                }
+                scan.account_found = true;
+            }
+            if js.server.account(&account).is_none() {
+                scan.problems
+                    .push(JsHealthProblem::AccountUnresolved { account });
+                continue;
+            }
+            scan_account(js, &account, filter, &mut scan);
+            if scan.account_found {
+                break;
+            }
+        }
+        scan
+    }
+}
+
+impl JetStreamReport for Reporter {
+    fn api_level(&self) -> u32 {
+        API_LEVEL
+    }
+
+    fn config(&self) -> JsConfigReport {
+        let Some(js) = self.0.upgrade() else {
+            return JsConfigReport::default();
+        };
+        let s = &js.settings;
+        let (interval, always) = match s.options.sync {
+            SyncPolicy::Durable => (SYNC_INTERVAL_DEFAULT, false),
+            SyncPolicy::Always => (SYNC_INTERVAL_DEFAULT, true),
+            SyncPolicy::Interval(every) => (every, false),
+        };
+        JsConfigReport {
+            max_memory: s.max_memory,
+            max_storage: s.max_store,
+            store_dir: s.store_dir.display().to_string(),
+            sync_interval_ns: u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX),
+            sync_always: always,
+            domain: s.domain.clone(),
+            compress_ok: false,
+            unique_tag: s.options.unique_tag.clone(),
+            strict: s.options.strict,
+        }
+    }
+
+    fn limits(&self) -> JsLimitsReport {
+        let Some(js) = self.0.upgrade() else {
+            return JsLimitsReport::default();
+        };
+        let l = &js.settings.options.limits;
+        JsLimitsReport {
+            max_request_batch: l.max_request_batch,
+            max_ack_pending: l.max_ack_pending,
+            max_ha_assets: l.max_ha_assets,
+            max_duplicate_window_ns: l
+                .duplicate_window
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+        }
+    }
+
+    fn usage(&self) -> JsUsage {
+        let Some(js) = self.0.upgrade() else {
+            return JsUsage::default();
+        };
+        let (mut memory, mut storage) = (0, 0);
+        for jsa in js.accounts() {
+            let (m, s) = account_usage(&jsa);
+            memory += m;
+            storage += s;
+        }
+        JsUsage {
+            memory,
+            storage,
+            reserved_memory: 0,
+            reserved_storage: 0,
+            api_total: js.api_total.load(Ordering::Relaxed),
+            api_errors: js.api_errors.load(Ordering::Relaxed),
+        }
+    }
+
+    fn account_names(&self) -> Vec<String> {
+        self.0.upgrade().map_or_else(Vec::new, |js| {
+            js.accounts().iter().map(|a| a.name().to_owned()).collect()
+        })
+    }
+
+    fn account(&self, name: &str, detail: JsDetail) -> Option<JsAccountReport> {
+        let jsa = self.0.upgrade()?.account(name)?;
+        Some(account_report(&jsa, detail))
+    }
+
+    fn health(&self, filter: JsHealthFilter<'_>) -> JsHealthScan {
+        self.0
+            .upgrade()
+            .map(|js| Self::health_scan(&js, filter))
+            .unwrap_or_default()
+    }
+}
