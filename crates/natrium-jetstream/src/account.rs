@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::stream::{Compression, Retention, Storage};
 use crate::config::StreamConfig;
+use crate::direct::DirectGet;
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
@@ -36,6 +37,9 @@ pub struct JsAccount {
     pub account: Arc<Account>,
     dir: PathBuf,
     streams: Mutex<BTreeMap<String, Arc<Stream>>>,
+    /// Each stream's direct-get service, by stream name (locked after `streams`, never
+    /// while holding a stream's `core`).
+    direct: Mutex<BTreeMap<String, Arc<DirectGet>>>,
 }
 
 impl JsAccount {
@@ -44,6 +48,7 @@ impl JsAccount {
             account,
             dir,
             streams: Mutex::new(BTreeMap::new()),
+            direct: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -129,7 +134,8 @@ impl JsAccount {
         let (client, _inbox) = InternalClient::start(&js.server, Arc::clone(&self.account));
         let opts = &js.settings.options;
         let positive = |n: i64, default: usize| if n > 0 { n as usize } else { default };
-        Ok(Stream::start(StreamParts {
+        let allow_direct = config.allow_direct;
+        let stream = Stream::start(StreamParts {
             ingest: Ingest::new(store, &config, &js.settings.domain),
             config,
             client,
@@ -139,7 +145,13 @@ impl JsAccount {
             sync: opts.sync,
             queue_msgs: positive(opts.max_buffered_msgs, QUEUE_MSGS_DEFAULT),
             queue_bytes: positive(opts.max_buffered_size, QUEUE_BYTES_DEFAULT),
-        }))
+        });
+        let direct = DirectGet::start(js, &stream);
+        direct.set_enabled(allow_direct);
+        if let Some(old) = self.direct.lock().insert(stream.name.clone(), direct) {
+            old.stop();
+        }
+        Ok(stream)
     }
 
     /// Applies a checked new configuration to a running stream.
@@ -149,6 +161,7 @@ impl JsAccount {
         stream: &Stream,
         config: StreamConfig,
     ) -> Result<(), ApiError> {
+        let allow_direct = config.allow_direct;
         if let Some(dir) = &stream.dir {
             let body = StreamMeta {
                 config: config.clone(),
@@ -176,6 +189,9 @@ impl JsAccount {
             core.config = config;
         }
         stream.subscribe_subjects();
+        if let Some(direct) = self.direct.lock().get(&stream.name) {
+            direct.set_enabled(allow_direct);
+        }
         Ok(())
     }
 
@@ -184,6 +200,9 @@ impl JsAccount {
         let Some(stream) = self.streams.lock().remove(name) else {
             return Err(table::STREAM_NOT_FOUND.err());
         };
+        if let Some(direct) = self.direct.lock().remove(name) {
+            direct.stop();
+        }
         stream.stop();
         if let Some(dir) = &stream.dir {
             if let Err(err) = std::fs::remove_dir_all(dir) {
@@ -267,6 +286,9 @@ impl JsAccount {
 
     /// Stops every stream (shutdown): each stores what it captured and syncs.
     pub fn stop_all(&self) {
+        for direct in self.direct.lock().values() {
+            direct.stop();
+        }
         for stream in self.streams() {
             stream.stop();
         }

@@ -6,6 +6,7 @@
 //! - [`service`]: start-up, the enabled accounts ([`account`]), shutdown.
 //! - [`api`]: the `$JS.API` requests and their JSON answers.
 //! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
+//! - [`direct`]: `DIRECT.GET`, answered by each stream off the API thread.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -26,6 +27,7 @@
 pub mod account;
 pub mod api;
 pub mod config;
+pub mod direct;
 pub mod errors;
 pub mod service;
 mod startup;
