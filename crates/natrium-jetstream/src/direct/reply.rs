@@ -292,3 +292,75 @@ fn multi_last(
         payload: Bytes::new(),
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use natrium_store::{MemStore, NewMsg, StoreConfig};
+
+    fn store(subjects: &[&str]) -> MemStore {
+        let mut store = MemStore::new(StoreConfig::default());
+        for (i, s) in subjects.iter().enumerate() {
+            let msg = NewMsg::new(s.as_bytes(), Bytes::new(), Bytes::from("x"), i as i64 + 1);
+            store.store_msg(msg).unwrap();
+        }
+        store
+    }
+
+    fn multi(subjects: &[&str], up_to_seq: u64) -> MsgGetRequest {
+        MsgGetRequest {
+            multi_last: subjects.iter().map(|s| (*s).to_owned()).collect(),
+            up_to_seq,
+            ..MsgGetRequest::default()
+        }
+    }
+
+    #[test]
+    fn direct_multi_last_below_the_ceiling() {
+        let store = store(&["a", "b", "a", "b", "a"]);
+        let mut out = Vec::new();
+        answer(&store, "S", &multi(&["*"], 4), i64::MAX, &mut out);
+        let seqs: Vec<_> = out
+            .iter()
+            .filter_map(|r| {
+                let h = String::from_utf8_lossy(r.headers.as_deref()?).into_owned();
+                let line = h.lines().find(|l| l.starts_with("Nats-Sequence: "))?;
+                Some(line.trim_start_matches("Nats-Sequence: ").to_owned())
+            })
+            .collect();
+        assert_eq!(seqs, ["3", "4"]);
+        assert!(out.last().unwrap().headers.as_deref().unwrap().ends_with(
+            b"Nats-Num-Pending: 0\r\nNats-Last-Sequence: 4\r\nNats-UpTo-Sequence: 4\r\n\r\n"
+        ));
+    }
+
+    #[test]
+    fn direct_multi_last_too_many_subjects() {
+        let names: Vec<String> = (0..=MULTI_LAST_MAX).map(|i| format!("s.{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let store = store(&refs);
+        let mut out = Vec::new();
+        answer(&store, "S", &multi(&["s.*"], 0), i64::MAX, &mut out);
+        assert_eq!(out, [status("413 Too Many Results")]);
+    }
+
+    #[test]
+    fn direct_single_get_keeps_stored_headers() {
+        let mut store = MemStore::new(StoreConfig::default());
+        let hdr = Bytes::from_static(b"NATS/1.0\r\nFoo: bar\r\n\r\n");
+        store
+            .store_msg(NewMsg::new(b"a", hdr, Bytes::from("p"), 1_000_000_000))
+            .unwrap();
+        let mut out = Vec::new();
+        let req = MsgGetRequest {
+            seq: 1,
+            ..MsgGetRequest::default()
+        };
+        answer(&store, "S", &req, i64::MAX, &mut out);
+        assert_eq!(
+            out[0].headers.as_deref().unwrap(),
+            b"NATS/1.0\r\nFoo: bar\r\nNats-Stream: S\r\nNats-Subject: a\r\nNats-Sequence: 1\r\n\
+              Nats-Time-Stamp: 1970-01-01T00:00:01Z\r\n\r\n"
+        );
+    }
+}
