@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::stream::{Compression, Retention, Storage};
 use crate::config::StreamConfig;
+use crate::direct::DirectGet;
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
@@ -43,6 +44,9 @@ pub struct JsAccount {
     /// API requests this account made, and those answered with an error.
     pub api_total: AtomicU64,
     pub api_errors: AtomicU64,
+    /// Each stream's direct-get service, by stream name (locked after `streams`, never
+    /// while holding a stream's `core`).
+    direct: Mutex<BTreeMap<String, Arc<DirectGet>>>,
 }
 
 impl JsAccount {
@@ -54,6 +58,7 @@ impl JsAccount {
             streams: Mutex::new(BTreeMap::new()),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
+            direct: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -155,7 +160,8 @@ impl JsAccount {
         let (client, _inbox) = InternalClient::start(&js.server, Arc::clone(&self.account));
         let opts = &js.settings.options;
         let positive = |n: i64, default: usize| if n > 0 { n as usize } else { default };
-        Ok(Stream::start(StreamParts {
+        let allow_direct = config.allow_direct;
+        let stream = Stream::start(StreamParts {
             ingest: Ingest::new(store, &config, &js.settings.domain),
             config,
             client,
@@ -165,7 +171,13 @@ impl JsAccount {
             sync: opts.sync,
             queue_msgs: positive(opts.max_buffered_msgs, QUEUE_MSGS_DEFAULT),
             queue_bytes: positive(opts.max_buffered_size, QUEUE_BYTES_DEFAULT),
-        }))
+        });
+        let direct = DirectGet::start(js, &stream);
+        direct.set_enabled(allow_direct);
+        if let Some(old) = self.direct.lock().insert(stream.name.clone(), direct) {
+            old.stop();
+        }
+        Ok(stream)
     }
 
     /// Applies a checked new configuration to a running stream.
@@ -175,6 +187,7 @@ impl JsAccount {
         stream: &Stream,
         config: StreamConfig,
     ) -> Result<(), ApiError> {
+        let allow_direct = config.allow_direct;
         if let Some(dir) = &stream.dir {
             let body = StreamMeta {
                 config: config.clone(),
@@ -202,6 +215,9 @@ impl JsAccount {
             core.config = config;
         }
         stream.subscribe_subjects();
+        if let Some(direct) = self.direct.lock().get(&stream.name) {
+            direct.set_enabled(allow_direct);
+        }
         Ok(())
     }
 
@@ -210,6 +226,9 @@ impl JsAccount {
         let Some(stream) = self.streams.lock().remove(name) else {
             return Err(table::STREAM_NOT_FOUND.err());
         };
+        if let Some(direct) = self.direct.lock().remove(name) {
+            direct.stop();
+        }
         stream.stop();
         if let Some(dir) = &stream.dir {
             if let Err(err) = std::fs::remove_dir_all(dir) {
@@ -294,6 +313,9 @@ impl JsAccount {
 
     /// Stops every stream (shutdown): each stores what it captured and syncs.
     pub fn stop_all(&self) {
+        for direct in self.direct.lock().values() {
+            direct.stop();
+        }
         for stream in self.streams() {
             stream.stop();
         }

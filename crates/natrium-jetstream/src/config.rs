@@ -24,7 +24,7 @@ mod update;
 
 pub use check::check_stream_config;
 pub use context::{CheckContext, StreamLookup, API_LEVEL, SERVER_VERSION};
-pub use decode::{decode_request, decode_stream_request, StreamConfigRequest};
+pub use decode::{decode_checked, decode_request, decode_stream_request, StreamConfigRequest};
 pub use gojson::to_go_json;
 pub use metadata::{required_api_level, stored_metadata, with_dynamic_metadata};
 pub use stream::StreamConfig;

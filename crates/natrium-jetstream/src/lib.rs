@@ -7,6 +7,7 @@
 //! - [`api`]: the `$JS.API` requests and their JSON answers.
 //! - `report`: what monitoring reads (`/jsz`, `/varz`, `/healthz`) through the server.
 //! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
+//! - [`direct`]: `DIRECT.GET`, answered by each stream off the API thread.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -28,6 +29,7 @@ pub mod account;
 pub mod advisory;
 pub mod api;
 pub mod config;
+pub mod direct;
 pub mod errors;
 mod report;
 pub mod service;

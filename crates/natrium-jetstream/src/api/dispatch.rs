@@ -1,29 +1,34 @@
-//! The API thread: requests taken off the internal client's inbox, routed, answered.
+//! The API thread: requests taken off the API's inbox, routed, answered through an internal
+//! client.
 
 use std::sync::Arc;
 
 use natrium_core::endpoint::Delivery;
 use natrium_core::internal::InternalClient;
 
+use super::inbox::{ApiInbox, ApiSubs};
 use super::request::Request;
 use super::router::{route, Route, API_PREFIX};
-use super::{account_info, streams};
+use super::{account_info, msg_get, stream_info, streams};
 use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 
 /// Subscribes the API in every enabled account and starts the API thread.
 pub fn start(js: &Arc<JetStream>) {
-    let (mut client, mut inbox) = InternalClient::start(&js.server, js.server.system_account());
+    let (client, _unused) = InternalClient::start(&js.server, js.server.system_account());
+    let mut client = client;
+    let (sink, mut inbox) = ApiInbox::new(client.cid());
+    let mut subs = ApiSubs::default();
     // Every account but the system account: those without JetStream are told so (10039).
     // With a domain, `$JS.<domain>.API.>` reaches the same API.
     let system = js.server.system_account();
     let domain = &js.settings.domain;
     for account in js.server.accounts() {
         if !Arc::ptr_eq(&account, &system) {
-            client.subscribe_in(&account, "$JS.API.>");
+            subs.subscribe(&sink, &account, "$JS.API.>");
             if !domain.is_empty() {
-                client.subscribe_in(&account, &format!("$JS.{domain}.API.>"));
+                subs.subscribe(&sink, &account, &format!("$JS.{domain}.API.>"));
             }
         }
     }
@@ -34,7 +39,7 @@ pub fn start(js: &Arc<JetStream>) {
         .spawn(move || {
             let _entered = runtime.enter();
             while let Some(msg) = inbox.blocking_recv() {
-                answer(&js, &mut client, &msg);
+                answer(&js, &mut client, &subs, &msg);
             }
         });
     if let Err(err) = spawned {
@@ -42,8 +47,8 @@ pub fn start(js: &Arc<JetStream>) {
     }
 }
 
-fn answer(js: &JetStream, client: &mut InternalClient, msg: &Delivery) {
-    let Some(account) = client.account_of(msg.sid).cloned() else {
+fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Delivery) {
+    let Some(account) = subs.account_of(msg.sid).cloned() else {
         return;
     };
     let Some(reply) = msg
@@ -76,12 +81,12 @@ fn answer(js: &JetStream, client: &mut InternalClient, msg: &Delivery) {
         Route::Info => ("account_info_response", Ok(account_info::info(&req))),
         Route::StreamCreate(name) => ("stream_create_response", streams::create(&req, name)),
         Route::StreamUpdate(name) => ("stream_update_response", streams::update(&req, name)),
-        Route::StreamInfo(name) => ("stream_info_response", streams::info(&req, name)),
+        Route::StreamInfo(name) => ("stream_info_response", stream_info::info(&req, name)),
         Route::StreamDelete(name) => ("stream_delete_response", streams::delete(&req, name)),
         Route::StreamPurge(name) => ("stream_purge_response", streams::purge(&req, name)),
         Route::StreamNames => ("stream_names_response", streams::names(&req)),
         Route::StreamList => ("stream_list_response", streams::list(&req)),
-        Route::MsgGet(name) => ("stream_msg_get_response", streams::msg_get(&req, name)),
+        Route::MsgGet(name) => ("stream_msg_get_response", msg_get::msg_get(&req, name)),
         Route::MsgDelete(name) => (
             "stream_msg_delete_response",
             streams::msg_delete(&req, name),

@@ -1,16 +1,14 @@
-//! The stream verbs: CREATE, UPDATE, INFO, DELETE, PURGE, NAMES, LIST, MSG.GET, MSG.DELETE.
+//! The stream verbs: CREATE, UPDATE, DELETE, PURGE, NAMES, LIST, MSG.DELETE (INFO is in
+//! [`super::stream_info`], MSG.GET in [`super::msg_get`]).
 
 use std::sync::Arc;
 
-use base64::Engine;
-use natrium_store::Filter;
 use serde::Deserialize;
 
 use super::request::Request;
 use super::responses::{
-    encode, ClusterJson, Empty, MsgGetResponse, Paged, PurgeResponse, StoredMsgJson,
-    StreamCreateResponse, StreamInfoJson, StreamInfoResponse, StreamListResponse,
-    StreamNamesResponse, StreamStateJson, Success,
+    encode, ClusterJson, Empty, Paged, PurgeResponse, StreamCreateResponse, StreamInfoJson,
+    StreamListResponse, StreamNamesResponse, StreamStateJson, Success,
 };
 use crate::advisory::StreamAction;
 use crate::config::context::CheckContext;
@@ -59,6 +57,17 @@ pub fn stream_info(
     cluster: bool,
     dynamic: bool,
 ) -> StreamInfoJson {
+    stream_info_detailed(req, stream, cluster, dynamic, false)
+}
+
+/// A stream's info document, with the list of deleted sequences when `deleted_details`.
+pub fn stream_info_detailed(
+    req: &Request<'_>,
+    stream: &Stream,
+    cluster: bool,
+    dynamic: bool,
+    deleted_details: bool,
+) -> StreamInfoJson {
     let core = stream.core.lock();
     let state = core.ingest.store.state();
     let config = if dynamic {
@@ -71,7 +80,14 @@ pub fn stream_info(
     StreamInfoJson {
         config,
         created: rfc(stream.created_ns),
-        state: StreamStateJson::of(&state),
+        state: StreamStateJson {
+            deleted: if deleted_details {
+                state.deleted.clone()
+            } else {
+                Vec::new()
+            },
+            ..StreamStateJson::of(&state)
+        },
         cluster: cluster.then(|| ClusterJson {
             leader: req.js.server.name().to_owned(),
         }),
@@ -171,22 +187,6 @@ fn check_overlap(
         }
     }
     Ok(())
-}
-
-pub fn info(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
-    let stream = req
-        .jsa
-        .stream(name)
-        .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
-    let info = stream_info(req, &stream, true, true);
-    Ok(encode(
-        "stream_info_response",
-        None,
-        StreamInfoResponse {
-            paged: Paged::default(),
-            info,
-        },
-    ))
 }
 
 pub fn delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
@@ -317,51 +317,6 @@ pub fn list(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
                 limit: LIST_PAGE,
             },
             streams: page,
-        },
-    ))
-}
-
-/// `{"seq":…}`, `{"last_by_subj":…}` or `{"next_by_subj":…,"seq":…}`.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct MsgGetRequest {
-    seq: u64,
-    last_by_subj: Option<String>,
-    next_by_subj: Option<String>,
-}
-
-pub fn msg_get(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
-    let stream = req
-        .jsa
-        .stream(name)
-        .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
-    let get: MsgGetRequest = decode_request(req.body)?;
-    let core = stream.core.lock();
-    let store = &core.ingest.store;
-    let last = get.last_by_subj.filter(|s| !s.is_empty());
-    let next = get.next_by_subj.filter(|s| !s.is_empty());
-    let found = if let Some(last) = last {
-        Filter::new(last.as_bytes()).and_then(|f| store.load_last_msg(&f))
-    } else if let Some(next) = next {
-        Filter::new(next.as_bytes()).and_then(|f| store.load_next_msg(&f, get.seq.max(1)))
-    } else {
-        store.load_msg(get.seq)
-    };
-    let msg = found.map_err(|_| table::NO_MESSAGE_FOUND.err())?;
-    drop(core);
-    let b64 =
-        |b: &[u8]| (!b.is_empty()).then(|| base64::engine::general_purpose::STANDARD.encode(b));
-    Ok(encode(
-        "stream_msg_get_response",
-        None,
-        MsgGetResponse {
-            message: StoredMsgJson {
-                subject: String::from_utf8_lossy(&msg.subject).into_owned(),
-                seq: msg.seq,
-                hdrs: b64(&msg.headers),
-                data: b64(&msg.payload),
-                time: natrium_gofmt::time::rfc3339_nanos(msg.timestamp_ns),
-            },
         },
     ))
 }

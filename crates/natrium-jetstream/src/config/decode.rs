@@ -20,7 +20,7 @@ pub struct StreamConfigRequest {
     pub pedantic: bool,
 }
 
-fn invalid_json(message: &str) -> ApiError {
+pub(crate) fn invalid_json(message: &str) -> ApiError {
     table::INVALID_JSON.with(&[("err", &message)])
 }
 
@@ -66,6 +66,26 @@ fn merge(doc: &mut Value, next: Value) {
 /// 10025 `invalid JSON: …`.
 pub fn decode_request<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let doc = merged_values(body, Ok)?;
+    let doc = if doc.is_null() {
+        Value::Object(Map::new())
+    } else {
+        doc
+    };
+    serde_json::from_value(doc).map_err(|e| invalid_json(&serde_to_go(&e.to_string())))
+}
+
+/// Decodes a request body as Go's API does, with Go's exact errors for the fields of
+/// `schema` (`json: cannot unmarshal string into Go struct field JSApiMsgGetRequest.seq of
+/// type uint64`); `top_name` is the Go type named when the body is not an object.
+///
+/// # Errors
+/// 10025 `invalid JSON: …`.
+pub fn decode_checked<T: DeserializeOwned>(
+    body: &[u8],
+    schema: &'static GoStruct,
+    top_name: &str,
+) -> Result<T, ApiError> {
+    let doc = merged_values(body, |v| gotype::check(v, schema, top_name, ""))?;
     let doc = if doc.is_null() {
         Value::Object(Map::new())
     } else {

@@ -1,0 +1,287 @@
+//! One stream's direct-get service: the subscriptions on `$JS.API.DIRECT.GET.<stream>` and
+//! `$JS.API.DIRECT.GET.<stream>.>` in queue group `_sys_` (so mirrors may later share them),
+//! taken while `allow_direct` is set, and the task answering them from the stream's store.
+//!
+//! Overflow rule: never drop. Requests go into an [`IngestQueue`]; past
+//! [`DIRECT_QUEUE_MSGS_MAX`] requests or [`DIRECT_QUEUE_BYTES_MAX`] bytes the requester is
+//! stalled until the task catches up, as Go answers a client's direct get inline on that
+//! client's read loop.
+
+use std::sync::Arc;
+
+use natrium_core::account::SubRef;
+use natrium_core::endpoint::{Delivery, Endpoint, Sink, Subscription};
+use natrium_core::internal::InternalClient;
+use nats_proto::headers::Headers;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::reply::{self, status, Reply};
+use super::request::{decode_direct, MsgGetRequest};
+use crate::service::{JetStream, API_LEVEL};
+use crate::stream::capture::IngestQueue;
+use crate::stream::Stream;
+
+/// Requests queued per stream before requesters are stalled.
+pub const DIRECT_QUEUE_MSGS_MAX: usize = 1024;
+pub const DIRECT_QUEUE_BYTES_MAX: usize = 8 * 1024 * 1024;
+/// Requests answered per wake-up (bounds one blocking section of a file store).
+const BATCH_MAX: usize = 64;
+
+/// Go's queue group for direct gets.
+const QUEUE_GROUP: &[u8] = b"_sys_";
+/// The subscription ids: the plain form and the subject-in-token form.
+const SID_PLAIN: u64 = 1;
+const SID_LAST_BY_SUBJECT: u64 = 2;
+/// `Nats-Required-Api-Level`: a request needing a newer API is refused.
+const REQUIRED_API_LEVEL: &[u8] = b"Nats-Required-Api-Level";
+
+/// A stream's direct-get subscriptions and task.
+pub struct DirectGet {
+    stream: Arc<Stream>,
+    queue: Arc<IngestQueue>,
+    subs: Mutex<Vec<Arc<Subscription>>>,
+    stop: CancellationToken,
+}
+
+impl DirectGet {
+    /// Starts the task of `stream` (not yet subscribed: see [`DirectGet::set_enabled`]).
+    pub fn start(js: &JetStream, stream: &Arc<Stream>) -> Arc<DirectGet> {
+        let (client, _inbox) = InternalClient::start(&js.server, Arc::clone(&stream.account));
+        let queue = Arc::new(IngestQueue::new(
+            client.cid(),
+            DIRECT_QUEUE_MSGS_MAX,
+            DIRECT_QUEUE_BYTES_MAX,
+        ));
+        let direct = Arc::new(DirectGet {
+            stream: Arc::clone(stream),
+            queue,
+            subs: Mutex::new(Vec::new()),
+            stop: CancellationToken::new(),
+        });
+        let max_pending = i64::try_from(js.server.config().max_pending).unwrap_or(i64::MAX);
+        tokio::spawn(Arc::clone(&direct).run(client, max_pending));
+        direct
+    }
+
+    /// Subscribes (`allow_direct` set) or unsubscribes; idempotent.
+    pub fn set_enabled(&self, enabled: bool) {
+        let mut subs = self.subs.lock();
+        if !enabled {
+            for sub in subs.drain(..) {
+                let _ = self.stream.account.unsubscribe(&SubRef(sub));
+            }
+            return;
+        }
+        if !subs.is_empty() {
+            return;
+        }
+        let sink: Arc<dyn Sink> = Arc::clone(&self.queue) as Arc<dyn Sink>;
+        let plain = format!("$JS.API.DIRECT.GET.{}", self.stream.name);
+        let by_subject = format!("{plain}.>");
+        for (sid, subject) in [(SID_PLAIN, plain), (SID_LAST_BY_SUBJECT, by_subject)] {
+            let sub = Arc::new(Subscription {
+                endpoint: Endpoint::Sink(Arc::clone(&sink), sid),
+                subject: subject.into_bytes().into(),
+                queue: Some(QUEUE_GROUP.into()),
+                sid: sid.to_string().into_bytes().into(),
+                max_msgs: 0.into(),
+                delivered: 0.into(),
+                deny_filter: None,
+            });
+            if self
+                .stream
+                .account
+                .subscribe(SubRef(Arc::clone(&sub)))
+                .is_ok()
+            {
+                subs.push(sub);
+            }
+        }
+    }
+
+    /// Unsubscribes and ends the task.
+    pub fn stop(&self) {
+        self.set_enabled(false);
+        self.stop.cancel();
+    }
+
+    async fn run(self: Arc<Self>, mut client: InternalClient, max_pending: i64) {
+        let file_backed = self.stream.dir.is_some();
+        loop {
+            tokio::select! {
+                () = self.queue.wake.notified() => {}
+                () = self.stop.cancelled() => break,
+            }
+            loop {
+                let mut batch = Vec::new();
+                self.queue.take(BATCH_MAX, &mut batch);
+                if batch.is_empty() {
+                    break;
+                }
+                if file_backed {
+                    // Store reads may wait on the disk: off the async workers.
+                    let me = Arc::clone(&self);
+                    let handed = tokio::task::spawn_blocking(move || {
+                        me.answer_all(&mut client, &batch, max_pending);
+                        client
+                    })
+                    .await;
+                    match handed {
+                        Ok(back) => client = back,
+                        Err(_) => return,
+                    }
+                } else {
+                    self.answer_all(&mut client, &batch, max_pending);
+                }
+            }
+        }
+    }
+
+    fn answer_all(&self, client: &mut InternalClient, batch: &[Delivery], max_pending: i64) {
+        let mut replies = Vec::new();
+        for msg in batch {
+            let Some(reply_to) = msg
+                .reply
+                .as_deref()
+                .and_then(|r| std::str::from_utf8(r).ok())
+                .filter(|r| !r.is_empty())
+            else {
+                continue;
+            };
+            replies.clear();
+            self.answer_one(msg, max_pending, &mut replies);
+            for Reply { headers, payload } in replies.drain(..) {
+                match headers {
+                    Some(h) => {
+                        client.publish_with_headers(&self.stream.account, reply_to, &h, &payload);
+                    }
+                    None => client.publish_in(&self.stream.account, reply_to, None, &payload),
+                }
+            }
+        }
+    }
+
+    /// The replies to one request, checked as Go checks each form.
+    fn answer_one(&self, msg: &Delivery, max_pending: i64, out: &mut Vec<Reply>) {
+        if requires_newer_api(msg.headers.as_deref()) {
+            out.push(status("412 Required Api Level"));
+            return;
+        }
+        let req = if msg.sid == SID_LAST_BY_SUBJECT {
+            match last_by_subject_request(&msg.subject, &msg.payload) {
+                Ok(req) => req,
+                Err(reply) => {
+                    out.push(reply);
+                    return;
+                }
+            }
+        } else {
+            match plain_request(&msg.payload) {
+                Ok(req) => req,
+                Err(reply) => {
+                    out.push(reply);
+                    return;
+                }
+            }
+        };
+        let core = self.stream.core.lock();
+        reply::answer(
+            &*core.ingest.store,
+            &self.stream.name,
+            &req,
+            max_pending,
+            out,
+        );
+    }
+}
+
+/// `Nats-Required-Api-Level` above ours, or not a number.
+fn requires_newer_api(headers: Option<&[u8]>) -> bool {
+    let Some(block) = headers.filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    let Ok(parsed) = Headers::parse(block) else {
+        return false;
+    };
+    match parsed.get(REQUIRED_API_LEVEL).filter(|v| !v.is_empty()) {
+        None => false,
+        Some(v) => std::str::from_utf8(v)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+            .is_none_or(|level| level > i64::from(API_LEVEL)),
+    }
+}
+
+/// The body of `DIRECT.GET.<stream>`.
+fn plain_request(body: &[u8]) -> Result<MsgGetRequest, Reply> {
+    if body.is_empty() {
+        return Err(status("408 Empty Request"));
+    }
+    let req = decode_direct(body).ok_or_else(|| status("408 Malformed Request"))?;
+    if req.direct_is_empty() {
+        return Err(status("408 Empty Request"));
+    }
+    if req.direct_conflicts() {
+        return Err(status("408 Bad Request"));
+    }
+    Ok(req)
+}
+
+/// `DIRECT.GET.<stream>.<subject…>`: the last message on the subject in the tokens.
+fn last_by_subject_request(subject: &[u8], body: &[u8]) -> Result<MsgGetRequest, Reply> {
+    let mut req = if body.is_empty() {
+        MsgGetRequest::default()
+    } else {
+        decode_direct(body).ok_or_else(|| status("408 Malformed Request"))?
+    };
+    // The subject starts after the fifth dot: `$JS.API.DIRECT.GET.<stream>.`.
+    let key = subject
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'.')
+        .nth(4)
+        .and_then(|(i, _)| subject.get(i + 1..))
+        .filter(|k| !k.is_empty());
+    let Some(key) = key.and_then(|k| std::str::from_utf8(k).ok()) else {
+        return Err(status("408 Bad Request"));
+    };
+    if req.has_selection() {
+        return Err(status("408 Bad Request"));
+    }
+    key.clone_into(&mut req.last_by_subj);
+    Ok(req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direct_subject_form_takes_the_tokens_after_the_stream() {
+        let req = last_by_subject_request(b"$JS.API.DIRECT.GET.S.a.b", b"").unwrap();
+        assert_eq!(req.last_by_subj, "a.b");
+        assert_eq!(
+            last_by_subject_request(b"$JS.API.DIRECT.GET.S.a", br#"{"seq":1}"#).unwrap_err(),
+            status("408 Bad Request")
+        );
+        assert_eq!(
+            last_by_subject_request(b"$JS.API.DIRECT.GET.S.a", b"{bad").unwrap_err(),
+            status("408 Malformed Request")
+        );
+    }
+
+    #[test]
+    fn direct_required_api_level() {
+        assert!(requires_newer_api(Some(
+            b"NATS/1.0\r\nNats-Required-Api-Level: 99\r\n\r\n"
+        )));
+        assert!(!requires_newer_api(Some(
+            b"NATS/1.0\r\nNats-Required-Api-Level: 1\r\n\r\n"
+        )));
+        assert!(requires_newer_api(Some(
+            b"NATS/1.0\r\nNats-Required-Api-Level: x\r\n\r\n"
+        )));
+        assert!(!requires_newer_api(None));
+    }
+}
