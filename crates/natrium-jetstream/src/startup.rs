@@ -16,7 +16,13 @@ use crate::service::{banner, JetStream, JetStreamSettings};
 /// TODO(#15): accounts registered later from JWTs (operator mode).
 fn enable_configured_accounts(server: &Server, js: &JetStream) {
     let config = server.config();
-    if config.accounts.is_empty() && !config.accounts_on_demand {
+    // Go's "global account only": no configured account besides the global and the system one.
+    let system = server.system_account();
+    let global_only = !config.accounts_on_demand
+        && config.accounts.iter().all(|spec| {
+            spec.name == system.name || spec.name == natrium_core::account::GLOBAL_ACCOUNT
+        });
+    if global_only {
         if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
             js.enable_account(&global, JsAccountLimits::default());
         }
