@@ -145,12 +145,14 @@ impl JsAccount {
                     config.compression == Compression::S2,
                 );
                 let at_rest = js.at_rest(self.name(), &config.name);
-                let store = FileStore::open_at_rest(
+                let mut progress = progress_logger(self.name(), &config.name);
+                let store = FileStore::open_at_rest_with_progress(
                     Arc::clone(&js.io),
                     dir,
                     store_config(&config),
                     options,
                     at_rest,
+                    &mut progress,
                 )
                 .map_err(|e| store_failed(&e))?;
                 report_recovery(self.name(), &config.name, &store);
@@ -318,6 +320,29 @@ impl JsAccount {
         }
         for stream in self.streams() {
             stream.stop();
+        }
+    }
+}
+
+/// How often a long recovery logs how far it got.
+const RECOVERY_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A recovery progress callback that logs at most every [`RECOVERY_PROGRESS_EVERY`] (Go logs
+/// nothing while a big stream recovers; ours says how far it got).
+fn progress_logger<'a>(
+    account: &'a str,
+    stream: &'a str,
+) -> impl FnMut(natrium_store::RecoveryProgress) + 'a {
+    let mut last = std::time::Instant::now();
+    move |p: natrium_store::RecoveryProgress| {
+        if last.elapsed() >= RECOVERY_PROGRESS_EVERY {
+            last = std::time::Instant::now();
+            tracing::info!(
+                "  Restoring stream '{account} > {stream}': {} of {} blocks, {} messages so far",
+                p.blocks_done,
+                p.blocks_total,
+                comma_count(p.msgs)
+            );
         }
     }
 }
