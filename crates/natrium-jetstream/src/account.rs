@@ -122,7 +122,19 @@ impl JsAccount {
             )
             .map_err(|e| store_failed(&e))?;
         }
+        let first_seq = config.first_seq;
         let stream = self.start_stream(js, config, created_ns, dir)?;
+        if first_seq > 1 {
+            // A new stream starting at `first_seq`: everything below it counts as gone.
+            let mut core = stream.core.lock();
+            let store = &mut core.ingest.store;
+            let started = store.compact(first_seq).and_then(|_| store.sync());
+            if let Err(err) = started {
+                drop(core);
+                stream.stop();
+                return Err(store_failed(&err));
+            }
+        }
         self.streams
             .lock()
             .insert(stream.name.clone(), Arc::clone(&stream));

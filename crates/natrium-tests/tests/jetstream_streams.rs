@@ -473,3 +473,32 @@ async fn jetstream_advisories_and_domain_api_like_go() {
         br#"{"stream":"ADV","domain":"hub","seq":1}"#
     );
 }
+
+#[tokio::test]
+async fn jetstream_first_seq_starts_a_new_stream_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let created = request(
+        &client,
+        "$JS.API.STREAM.CREATE.F",
+        r#"{"name":"F","subjects":["f"],"first_seq":100}"#,
+    )
+    .await;
+    assert_eq!(created["config"]["first_seq"], 100);
+    assert_eq!(created["state"]["first_seq"], 100);
+    let ack = client.request("f", "x".into()).await.unwrap();
+    assert_eq!(&ack.payload[..], br#"{"stream":"F","seq":100}"#);
+    server.kill();
+    drop(client);
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let info = request(&client, "$JS.API.STREAM.INFO.F", "").await;
+    assert_eq!(
+        (
+            info["state"]["first_seq"].clone(),
+            info["state"]["last_seq"].clone()
+        ),
+        (100.into(), 100.into())
+    );
+}
