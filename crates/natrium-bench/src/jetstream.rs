@@ -50,6 +50,16 @@ fn publish_frame(reply: &str, payload: usize) -> Vec<u8> {
     frame
 }
 
+/// A connection with stream `BENCH` created and the ack inbox subscribed, and the publish
+/// frame to send.
+fn open_publisher(ep: &Endpoint, storage: Storage, payload: usize) -> Result<(Conn, Vec<u8>)> {
+    let mut conn = Conn::open(ep)?;
+    create_stream(&mut conn, storage)?;
+    conn.send(b"SUB _INBOX.ack 1\r\nPING\r\n")?;
+    conn.expect_pong()?;
+    Ok((conn, publish_frame("_INBOX.ack", payload)))
+}
+
 /// One publisher, one publish in flight: each waits for its ack.
 pub fn sync_publish(
     ep: &Endpoint,
@@ -57,11 +67,7 @@ pub fn sync_publish(
     payload: usize,
     dur: Duration,
 ) -> Result<Outcome> {
-    let mut conn = Conn::open(ep)?;
-    create_stream(&mut conn, storage)?;
-    conn.send(b"SUB _INBOX.ack 1\r\nPING\r\n")?;
-    conn.expect_pong()?;
-    let frame = publish_frame("_INBOX.ack", payload);
+    let (mut conn, frame) = open_publisher(ep, storage, payload)?;
     let mut latencies = Vec::new();
     let start = Instant::now();
     while start.elapsed() < dur {
@@ -85,11 +91,7 @@ pub fn async_publish(
     payload: usize,
     messages: u64,
 ) -> Result<Outcome> {
-    let mut conn = Conn::open(ep)?;
-    create_stream(&mut conn, storage)?;
-    conn.send(b"SUB _INBOX.ack 1\r\nPING\r\n")?;
-    conn.expect_pong()?;
-    let frame = publish_frame("_INBOX.ack", payload);
+    let (mut conn, frame) = open_publisher(ep, storage, payload)?;
     let batch: Vec<u8> = frame.repeat(ASYNC_BATCH as usize);
     let (mut sent, mut acked) = (0u64, 0u64);
     let start = Instant::now();

@@ -64,6 +64,21 @@ pub struct Subscription {
     pub deny_filter: Option<Arc<natrium_auth::ClientPermissions>>,
 }
 
+impl Subscription {
+    /// A subscription of an in-process sink: `sid` is the sink's own number for it.
+    pub fn for_sink(sink: Arc<dyn Sink>, sid: u64, subject: &[u8], queue: Option<&[u8]>) -> Self {
+        Subscription {
+            endpoint: Endpoint::Sink(sink, sid),
+            subject: subject.into(),
+            queue: queue.map(Into::into),
+            sid: sid.to_string().into_bytes().into(),
+            max_msgs: 0.into(),
+            delivered: 0.into(),
+            deny_filter: None,
+        }
+    }
+}
+
 /// Outcome of counting one delivery against a subscription's auto-unsubscribe limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliveryQuota {

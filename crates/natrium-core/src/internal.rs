@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use crate::account::{Account, SubRef};
 use crate::deliver::{Message, Publisher};
 use crate::endpoint::Subscription;
-use crate::endpoint::{Delivery, Endpoint, Sink, SinkAccept};
+use crate::endpoint::{Delivery, Sink, SinkAccept};
 use crate::limits::INTERNAL_INBOX_MSGS_MAX;
 use crate::stats::ServerStats;
 use crate::Server;
@@ -123,15 +123,7 @@ impl InternalClient {
     pub fn subscribe_in(&mut self, account: &Arc<Account>, subject: &str) -> Option<u64> {
         let sid = self.next_sid;
         let sink: Arc<dyn Sink> = Arc::clone(&self.inbox) as Arc<dyn Sink>;
-        let sub = Arc::new(Subscription {
-            endpoint: Endpoint::Sink(sink, sid),
-            subject: subject.as_bytes().into(),
-            queue: None,
-            sid: sid.to_string().into_bytes().into(),
-            max_msgs: 0.into(),
-            delivered: 0.into(),
-            deny_filter: None,
-        });
+        let sub = Arc::new(Subscription::for_sink(sink, sid, subject.as_bytes(), None));
         if account.subscribe(SubRef(Arc::clone(&sub))).is_err() {
             return None;
         }

@@ -104,23 +104,10 @@ impl JsAccount {
         let created_ns = now_ns();
         let dir = (config.storage == Storage::File).then(|| self.stream_dir(&config.name));
         if let Some(dir) = &dir {
-            let body = StreamMeta {
-                config: config.clone(),
-                created_ns,
-            };
-            let body = serde_json::to_vec(&body).unwrap_or_default();
             js.io
                 .create_dir_all(dir)
                 .map_err(|e| table::STREAM_CREATE.with(&[("err", &e)]))?;
-            let at_rest = js.at_rest(self.name(), &config.name);
-            meta::save(
-                js.io.as_ref(),
-                dir,
-                Kind::StreamMeta,
-                at_rest.as_ref(),
-                &body,
-            )
-            .map_err(|e| store_failed(&e))?;
+            self.save_meta(js, dir, &config, created_ns)?;
         }
         let first_seq = config.first_seq;
         let stream = self.start_stream(js, config, created_ns, dir)?;
@@ -203,20 +190,7 @@ impl JsAccount {
     ) -> Result<(), ApiError> {
         let allow_direct = config.allow_direct;
         if let Some(dir) = &stream.dir {
-            let body = StreamMeta {
-                config: config.clone(),
-                created_ns: stream.created_ns,
-            };
-            let body = serde_json::to_vec(&body).unwrap_or_default();
-            let at_rest = js.at_rest(self.name(), &stream.name);
-            meta::save(
-                js.io.as_ref(),
-                dir,
-                Kind::StreamMeta,
-                at_rest.as_ref(),
-                &body,
-            )
-            .map_err(|e| store_failed(&e))?;
+            self.save_meta(js, dir, &config, stream.created_ns)?;
         }
         {
             let mut core = stream.core.lock();
@@ -233,6 +207,30 @@ impl JsAccount {
             direct.set_enabled(allow_direct);
         }
         Ok(())
+    }
+
+    /// Writes a stream's `meta.dat` (sealed when keys are configured).
+    fn save_meta(
+        &self,
+        js: &JetStream,
+        dir: &std::path::Path,
+        config: &StreamConfig,
+        created_ns: i64,
+    ) -> Result<(), ApiError> {
+        let body = StreamMeta {
+            config: config.clone(),
+            created_ns,
+        };
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let at_rest = js.at_rest(self.name(), &config.name);
+        meta::save(
+            js.io.as_ref(),
+            dir,
+            Kind::StreamMeta,
+            at_rest.as_ref(),
+            &body,
+        )
+        .map_err(|e| store_failed(&e))
     }
 
     /// Stops and removes a stream with everything it stored.
@@ -258,16 +256,7 @@ impl JsAccount {
     pub fn recover(&self, js: &JetStream) {
         let streams_dir = self.dir.join("streams");
         // The store's I/O trait lists files; stream directories are listed here.
-        let Ok(entries) = std::fs::read_dir(&streams_dir) else {
-            return;
-        };
-        let mut names: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort_unstable();
-        for name in names {
+        for name in crate::service::sorted_dirs(&streams_dir) {
             let dir = streams_dir.join(&name);
             let at_rest = js.at_rest(self.name(), &name);
             let meta = match meta::load(js.io.as_ref(), &dir, Kind::StreamMeta, at_rest.as_ref()) {

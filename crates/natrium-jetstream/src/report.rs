@@ -4,7 +4,6 @@
 //! The reporter holds the service weakly: the server keeps the reporter, and the service keeps
 //! the server, so a strong link would keep both alive for ever.
 
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -99,20 +98,6 @@ fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
     }
 }
 
-/// The directory names under `dir`, sorted (as Go's `os.ReadDir` lists them).
-fn sorted_dirs(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort_unstable();
-    names
-}
-
 /// Checks one account's stream directories against its running streams.
 fn scan_account(
     js: &JetStream,
@@ -121,7 +106,7 @@ fn scan_account(
     scan: &mut JsHealthScan,
 ) {
     let jsa = js.account(account);
-    for stream in sorted_dirs(&js.streams_dir(account)) {
+    for stream in crate::service::sorted_dirs(&js.streams_dir(account)) {
         if !filter.stream.is_empty() {
             if stream != filter.stream {
                 continue;
@@ -159,7 +144,7 @@ fn scan_account(
 impl Reporter {
     fn health_scan(js: &JetStream, filter: JsHealthFilter<'_>) -> JsHealthScan {
         let mut scan = JsHealthScan::default();
-        for account in sorted_dirs(&js.settings.store_dir) {
+        for account in crate::service::sorted_dirs(&js.settings.store_dir) {
             if !filter.account.is_empty() {
                 if account != filter.account {
                     continue;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use natrium_core::account::{Account, SubRef};
-use natrium_core::endpoint::{Delivery, Endpoint, Sink, SinkAccept, Subscription};
+use natrium_core::endpoint::{Delivery, Sink, SinkAccept, Subscription};
 use natrium_core::limits::INTERNAL_INBOX_MSGS_MAX;
 use tokio::sync::mpsc;
 
@@ -74,15 +74,7 @@ impl ApiSubs {
     pub fn subscribe(&mut self, inbox: &Arc<ApiInbox>, account: &Arc<Account>, subject: &str) {
         let sid = self.subs.len() as u64 + 1;
         let sink: Arc<dyn Sink> = Arc::clone(inbox) as Arc<dyn Sink>;
-        let sub = Arc::new(Subscription {
-            endpoint: Endpoint::Sink(sink, sid),
-            subject: subject.as_bytes().into(),
-            queue: None,
-            sid: sid.to_string().into_bytes().into(),
-            max_msgs: 0.into(),
-            delivered: 0.into(),
-            deny_filter: None,
-        });
+        let sub = Arc::new(Subscription::for_sink(sink, sid, subject.as_bytes(), None));
         if account.subscribe(SubRef(Arc::clone(&sub))).is_ok() {
             self.subs.insert(sid, (Arc::clone(account), sub));
         }

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use natrium_core::account::SubRef;
-use natrium_core::endpoint::{Delivery, Endpoint, Sink, Subscription};
+use natrium_core::endpoint::{Delivery, Sink, Subscription};
 use natrium_core::internal::InternalClient;
 use nats_proto::headers::Headers;
 use parking_lot::Mutex;
@@ -80,15 +80,12 @@ impl DirectGet {
         let plain = format!("$JS.API.DIRECT.GET.{}", self.stream.name);
         let by_subject = format!("{plain}.>");
         for (sid, subject) in [(SID_PLAIN, plain), (SID_LAST_BY_SUBJECT, by_subject)] {
-            let sub = Arc::new(Subscription {
-                endpoint: Endpoint::Sink(Arc::clone(&sink), sid),
-                subject: subject.into_bytes().into(),
-                queue: Some(QUEUE_GROUP.into()),
-                sid: sid.to_string().into_bytes().into(),
-                max_msgs: 0.into(),
-                delivered: 0.into(),
-                deny_filter: None,
-            });
+            let sub = Arc::new(Subscription::for_sink(
+                Arc::clone(&sink),
+                sid,
+                subject.as_bytes(),
+                Some(QUEUE_GROUP),
+            ));
             if self
                 .stream
                 .account

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use natrium_conf::options::SyncPolicy;
 use natrium_core::account::{Account, SubRef};
-use natrium_core::endpoint::{Delivery, Endpoint, Sink, Subscription};
+use natrium_core::endpoint::{Delivery, Sink, Subscription};
 use natrium_core::internal::InternalClient;
 use natrium_store::{DiscardPolicy, StoreConfig};
 use parking_lot::Mutex;
@@ -137,15 +137,12 @@ impl Stream {
         let subjects = core.config.subjects.clone();
         for (i, subject) in subjects.iter().enumerate() {
             let sid = i as u64 + 1;
-            let sub = Arc::new(Subscription {
-                endpoint: Endpoint::Sink(Arc::clone(&sink), sid),
-                subject: subject.as_bytes().into(),
-                queue: None,
-                sid: sid.to_string().into_bytes().into(),
-                max_msgs: 0.into(),
-                delivered: 0.into(),
-                deny_filter: None,
-            });
+            let sub = Arc::new(Subscription::for_sink(
+                Arc::clone(&sink),
+                sid,
+                subject.as_bytes(),
+                None,
+            ));
             if self.account.subscribe(SubRef(Arc::clone(&sub))).is_ok() {
                 core.subs.push(sub);
             }
