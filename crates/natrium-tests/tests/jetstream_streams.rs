@@ -502,3 +502,56 @@ async fn jetstream_first_seq_starts_a_new_stream_there() {
         (100.into(), 100.into())
     );
 }
+
+/// Requests with `Nats-Required-Api-Level` and the cluster-only verbs, answered as Go 2.15.2
+/// answered them on this machine (2026-11-24).
+#[tokio::test]
+async fn jetstream_api_level_and_cluster_verbs_like_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let ask = |level: &'static str, subject: &'static str| {
+        let client = client.clone();
+        async move {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Nats-Required-Api-Level", level);
+            let msg = client
+                .request_with_headers(subject, headers, "".into())
+                .await
+                .unwrap();
+            serde_json::from_slice::<Value>(&msg.payload).unwrap()
+        }
+    };
+    let too_high = serde_json::json!({"code": 412, "err_code": 10185, "description": "JetStream minimum api level required"});
+    for level in ["99", "abc"] {
+        assert_eq!(
+            ask(level, "$JS.API.INFO").await["error"],
+            too_high,
+            "{level}"
+        );
+        let info = ask(level, "$JS.API.STREAM.INFO.NOPE").await;
+        assert_eq!(
+            (info["error"].clone(), info["total"].clone()),
+            (too_high.clone(), 0.into())
+        );
+    }
+    for level in ["5", ""] {
+        assert!(
+            ask(level, "$JS.API.INFO").await.get("error").is_none(),
+            "{level}"
+        );
+    }
+    let clustered = serde_json::json!({"code": 503, "err_code": 10010, "description": "JetStream clustering support required"});
+    let stepdown = request(&client, "$JS.API.STREAM.LEADER.STEPDOWN.S", "").await;
+    assert_eq!(
+        stepdown["type"],
+        "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
+    );
+    assert_eq!(stepdown["error"], clustered);
+    let remove = request(&client, "$JS.API.STREAM.PEER.REMOVE.S", r#"{"peer":"x"}"#).await;
+    assert_eq!(
+        remove["type"],
+        "io.nats.jetstream.api.v1.stream_remove_peer_response"
+    );
+    assert_eq!(remove["error"], clustered);
+}

@@ -77,7 +77,15 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         body: &msg.payload,
         actions: std::cell::RefCell::new(Vec::new()),
     };
-    let (kind, result): (&str, Result<Vec<u8>, ApiError>) = match route(verb) {
+    let route = route(verb);
+    if let (Some(kind), false) = (route.kind(), api_level_met(msg)) {
+        let err = table::REQUIRED_API_LEVEL.err();
+        js.count_api(true);
+        jsa.count_api(true);
+        client.publish_in(&account, reply, None, &streams::error_response(kind, &err));
+        return;
+    }
+    let (kind, result): (&str, Result<Vec<u8>, ApiError>) = match route {
         Route::Info => ("account_info_response", Ok(account_info::info(&req))),
         Route::StreamCreate(name) => ("stream_create_response", streams::create(&req, name)),
         Route::StreamUpdate(name) => ("stream_update_response", streams::update(&req, name)),
@@ -90,6 +98,10 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         Route::MsgDelete(name) => (
             "stream_msg_delete_response",
             streams::msg_delete(&req, name),
+        ),
+        route @ (Route::StreamLeaderStepdown | Route::StreamPeerRemove) => (
+            route.kind().unwrap_or_default(),
+            Err(table::CLUSTER_REQUIRED.err()),
         ),
         Route::Unknown => return,
     };
@@ -131,6 +143,24 @@ fn api_verb<'s>(subject: &'s str, domain: &str) -> Option<&'s str> {
         .strip_prefix("$JS.")?
         .strip_prefix(domain)?
         .strip_prefix(".API.")
+}
+
+/// Whether the request's `Nats-Required-Api-Level` (if any, and not empty) is a level this
+/// server has; a value that is not a number is not met, as in Go.
+fn api_level_met(msg: &Delivery) -> bool {
+    let Some(block) = msg.headers.as_deref() else {
+        return true;
+    };
+    let Ok(headers) = nats_proto::headers::Headers::parse(block) else {
+        return true;
+    };
+    match headers.get(b"Nats-Required-Api-Level") {
+        None | Some(b"") => true,
+        Some(value) => std::str::from_utf8(value)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .is_some_and(|level| level <= crate::service::API_LEVEL),
+    }
 }
 
 /// The requester, from the `Nats-Request-Info` header the internal client's sink asked for.

@@ -13,6 +13,9 @@ pub enum Route<'a> {
     StreamList,
     MsgGet(&'a str),
     MsgDelete(&'a str),
+    /// Verbs of a clustered server, answered as a single Go server does (10010).
+    StreamLeaderStepdown,
+    StreamPeerRemove,
     /// A subject Go does not answer.
     Unknown,
 }
@@ -32,6 +35,8 @@ impl Route<'_> {
             Route::StreamList => "stream_list_response",
             Route::MsgGet(_) => "stream_msg_get_response",
             Route::MsgDelete(_) => "stream_msg_delete_response",
+            Route::StreamLeaderStepdown => "stream_leader_stepdown_response",
+            Route::StreamPeerRemove => "stream_remove_peer_response",
             Route::Unknown => return None,
         })
     }
@@ -54,6 +59,8 @@ pub fn route(verb: &str) -> Route<'_> {
         ["STREAM", "LIST"] => Route::StreamList,
         ["STREAM", "MSG", "GET", name] => Route::MsgGet(name),
         ["STREAM", "MSG", "DELETE", name] => Route::MsgDelete(name),
+        ["STREAM", "LEADER", "STEPDOWN", _] => Route::StreamLeaderStepdown,
+        ["STREAM", "PEER", "REMOVE", _] => Route::StreamPeerRemove,
         _ => Route::Unknown,
     }
 }
