@@ -555,3 +555,59 @@ async fn jetstream_api_level_and_cluster_verbs_like_go() {
     );
     assert_eq!(remove["error"], clustered);
 }
+
+/// kill -9 at each step of start-up and recovery, again and again: every stream stays
+/// recoverable and every acknowledged message stays.
+#[tokio::test]
+async fn jetstream_repeated_kill_9_during_start_up_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    for name in ["A", "B"] {
+        js.create_stream(stream::Config {
+            name: name.into(),
+            subjects: vec![format!("{name}.>")],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    }
+    let mut acks = Vec::new();
+    for i in 0..2000 {
+        let subject = if i % 2 == 0 { "A.x" } else { "B.y" };
+        acks.push(js.publish(subject, format!("m{i}").into()).await.unwrap());
+    }
+    for ack in acks {
+        ack.await.unwrap();
+    }
+    server.kill();
+    drop(client);
+    let store = dir.path().display().to_string();
+    let args: Vec<String> = ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", &store]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    for round in 0..3 {
+        for step in [
+            "Starting JetStream",
+            "Starting restore for stream '$G > A'",
+            "Starting restore for stream '$G > B'",
+            "Took",
+        ] {
+            let mut victim =
+                ServerProcess::spawn(&natrium_tests::natrium_path(), &args, None).unwrap();
+            assert!(victim.wait_for_log(step, WAIT), "round {round}: {step}");
+            victim.kill();
+        }
+    }
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client);
+    for name in ["A", "B"] {
+        let mut stream = js.get_stream(name).await.unwrap();
+        let info = stream.info().await.unwrap();
+        assert_eq!(info.state.messages, 1000, "{name}");
+        assert_eq!(info.state.last_sequence, 1000, "{name}");
+    }
+}
