@@ -7,6 +7,7 @@ use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
 use serde::Serialize;
 
+use crate::service::JetStream;
 use crate::stream::running::now_ns;
 
 /// Go's `TypedEvent` header of every advisory.
@@ -102,6 +103,31 @@ pub fn api_audit(client: &mut InternalClient, account: &Arc<Account>, audit: Api
         "$JS.EVENT.ADVISORY.API",
         "io.nats.jetstream.advisory.v1.api_audit",
         audit,
+    );
+}
+
+#[derive(Serialize)]
+struct LimitReachedBody<'a> {
+    server: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+    dropped: u64,
+}
+
+/// The API queue overflowed and `dropped` requests went (`$JS.EVENT.ADVISORY.API.LIMIT_REACHED`,
+/// in the system account, as Go sends it).
+pub fn api_limit_reached(client: &mut InternalClient, js: &JetStream, dropped: u64) {
+    let system = js.server.system_account();
+    publish(
+        client,
+        &system,
+        "$JS.EVENT.ADVISORY.API.LIMIT_REACHED",
+        "io.nats.jetstream.advisory.v1.api_limit_reached",
+        LimitReachedBody {
+            server: js.server.name(),
+            domain: &js.settings.domain,
+            dropped,
+        },
     );
 }
 

@@ -1,9 +1,9 @@
-//! The `$JS.API`: requests arrive on an internal client subscribed in every JetStream account
-//! and are answered one at a time on the API thread, off every client's read path.
+//! The `$JS.API`: requests arrive on the API's inbox, subscribed in every account but the
+//! system account, and are answered one at a time on the API thread, off every client's read
+//! path.
 //!
-//! Overflow rule: the API's inbox ([`inbox`]) holds `INTERNAL_INBOX_MSGS_MAX` requests; past
-//! that new ones are dropped and counted (the requester times out and retries), as Go drops
-//! past `request_queue_limit`. TODO(#15): Go's 429 answer and its own limit.
+//! Overflow rule (Go's): when `request_queue_limit` requests wait, the inbox ([`inbox`]) drops
+//! them all, logs it and the API thread sends the `API.LIMIT_REACHED` advisory.
 
 mod account_info;
 mod dispatch;

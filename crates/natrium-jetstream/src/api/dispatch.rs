@@ -13,12 +13,18 @@ use super::{account_info, msg_get, stream_info, streams};
 use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
+use natrium_conf::options::REQUEST_QUEUE_LIMIT_DEFAULT;
 
 /// Subscribes the API in every enabled account and starts the API thread.
 pub fn start(js: &Arc<JetStream>) {
     let (client, _unused) = InternalClient::start(&js.server, js.server.system_account());
     let mut client = client;
-    let (sink, mut inbox) = ApiInbox::new(client.cid());
+    let limit = usize::try_from(js.settings.options.request_queue_limit)
+        .ok()
+        .filter(|n| *n > 0)
+        .unwrap_or(REQUEST_QUEUE_LIMIT_DEFAULT as usize);
+    let sink = ApiInbox::new(client.cid(), limit);
+    let inbox = Arc::clone(&sink);
     let mut subs = ApiSubs::default();
     // Every account but the system account: those without JetStream are told so (10039).
     // With a domain, `$JS.<domain>.API.>` reaches the same API.
@@ -38,8 +44,14 @@ pub fn start(js: &Arc<JetStream>) {
         .name("jetstream-api".into())
         .spawn(move || {
             let _entered = runtime.enter();
-            while let Some(msg) = inbox.blocking_recv() {
-                answer(&js, &mut client, &subs, &msg);
+            loop {
+                let next = inbox.next();
+                if next.dropped > 0 {
+                    advisory::api_limit_reached(&mut client, &js, next.dropped);
+                }
+                if let Some(msg) = next.request {
+                    answer(&js, &mut client, &subs, &msg);
+                }
             }
         });
     if let Err(err) = spawned {

@@ -4,38 +4,66 @@
 //! API's: streams and consumers answer them on their own subscriptions, so the inbox refuses
 //! them and a request nobody else takes gets the requester's 503 (no responders).
 //!
-//! Overflow rule: past `INTERNAL_INBOX_MSGS_MAX` waiting requests new ones are dropped and
-//! counted (the requester times out and retries), as for any internal client.
+//! Overflow rule (Go's): when `request_queue_limit` requests wait, every waiting request is
+//! dropped at once (their requesters time out and retry), a warning is logged and the API
+//! thread publishes an `API.LIMIT_REACHED` advisory in the system account. A backlog that
+//! old would only be answered after its requesters gave up.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use natrium_core::account::{Account, SubRef};
 use natrium_core::endpoint::{Delivery, Sink, SinkAccept, Subscription};
-use natrium_core::limits::INTERNAL_INBOX_MSGS_MAX;
-use tokio::sync::mpsc;
+use parking_lot::{Condvar, Mutex};
 
 /// Subjects under `$JS.API.>` the API leaves to streams and consumers (byte prefixes, as Go
 /// compares them).
 const NOT_FOR_THE_API: [&[u8]; 2] = [b"$JS.API.DIRECT.GET", b"$JS.API.CONSUMER.MSG.NEXT."];
 
-/// The sink; requests arrive on the receiver [`ApiInbox::new`] returns.
+/// The sink; the API thread takes requests with [`ApiInbox::next`].
 pub struct ApiInbox {
-    tx: mpsc::Sender<Delivery>,
+    queue: Mutex<Waiting>,
+    ready: Condvar,
+    limit: usize,
     cid: u64,
-    dropped: AtomicU64,
+}
+
+#[derive(Default)]
+struct Waiting {
+    requests: VecDeque<Delivery>,
+    /// Requests dropped by the overflow rule and not yet advised.
+    dropped: u64,
+}
+
+/// What the API thread takes next: a request, and the number of requests dropped since the
+/// last take (for the advisory); at least one of them.
+pub struct Next {
+    pub request: Option<Delivery>,
+    pub dropped: u64,
 }
 
 impl ApiInbox {
-    pub fn new(cid: u64) -> (Arc<Self>, mpsc::Receiver<Delivery>) {
-        let (tx, rx) = mpsc::channel(INTERNAL_INBOX_MSGS_MAX);
-        let inbox = Arc::new(Self {
-            tx,
+    /// An inbox holding at most `limit` waiting requests (`request_queue_limit`).
+    pub fn new(cid: u64, limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            queue: Mutex::new(Waiting::default()),
+            ready: Condvar::new(),
+            limit: limit.max(1),
             cid,
-            dropped: AtomicU64::new(0),
-        });
-        (inbox, rx)
+        })
+    }
+
+    /// Waits for the next request (on the API thread).
+    pub fn next(&self) -> Next {
+        let mut waiting = self.queue.lock();
+        loop {
+            let request = waiting.requests.pop_front();
+            if request.is_some() || waiting.dropped > 0 {
+                let dropped = std::mem::take(&mut waiting.dropped);
+                return Next { request, dropped };
+            }
+            self.ready.wait(&mut waiting);
+        }
     }
 }
 
@@ -52,14 +80,20 @@ impl Sink for ApiInbox {
         if NOT_FOR_THE_API.iter().any(|p| msg.subject.starts_with(p)) {
             return SinkAccept::Dropped;
         }
-        if self.tx.try_send(msg).is_ok() {
-            return SinkAccept::Accepted;
+        let mut waiting = self.queue.lock();
+        waiting.requests.push_back(msg);
+        let pending = waiting.requests.len();
+        if pending >= self.limit {
+            waiting.requests.clear();
+            waiting.dropped += pending as u64;
+            drop(waiting);
+            self.ready.notify_one();
+            tracing::warn!("JetStream API queue limit reached, dropping {pending} requests");
+            return SinkAccept::Dropped;
         }
-        let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-        if dropped.is_power_of_two() {
-            tracing::warn!("JetStream API queue is full: request dropped ({dropped} so far)");
-        }
-        SinkAccept::Dropped
+        drop(waiting);
+        self.ready.notify_one();
+        SinkAccept::Accepted
     }
 }
 
@@ -100,7 +134,7 @@ mod tests {
 
     #[test]
     fn api_inbox_leaves_direct_gets_to_streams() {
-        let (inbox, mut rx) = ApiInbox::new(1);
+        let inbox = ApiInbox::new(1, 10);
         let msg = |subject: &'static [u8]| Delivery {
             subject: bytes::Bytes::from_static(subject),
             reply: None,
@@ -121,6 +155,31 @@ mod tests {
             inbox.deliver(msg(b"$JS.API.DIRECT.BOGUS")),
             SinkAccept::Accepted
         );
-        assert_eq!(rx.try_recv().unwrap().subject, &b"$JS.API.DIRECT.BOGUS"[..]);
+        let next = inbox.next();
+        assert_eq!(next.request.unwrap().subject, &b"$JS.API.DIRECT.BOGUS"[..]);
+        assert_eq!(next.dropped, 0);
+    }
+
+    #[test]
+    fn api_inbox_drops_every_waiting_request_at_the_limit() {
+        let inbox = ApiInbox::new(1, 3);
+        let msg = || Delivery {
+            subject: bytes::Bytes::from_static(b"$JS.API.INFO"),
+            reply: None,
+            headers: None,
+            payload: bytes::Bytes::new(),
+            sid: 1,
+            origin: None,
+        };
+        assert_eq!(inbox.deliver(msg()), SinkAccept::Accepted);
+        assert_eq!(inbox.deliver(msg()), SinkAccept::Accepted);
+        assert_eq!(inbox.deliver(msg()), SinkAccept::Dropped);
+        let next = inbox.next();
+        assert!(next.request.is_none());
+        assert_eq!(next.dropped, 3);
+        assert_eq!(inbox.deliver(msg()), SinkAccept::Accepted);
+        let next = inbox.next();
+        assert!(next.request.is_some());
+        assert_eq!(next.dropped, 0);
     }
 }
