@@ -611,3 +611,49 @@ async fn jetstream_repeated_kill_9_during_start_up_loses_nothing() {
         assert_eq!(info.state.last_sequence, 1000, "{name}");
     }
 }
+
+/// Polls `STREAM.INFO` until the stream holds `want` messages (bounded by `WAIT`).
+async fn wait_for_messages(client: &async_nats::Client, stream: &str, want: u64) -> bool {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while tokio::time::Instant::now() < deadline {
+        let info = request(client, &format!("$JS.API.STREAM.INFO.{stream}"), "").await;
+        if info["state"]["messages"] == want {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn jetstream_max_age_and_message_ttl_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let aged = request(
+        &client,
+        "$JS.API.STREAM.CREATE.AGED",
+        r#"{"name":"AGED","storage":"memory","max_age":400000000}"#,
+    )
+    .await;
+    assert_eq!(aged["did_create"], true);
+    let ttl = request(
+        &client,
+        "$JS.API.STREAM.CREATE.TTL",
+        r#"{"name":"TTL","allow_msg_ttl":true}"#,
+    )
+    .await;
+    assert_eq!(ttl["did_create"], true);
+    client.request("AGED", "old".into()).await.unwrap();
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-TTL", "1s");
+    client
+        .request_with_headers("TTL", headers, "brief".into())
+        .await
+        .unwrap();
+    client.request("TTL", "kept".into()).await.unwrap();
+    assert!(wait_for_messages(&client, "AGED", 0).await, "max_age");
+    assert!(wait_for_messages(&client, "TTL", 1).await, "Nats-TTL");
+    let info = request(&client, "$JS.API.STREAM.INFO.TTL", "").await;
+    assert_eq!(info["state"]["first_seq"], 2);
+}

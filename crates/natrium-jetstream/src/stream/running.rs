@@ -40,6 +40,9 @@ pub struct Stream {
     pub(crate) core: Mutex<StreamCore>,
     queue: Arc<IngestQueue>,
     stop: CancellationToken,
+    /// The ingest task waits for an expiry; when not, a store made elsewhere (inline) wakes it
+    /// so it can arm one.
+    expiry_armed: std::sync::atomic::AtomicBool,
 }
 
 /// What `core` guards.
@@ -114,6 +117,7 @@ impl Stream {
             }),
             queue,
             stop: CancellationToken::new(),
+            expiry_armed: std::sync::atomic::AtomicBool::new(false),
         });
         if stream.dir.is_none() {
             let weak = Arc::downgrade(&stream);
@@ -163,7 +167,19 @@ impl Stream {
         let file_backed = self.dir.is_some();
         let mut cache_held = false;
         loop {
+            let expiry = self.until_next_expiry();
+            self.expiry_armed
+                .store(expiry.is_some(), std::sync::atomic::Ordering::Release);
             tokio::select! {
+                () = tokio::time::sleep(expiry.unwrap_or_default()), if expiry.is_some() => {
+                    if file_backed {
+                        let stream = Arc::clone(&self);
+                        let _ = tokio::task::spawn_blocking(move || stream.expire()).await;
+                    } else {
+                        self.expire();
+                    }
+                    continue;
+                }
                 () = self.queue.wake.notified() => {}
                 () = self.stop.cancelled() => {
                     if self.queue.is_empty() {
@@ -194,6 +210,25 @@ impl Stream {
             let _ = core.ingest.store.stop();
         })
         .await;
+    }
+
+    /// How long until the store has messages to expire (`max_age`, TTLs), if it ever will.
+    fn until_next_expiry(&self) -> Option<Duration> {
+        let next = self.core.lock().ingest.store.next_expiry()?;
+        Some(Duration::from_nanos(
+            next.saturating_sub(now_ns()).max(0) as u64
+        ))
+    }
+
+    /// Removes what is due.
+    fn expire(&self) {
+        if let Err(err) = self.core.lock().ingest.store.expire_due(now_ns()) {
+            tracing::error!(
+                "JetStream failed to expire messages of stream '{} > {}': {err}",
+                self.account.name,
+                self.name
+            );
+        }
     }
 
     async fn run_sync(self: Arc<Self>, every: Duration) {
@@ -282,6 +317,12 @@ impl InlineIngest for Stream {
             return false;
         }
         self.ingest_batch(&mut core, std::slice::from_ref(msg));
+        let arm = !self.expiry_armed.load(std::sync::atomic::Ordering::Acquire)
+            && core.ingest.store.next_expiry().is_some();
+        drop(core);
+        if arm {
+            self.queue.wake.notify_one();
+        }
         true
     }
 }
