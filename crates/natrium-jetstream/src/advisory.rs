@@ -95,15 +95,23 @@ fn publish<T: Serialize>(
     client.publish_in(account, subject, None, &json);
 }
 
-/// The audit of one API request and its answer (`$JS.EVENT.ADVISORY.API`).
-pub fn api_audit(client: &mut InternalClient, account: &Arc<Account>, audit: ApiAudit<'_>) {
-    publish(
-        client,
-        account,
-        "$JS.EVENT.ADVISORY.API",
-        "io.nats.jetstream.advisory.v1.api_audit",
-        audit,
-    );
+/// The audit of one API request and its answer (`$JS.EVENT.ADVISORY.API`); `audit` is built
+/// only when someone listens.
+pub fn api_audit<'a>(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    audit: impl FnOnce() -> ApiAudit<'a>,
+) {
+    const SUBJECT: &str = "$JS.EVENT.ADVISORY.API";
+    if has_interest(account, SUBJECT) {
+        publish(
+            client,
+            account,
+            SUBJECT,
+            "io.nats.jetstream.advisory.v1.api_audit",
+            audit(),
+        );
+    }
 }
 
 #[derive(Serialize)]

@@ -129,18 +129,14 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         advisory::stream_action(client, &account, &stream, action, domain);
     }
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
-    advisory::api_audit(
-        client,
-        &account,
-        ApiAudit {
-            server: js.server.name(),
-            client: request_info(msg),
-            subject,
-            request: std::str::from_utf8(&msg.payload).unwrap_or_default(),
-            response: std::str::from_utf8(&body).unwrap_or_default(),
-            domain,
-        },
-    );
+    advisory::api_audit(client, &account, || ApiAudit {
+        server: js.server.name(),
+        client: request_info(msg),
+        subject,
+        request: std::str::from_utf8(&msg.payload).unwrap_or_default(),
+        response: std::str::from_utf8(&body).unwrap_or_default(),
+        domain,
+    });
 }
 
 /// The part of a request subject after `$JS.API.` or `$JS.<domain>.API.`.

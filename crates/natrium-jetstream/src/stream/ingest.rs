@@ -28,7 +28,8 @@ pub struct Ingest {
     pub store: Box<dyn StreamStore>,
     pub dedup: DedupWindow,
     /// The `Nats-Msg-Id` of the last message stored (for `Nats-Expected-Last-Msg-Id`).
-    last_msg_id: Option<Box<[u8]>>,
+    /// Empty when the last message had none; reused, so an id costs no allocation.
+    last_msg_id: Vec<u8>,
     /// `{"stream":"<name>",` (and `"domain":"<d>",`) `"seq":`: every ack starts so.
     ack_prefix: Vec<u8>,
 }
@@ -39,7 +40,7 @@ impl Ingest {
         let mut ingest = Self {
             store,
             dedup: DedupWindow::new(window),
-            last_msg_id: None,
+            last_msg_id: Vec::new(),
             ack_prefix: Vec::new(),
         };
         ingest.set_ack_prefix(&config.name, domain);
@@ -93,11 +94,10 @@ impl Ingest {
         };
         match self.store.store_msg(new) {
             Ok(stored) => {
+                self.last_msg_id.clear();
                 if let Some(id) = hdrs.msg_id {
                     self.dedup.insert(id, stored.seq, now_ns);
-                    self.last_msg_id = Some(id.into());
-                } else {
-                    self.last_msg_id = None;
+                    self.last_msg_id.extend_from_slice(id);
                 }
                 Outcome::Stored(stored.seq)
             }
@@ -136,7 +136,7 @@ impl Ingest {
             }
         }
         if let Some(expected) = hdrs.expected_last_msg_id {
-            let last = self.last_msg_id.as_deref().unwrap_or_default();
+            let last = self.last_msg_id.as_slice();
             if expected != last {
                 let last = String::from_utf8_lossy(last);
                 return Err(table::STREAM_WRONG_LAST_MSG_ID.with(&[("id", &last)]));
@@ -167,24 +167,25 @@ impl Ingest {
         Ok(None)
     }
 
-    /// The acknowledgement for `outcome`, as Go writes it.
+    /// The acknowledgement for `outcome`, as Go writes it, into `out` (no allocation once
+    /// `out` has grown).
     pub fn ack(&self, outcome: &Outcome, out: &mut Vec<u8>) {
+        use std::io::Write as _;
         out.clear();
+        // Writes into a Vec cannot fail.
         match outcome {
             Outcome::Stored(seq) => {
                 out.extend_from_slice(&self.ack_prefix);
-                out.extend_from_slice(seq.to_string().as_bytes());
-                out.push(b'}');
+                let _ = write!(out, "{seq}}}");
             }
             Outcome::Duplicate(seq) => {
                 out.extend_from_slice(&self.ack_prefix);
-                out.extend_from_slice(seq.to_string().as_bytes());
                 // Go's spelling, space included.
-                out.extend_from_slice(b",\"duplicate\": true}");
+                let _ = write!(out, "{seq},\"duplicate\": true}}");
             }
             Outcome::Refused(err) => {
                 out.extend_from_slice(b"{\"error\":");
-                out.extend_from_slice(&serde_json::to_vec(err).unwrap_or_default());
+                let _ = serde_json::to_writer(&mut *out, err);
                 out.push(b',');
                 out.extend_from_slice(self.ack_prefix.get(1..).unwrap_or_default());
                 out.extend_from_slice(b"0}");

@@ -55,6 +55,8 @@ pub struct StreamCore {
     sync_before_ack: bool,
     /// Reused ack buffer.
     ack: Vec<u8>,
+    /// Reused outcome list of a batch.
+    outcomes: Vec<Outcome>,
 }
 
 /// How a stream's writes become durable, from the server's sync policy and the stream's
@@ -114,6 +116,7 @@ impl Stream {
                 subs: Vec::new(),
                 sync_before_ack,
                 ack: Vec::new(),
+                outcomes: Vec::new(),
             }),
             queue,
             stop: CancellationToken::new(),
@@ -265,7 +268,8 @@ impl Stream {
 
     /// Stores a batch, syncs once if acks wait for it, then sends every ack.
     fn ingest_batch(&self, core: &mut StreamCore, batch: &[Delivery]) {
-        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut outcomes = std::mem::take(&mut core.outcomes);
+        outcomes.clear();
         let mut stored_any = false;
         for msg in batch {
             let outcome = core.ingest.process(&core.config, msg, now_ns());
@@ -294,11 +298,11 @@ impl Stream {
             let Ok(reply) = std::str::from_utf8(reply) else {
                 continue;
             };
-            let mut ack = std::mem::take(&mut core.ack);
-            core.ingest.ack(outcome, &mut ack);
-            core.client.publish_in(&self.account, reply, None, &ack);
-            core.ack = ack;
+            core.ingest.ack(outcome, &mut core.ack);
+            core.client
+                .publish_in(&self.account, reply, None, &core.ack);
         }
+        core.outcomes = outcomes;
     }
 
     /// Messages captured and not yet stored.
