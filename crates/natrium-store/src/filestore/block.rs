@@ -230,8 +230,9 @@ impl Block {
 
     /// Reads the message record at `loc` back, checking its CRCs, kind and sequence.
     /// The message at `loc`: from the cache when it holds the record (no read, no
-    /// allocation), else read into one buffer. The headers and payload are views of the
-    /// record's bytes; `subject` is the stream's interned copy, checked against the record's.
+    /// allocation: headers and payload are views of the cached bytes, sliced while the cache
+    /// is locked), else read into one buffer. `subject` is the stream's interned copy,
+    /// checked against the record's.
     pub fn load(
         &self,
         loc: Loc,
@@ -243,8 +244,12 @@ impl Block {
         let mut cache = cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (record, checked) = if let Some(hit) = cache.get(loc) {
-            hit
+        let (record, checked) = if let Some((segment, at, checked)) = cache.find(loc) {
+            let record = segment.get(at.clone()).unwrap_or_default();
+            if !record::is_sealed(record) {
+                return msg_from(segment, at, checked, seq, subject);
+            }
+            (segment.slice(at), checked)
         } else {
             let sealed = self.frames.is_some();
             let (start, segment) = match &self.frames {
@@ -266,40 +271,14 @@ impl Block {
             (record, sealed)
         };
         drop(cache);
-        let (record, checked) = if record::is_sealed(&record) {
+        if record::is_sealed(&record) {
             let key = self.key.as_ref().ok_or(StoreError::WrongKey)?;
-            let plain = record::open_sealed(&record, key, self.index, loc.offset)?;
-            (Bytes::from(plain), true)
-        } else {
-            (record, checked)
-        };
-        let decoded = if checked {
-            record::decode_trusted(&record)
-        } else {
-            match record::decode(&record) {
-                Decoded::Record(r, _) => Some(r),
-                _ => None,
-            }
-        };
-        let (headers, payload, timestamp_ns) = match decoded {
-            Some(r) if r.kind == Kind::Msg && r.seq == seq && r.subject == subject => (
-                span(&record, r.headers),
-                span(&record, r.payload),
-                r.timestamp_ns,
-            ),
-            _ => return Err(StoreError::Corrupt { what: "record" }),
-        };
-        Ok(StoredMsg {
-            seq,
-            timestamp_ns,
-            subject,
-            headers: record.slice(headers),
-            payload: record.slice(payload),
-        })
+            let plain = Bytes::from(record::open_sealed(&record, key, self.index, loc.offset)?);
+            return msg_from(&plain, 0..plain.len(), true, seq, subject);
+        }
+        msg_from(&record, 0..record.len(), checked, seq, subject)
     }
 
-    /// The bytes around the record at `loc` of a plain block: the aligned window holding its
-    /// start, stretched to hold all of it, within the block's content.
     fn read_window(&self, loc: Loc) -> Result<(u64, Bytes), StoreError> {
         let start = loc.offset - loc.offset % WINDOW_BYTES;
         let end = (start + WINDOW_BYTES)
@@ -319,6 +298,44 @@ fn verify_from(window: &[u8], from: usize) -> std::ops::Range<usize> {
         end += len;
     }
     from..end
+}
+
+/// The message of the plain record at `at` in `segment`, checked against what the index says
+/// is there (kind and sequence), and its CRCs unless `checked`.
+fn msg_from(
+    segment: &Bytes,
+    at: std::ops::Range<usize>,
+    checked: bool,
+    seq: u64,
+    subject: Bytes,
+) -> Result<StoredMsg, StoreError> {
+    let record = segment.get(at.clone()).unwrap_or_default();
+    let decoded = if checked {
+        record::decode_trusted(record)
+    } else {
+        match record::decode(record) {
+            Decoded::Record(r, _) => Some(r),
+            _ => None,
+        }
+    };
+    // The sequence names the record: the index learnt the subject from this record, so
+    // comparing it again (a `memcmp` per load) would only catch a bug of our own.
+    let Some(r) = decoded.filter(|r| r.kind == Kind::Msg && r.seq == seq) else {
+        return Err(StoreError::Corrupt { what: "record" });
+    };
+    debug_assert_eq!(r.subject, &subject[..]);
+    let (headers, payload, timestamp_ns) = (
+        span(segment, r.headers),
+        span(segment, r.payload),
+        r.timestamp_ns,
+    );
+    Ok(StoredMsg {
+        seq,
+        timestamp_ns,
+        subject,
+        headers: segment.slice(headers),
+        payload: segment.slice(payload),
+    })
 }
 
 /// Where `part`, a slice of `whole`, sits in it.

@@ -175,8 +175,17 @@ impl StoreCache {
     /// The record at `loc`, if a segment holds all of it, and whether its bytes were checked
     /// already (records this process wrote, decoded frames, the verified span of a window).
     pub fn get(&self, loc: Loc) -> Option<(Bytes, bool)> {
+        let (segment, at, checked) = self.find(loc)?;
+        Some((segment.slice(at), checked))
+    }
+
+    /// The segment holding the record at `loc`, the record's span in it, and whether its
+    /// bytes were checked already. Borrowed, so a load slices only what it returns.
+    pub fn find(&self, loc: Loc) -> Option<(&Bytes, std::ops::Range<usize>, bool)> {
         let Some(segments) = self.blocks.get(&loc.block) else {
-            return self.written_record(loc).map(|record| (record, true));
+            return self
+                .written_record(loc)
+                .map(|record| (record, 0..record.len(), true));
         };
         let len = loc.len as usize;
         let window = usize::try_from(loc.offset / WINDOW_BYTES).ok();
@@ -184,26 +193,26 @@ impl StoreCache {
             let from = usize::try_from(loc.offset % WINDOW_BYTES).ok()?;
             if from + len <= w.bytes.len() {
                 let checked = w.verified.start <= from && from + len <= w.verified.end;
-                return Some((w.bytes.slice(from..from + len), checked));
+                return Some((&w.bytes, from..from + len, checked));
             }
         }
         if let Some(record) = self.written_record(loc) {
-            return Some((record, true));
+            return Some((record, 0..record.len(), true));
         }
         let (start, frame) = segments.frames.range(..=loc.offset).next_back()?;
         let from = usize::try_from(loc.offset - start).ok()?;
-        (from + len <= frame.len()).then(|| (frame.slice(from..from + len), true))
+        (from + len <= frame.len()).then_some((frame, from..from + len, true))
     }
 
     /// The record this process wrote at `loc`, if still kept one by one.
-    fn written_record(&self, loc: Loc) -> Option<Bytes> {
+    fn written_record(&self, loc: Loc) -> Option<&Bytes> {
         let (block, written) = self.written.as_ref().filter(|(b, _)| *b == loc.block)?;
         debug_assert_eq!(*block, loc.block);
         let at = written
             .binary_search_by_key(&loc.offset, |(offset, _)| *offset)
             .ok()?;
         let (_, record) = written.get(at)?;
-        (record.len() == loc.len as usize).then(|| record.clone())
+        (record.len() == loc.len as usize).then_some(record)
     }
 
     /// Drops block `block`'s segments.

@@ -1,13 +1,18 @@
 //! `SeqMap`: an ordered map from sequence to value, built for stream sequences, which are
 //! dense and mostly appended. Sequences are grouped in chunks of 64; a chunk is a presence
 //! bitmap and its values in sequence order, so a dense stream costs about one byte per message
-//! beyond the value itself (a `BTreeMap` costs the key and half-empty nodes: several times
-//! the value for small ones), and a chunk whose values are all removed is freed.
+//! beyond the value itself. Consecutive chunks form a *run* (a deque indexed by chunk number),
+//! so a lookup in a dense stream is one subtraction and one index, not a tree walk; a gap of
+//! more than `GAP_CHUNKS` empty chunks starts a new run, so sparse sequences (a large skip, a
+//! thinned-out interest stream) cost no memory for the sequences between them.
 
-use std::collections::BTreeMap;
+use std::collections::{btree_map, BTreeMap, VecDeque};
 
 const CHUNK_BITS: u32 = 6;
 const CHUNK_SEQS: u64 = 1 << CHUNK_BITS;
+
+/// Empty chunks a run may hold between two live ones (32 bytes each) before it is split.
+const GAP_CHUNKS: u64 = 4;
 
 /// Up to 64 consecutive sequences: which are present, and their values in order.
 #[derive(Debug)]
@@ -17,6 +22,13 @@ struct Chunk<V> {
 }
 
 impl<V> Chunk<V> {
+    fn empty() -> Self {
+        Chunk {
+            present: 0,
+            values: Vec::new(),
+        }
+    }
+
     /// The position in `values` of bit `bit` (the number of present bits below it).
     fn rank(&self, bit: u32) -> usize {
         let below = self.present & ((1u64 << bit) - 1);
@@ -28,17 +40,40 @@ impl<V> Chunk<V> {
     }
 }
 
+/// Consecutive chunks, the first numbered by its key in [`SeqMap::runs`]. Its first and last
+/// chunks are never empty; `live` counts the non-empty ones.
+#[derive(Debug)]
+struct Run<V> {
+    chunks: VecDeque<Chunk<V>>,
+    live: u64,
+}
+
+impl<V> Run<V> {
+    fn end(&self, start: u64) -> u64 {
+        start + self.chunks.len() as u64
+    }
+
+    /// Whether so many of its chunks are empty that splitting it at its long gaps is worth a
+    /// pass over it. The bound keeps that pass amortised: after a split no run has a gap of
+    /// more than `GAP_CHUNKS`, so many removals must come before the next one.
+    fn too_sparse(&self) -> bool {
+        let empty = self.chunks.len() as u64 - self.live;
+        empty > (self.live + 1) * GAP_CHUNKS
+    }
+}
+
 /// Sequence → value, ordered.
 #[derive(Debug)]
 pub(super) struct SeqMap<V> {
-    chunks: BTreeMap<u64, Chunk<V>>,
+    /// Runs by their first chunk's number; they never overlap.
+    runs: BTreeMap<u64, Run<V>>,
     len: usize,
 }
 
 impl<V> Default for SeqMap<V> {
     fn default() -> Self {
         SeqMap {
-            chunks: BTreeMap::new(),
+            runs: BTreeMap::new(),
             len: 0,
         }
     }
@@ -61,9 +96,20 @@ impl<V> SeqMap<V> {
         self.len == 0
     }
 
+    /// The run holding chunk `key`, and its start.
+    fn run_of(&self, key: u64) -> Option<(u64, &Run<V>)> {
+        let (start, run) = self.runs.range(..=key).next_back()?;
+        (key < run.end(*start)).then_some((*start, run))
+    }
+
+    fn chunk(&self, key: u64) -> Option<&Chunk<V>> {
+        let (start, run) = self.run_of(key)?;
+        run.chunks.get(usize::try_from(key - start).ok()?)
+    }
+
     pub(super) fn get(&self, seq: u64) -> Option<&V> {
         let (key, bit) = split(seq);
-        let chunk = self.chunks.get(&key)?;
+        let chunk = self.chunk(key)?;
         if !chunk.has(bit) {
             return None;
         }
@@ -72,7 +118,8 @@ impl<V> SeqMap<V> {
 
     pub(super) fn get_mut(&mut self, seq: u64) -> Option<&mut V> {
         let (key, bit) = split(seq);
-        let chunk = self.chunks.get_mut(&key)?;
+        let (start, run) = self.runs.range_mut(..=key).next_back()?;
+        let chunk = run.chunks.get_mut(usize::try_from(key - *start).ok()?)?;
         if !chunk.has(bit) {
             return None;
         }
@@ -81,13 +128,19 @@ impl<V> SeqMap<V> {
     }
 
     /// Inserts or replaces the value at `seq`. Appending above the last sequence is the fast
-    /// path (a push onto the last chunk).
+    /// path (a push onto the last chunk of the last run).
     pub(super) fn insert(&mut self, seq: u64, value: V) {
         let (key, bit) = split(seq);
-        let chunk = self.chunks.entry(key).or_insert_with(|| Chunk {
-            present: 0,
-            values: Vec::new(),
-        });
+        let start = self.run_for_insert(key);
+        let Some(run) = self.runs.get_mut(&start) else {
+            return;
+        };
+        let Some(chunk) = usize::try_from(key - start)
+            .ok()
+            .and_then(|at| run.chunks.get_mut(at))
+        else {
+            return;
+        };
         let at = chunk.rank(bit);
         if chunk.has(bit) {
             if let Some(slot) = chunk.values.get_mut(at) {
@@ -95,14 +148,51 @@ impl<V> SeqMap<V> {
             }
             return;
         }
+        if chunk.present == 0 {
+            run.live += 1;
+        }
         chunk.present |= 1u64 << bit;
         chunk.values.insert(at, value);
         self.len += 1;
     }
 
+    /// The start of the run that holds chunk `key`, extending a neighbouring run across a
+    /// short gap or starting a new one.
+    fn run_for_insert(&mut self, key: u64) -> u64 {
+        if let Some((&start, run)) = self.runs.range_mut(..=key).next_back() {
+            let end = run.end(start);
+            if key < end {
+                return start;
+            }
+            if key - end <= GAP_CHUNKS {
+                // Up to the next run's start at most: `key` is below it, so runs stay apart.
+                for _ in end..=key {
+                    run.chunks.push_back(Chunk::empty());
+                }
+                return start;
+            }
+        }
+        if let Some((&next, _)) = self.runs.range(key + 1..).next() {
+            if next - key <= GAP_CHUNKS + 1 {
+                if let Some(mut run) = self.runs.remove(&next) {
+                    for _ in key..next {
+                        run.chunks.push_front(Chunk::empty());
+                    }
+                    self.runs.insert(key, run);
+                    return key;
+                }
+            }
+        }
+        let mut chunks = VecDeque::with_capacity(1);
+        chunks.push_back(Chunk::empty());
+        self.runs.insert(key, Run { chunks, live: 0 });
+        key
+    }
+
     pub(super) fn remove(&mut self, seq: u64) -> Option<V> {
         let (key, bit) = split(seq);
-        let chunk = self.chunks.get_mut(&key)?;
+        let (&start, run) = self.runs.range_mut(..=key).next_back()?;
+        let chunk = run.chunks.get_mut(usize::try_from(key - start).ok()?)?;
         if !chunk.has(bit) {
             return None;
         }
@@ -111,7 +201,9 @@ impl<V> SeqMap<V> {
         let value = chunk.values.remove(at);
         self.len -= 1;
         if chunk.present == 0 {
-            self.chunks.remove(&key);
+            chunk.values = Vec::new();
+            run.live -= 1;
+            self.tidy_run(start);
         } else if chunk.values.len() * 4 <= chunk.values.capacity() {
             // A thinned-out chunk gives its memory back rather than keeping its peak.
             chunk.values.shrink_to_fit();
@@ -119,23 +211,85 @@ impl<V> SeqMap<V> {
         Some(value)
     }
 
+    /// After a chunk of run `start` emptied: trims empty chunks off both ends, drops an empty
+    /// run, and splits a run that became mostly gaps.
+    fn tidy_run(&mut self, start: u64) {
+        let Some(mut run) = self.runs.remove(&start) else {
+            return;
+        };
+        if run.live == 0 {
+            return;
+        }
+        let mut start = start;
+        while run.chunks.front().is_some_and(|c| c.present == 0) {
+            run.chunks.pop_front();
+            start += 1;
+        }
+        while run.chunks.back().is_some_and(|c| c.present == 0) {
+            run.chunks.pop_back();
+        }
+        if !run.too_sparse() {
+            self.runs.insert(start, run);
+            return;
+        }
+        // Split at every gap longer than `GAP_CHUNKS`.
+        let mut piece: Option<(u64, Run<V>)> = None;
+        let mut gap = 0u64;
+        for (key, chunk) in (start..).zip(run.chunks) {
+            if chunk.present == 0 {
+                gap += 1;
+                if let Some((_, p)) = piece.as_mut().filter(|_| gap <= GAP_CHUNKS) {
+                    p.chunks.push_back(chunk);
+                }
+                continue;
+            }
+            if gap > GAP_CHUNKS {
+                if let Some((at, mut p)) = piece.take() {
+                    while p.chunks.back().is_some_and(|c| c.present == 0) {
+                        p.chunks.pop_back();
+                    }
+                    self.runs.insert(at, p);
+                }
+            }
+            gap = 0;
+            let (_, p) = piece.get_or_insert_with(|| {
+                (
+                    key,
+                    Run {
+                        chunks: VecDeque::new(),
+                        live: 0,
+                    },
+                )
+            });
+            p.chunks.push_back(chunk);
+            p.live += 1;
+        }
+        if let Some((at, p)) = piece {
+            self.runs.insert(at, p);
+        }
+    }
+
     pub(super) fn first(&self) -> Option<(u64, &V)> {
-        let (key, chunk) = self.chunks.first_key_value()?;
+        let (key, run) = self.runs.first_key_value()?;
+        let chunk = run.chunks.front()?;
         let bit = chunk.present.trailing_zeros();
         Some((join(*key, bit), chunk.values.first()?))
     }
 
     pub(super) fn last(&self) -> Option<(u64, &V)> {
-        let (key, chunk) = self.chunks.last_key_value()?;
+        let (key, run) = self.runs.last_key_value()?;
+        let chunk = run.chunks.back()?;
         let bit = chunk.present.checked_ilog2()?;
-        Some((join(*key, bit), chunk.values.last()?))
+        Some((join(run.end(*key) - 1, bit), chunk.values.last()?))
     }
 
     /// Entries at or after `start`, in order.
     pub(super) fn range_from(&self, start: u64) -> Iter<'_, V> {
         let (key, bit) = split(start);
+        let first_run = self.run_of(key).map_or(key, |(run_start, _)| run_start);
         Iter {
-            chunks: self.chunks.range(key..),
+            runs: self.runs.range(first_run..),
+            chunks: None,
             current: None,
             skip_below: Some((key, bit)),
         }
@@ -159,11 +313,31 @@ impl<V> SeqMap<V> {
 
 /// In-order iteration over a [`SeqMap`].
 pub(super) struct Iter<'a, V> {
-    chunks: std::collections::btree_map::Range<'a, u64, Chunk<V>>,
-    /// The chunk being walked: its key, the bits still to visit, its values, the next index.
+    runs: btree_map::Range<'a, u64, Run<V>>,
+    /// The run being walked: the next chunk's number and the chunks left.
+    chunks: Option<(u64, std::collections::vec_deque::Iter<'a, Chunk<V>>)>,
+    /// The chunk being walked: its number, the bits still to visit, its values, the next index.
     current: Option<(u64, u64, &'a [V], usize)>,
-    /// The first chunk's bits below this one are not visited (the range's start).
+    /// Chunks below this one, and the bits below this one in it, are not visited (the
+    /// range's start).
     skip_below: Option<(u64, u32)>,
+}
+
+impl<'a, V> Iter<'a, V> {
+    /// The next chunk in order with its number, moving to the next run when one ends.
+    fn next_chunk(&mut self) -> Option<(u64, &'a Chunk<V>)> {
+        loop {
+            if let Some((key, chunks)) = self.chunks.as_mut() {
+                if let Some(chunk) = chunks.next() {
+                    let this = *key;
+                    *key += 1;
+                    return Some((this, chunk));
+                }
+            }
+            let (start, run) = self.runs.next()?;
+            self.chunks = Some((*start, run.chunks.iter()));
+        }
+    }
 }
 
 impl<'a, V> Iterator for Iter<'a, V> {
@@ -183,16 +357,20 @@ impl<'a, V> Iterator for Iter<'a, V> {
                 }
                 self.current = None;
             }
-            let (key, chunk) = self.chunks.next()?;
+            let (key, chunk) = self.next_chunk()?;
             let (mut bits, mut at) = (chunk.present, 0);
-            if let Some((start_key, start_bit)) = self.skip_below.take() {
-                if *key == start_key && start_bit > 0 {
+            if let Some((start_key, start_bit)) = self.skip_below {
+                if key < start_key {
+                    continue;
+                }
+                self.skip_below = None;
+                if key == start_key && start_bit > 0 {
                     let below = chunk.present & ((1u64 << start_bit) - 1);
                     bits &= !below;
                     at = below.count_ones() as usize;
                 }
             }
-            self.current = Some((*key, bits, &chunk.values, at));
+            self.current = Some((key, bits, &chunk.values, at));
         }
     }
 }
@@ -209,15 +387,39 @@ mod tests {
     }
 
     fn op() -> impl Strategy<Value = Op> {
+        // Dense and sparse draws: gaps longer than a run allows, and runs that join or split.
         prop_oneof![
             (0u64..400).prop_map(Op::Insert),
             (0u64..400).prop_map(Op::Remove),
+            (0u64..3000).prop_map(Op::Insert),
+            (0u64..3000).prop_map(Op::Remove),
         ]
+    }
+
+    /// Runs are apart, start and end with a live chunk, count their live chunks, and none is
+    /// left too sparse.
+    fn check_runs<V>(map: &SeqMap<V>) {
+        let mut prev_end = None;
+        let mut len = 0;
+        for (start, run) in &map.runs {
+            assert!(prev_end.is_none_or(|end| *start >= end), "runs overlap");
+            assert!(run.chunks.front().is_some_and(|c| c.present != 0));
+            assert!(run.chunks.back().is_some_and(|c| c.present != 0));
+            let live = run.chunks.iter().filter(|c| c.present != 0).count();
+            assert_eq!(run.live, live as u64);
+            assert!(!run.too_sparse());
+            for c in &run.chunks {
+                assert_eq!(c.present.count_ones() as usize, c.values.len());
+                len += c.values.len();
+            }
+            prev_end = Some(run.end(*start));
+        }
+        assert_eq!(len, map.len());
     }
 
     proptest! {
         #[test]
-        fn store_seqmap_matches_btreemap(ops in proptest::collection::vec(op(), 0..300), start in 0u64..420) {
+        fn store_seqmap_matches_btreemap(ops in proptest::collection::vec(op(), 0..600), start in 0u64..3100) {
             let mut ours = SeqMap::default();
             let mut model = BTreeMap::new();
             for op in ops {
@@ -226,6 +428,7 @@ mod tests {
                     Op::Remove(s) => prop_assert_eq!(ours.remove(s), model.remove(&s)),
                 }
                 prop_assert_eq!(ours.len(), model.len());
+                check_runs(&ours);
             }
             let got: Vec<_> = ours.iter().map(|(s, v)| (s, *v)).collect();
             let want: Vec<_> = model.iter().map(|(s, v)| (*s, *v)).collect();
@@ -235,10 +438,29 @@ mod tests {
             prop_assert_eq!(got, want);
             prop_assert_eq!(ours.first().map(|(s, v)| (s, *v)), model.first_key_value().map(|(s, v)| (*s, *v)));
             prop_assert_eq!(ours.last().map(|(s, v)| (s, *v)), model.last_key_value().map(|(s, v)| (*s, *v)));
-            for s in 0..420 {
+            for s in 0..3100 {
                 prop_assert_eq!(ours.get(s), model.get(&s));
             }
         }
+    }
+
+    #[test]
+    fn store_seqmap_thinned_run_splits_and_frees_its_gaps() {
+        let mut map = SeqMap::default();
+        for seq in 0..64 * 100 {
+            map.insert(seq, seq);
+        }
+        assert_eq!(map.runs.len(), 1);
+        for seq in 0..64 * 100 {
+            if seq % (64 * 10) != 0 {
+                map.remove(seq);
+            }
+        }
+        check_runs(&map);
+        assert_eq!(map.runs.len(), 10, "one run per survivor");
+        let kept: Vec<_> = map.keys().collect();
+        assert_eq!(kept, (0..10).map(|i| i * 640).collect::<Vec<_>>());
+        assert_eq!(map.range_from(1).next(), Some((640, &640)));
     }
 
     #[test]
