@@ -1,11 +1,13 @@
-//! The `$JS.API`: requests arrive on the API's inbox, subscribed in every account but the
-//! system account, and are answered one at a time on the API thread, off every client's read
+//! The `$JS.API`: requests arrive on the API's inbox, subscribed in every account (the system
+//! account's only purge accounts; its other requests are told it has no JetStream), and are
+//! answered one at a time on the API thread, off every client's read
 //! path.
 //!
 //! Overflow rule (Go's): when `request_queue_limit` requests wait, the inbox ([`inbox`]) drops
 //! them all, logs it and the API thread sends the `API.LIMIT_REACHED` advisory.
 
 mod account_info;
+mod account_purge;
 mod dispatch;
 mod inbox;
 pub mod msg_get;

@@ -9,7 +9,7 @@ use natrium_core::internal::InternalClient;
 use super::inbox::{ApiInbox, ApiSubs};
 use super::request::Request;
 use super::router::{route, Route, API_PREFIX};
-use super::{account_info, msg_get, stream_info, streams};
+use super::{account_info, account_purge, msg_get, stream_info, streams};
 use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
@@ -26,16 +26,13 @@ pub fn start(js: &Arc<JetStream>) {
     let sink = ApiInbox::new(client.cid(), limit);
     let inbox = Arc::clone(&sink);
     let mut subs = ApiSubs::default();
-    // Every account but the system account: those without JetStream are told so (10039).
-    // With a domain, `$JS.<domain>.API.>` reaches the same API.
-    let system = js.server.system_account();
+    // Every account: those without JetStream (the system account among them) are told so
+    // (10039). With a domain, `$JS.<domain>.API.>` reaches the same API.
     let domain = &js.settings.domain;
     for account in js.server.accounts() {
-        if !Arc::ptr_eq(&account, &system) {
-            subs.subscribe(&sink, &account, "$JS.API.>");
-            if !domain.is_empty() {
-                subs.subscribe(&sink, &account, &format!("$JS.{domain}.API.>"));
-            }
+        subs.subscribe(&sink, &account, "$JS.API.>");
+        if !domain.is_empty() {
+            subs.subscribe(&sink, &account, &format!("$JS.{domain}.API.>"));
         }
     }
     let js = Arc::clone(js);
@@ -76,9 +73,30 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
     else {
         return;
     };
+    if let Route::AccountPurge(name) = route(verb) {
+        if account_purge::is_system(js, &account) {
+            let body = account_purge::purge(js, client, name)
+                .unwrap_or_else(|err| streams::error_response("account_purge_response", &err));
+            client.publish_in(&account, reply, None, &body);
+        }
+        return;
+    }
     let Some(jsa) = js.account(&account.name) else {
-        if let Some(kind) = route(verb).kind() {
-            let err = table::NOT_ENABLED_FOR_ACCOUNT.err();
+        let route = route(verb);
+        // The system account's refusals are typed as system responses, but for INFO.
+        let system = account_purge::is_system(js, &account) && route != Route::Info;
+        if let Some(kind) = route
+            .kind()
+            .map(|k| if system { "system_response" } else { k })
+        {
+            // A cluster-only verb is refused as such before JetStream is looked for.
+            let cluster_only =
+                matches!(route, Route::StreamLeaderStepdown | Route::StreamPeerRemove);
+            let err = if cluster_only && !system {
+                table::CLUSTER_REQUIRED.err()
+            } else {
+                table::NOT_ENABLED_FOR_ACCOUNT.err()
+            };
             client.publish_in(&account, reply, None, &streams::error_response(kind, &err));
         }
         return;
@@ -115,7 +133,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
             route.kind().unwrap_or_default(),
             Err(table::CLUSTER_REQUIRED.err()),
         ),
-        Route::Unknown => return,
+        Route::AccountPurge(_) | Route::Unknown => return,
     };
     js.count_api(result.is_err());
     jsa.count_api(result.is_err());

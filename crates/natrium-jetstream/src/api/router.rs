@@ -16,7 +16,10 @@ pub enum Route<'a> {
     /// Verbs of a clustered server, answered as a single Go server does (10010).
     StreamLeaderStepdown,
     StreamPeerRemove,
-    /// A subject Go does not answer.
+    /// Answered in the system account only.
+    AccountPurge(&'a str),
+    /// A subject Go does not answer (on a single server: `META.LEADER.STEPDOWN`,
+    /// `SERVER.REMOVE`, `ACCOUNT.STREAM.MOVE`, `ACCOUNT.STREAM.CANCEL_MOVE`).
     Unknown,
 }
 
@@ -37,6 +40,7 @@ impl Route<'_> {
             Route::MsgDelete(_) => "stream_msg_delete_response",
             Route::StreamLeaderStepdown => "stream_leader_stepdown_response",
             Route::StreamPeerRemove => "stream_remove_peer_response",
+            Route::AccountPurge(_) => "account_purge_response",
             Route::Unknown => return None,
         })
     }
@@ -61,6 +65,7 @@ pub fn route(verb: &str) -> Route<'_> {
         ["STREAM", "MSG", "DELETE", name] => Route::MsgDelete(name),
         ["STREAM", "LEADER", "STEPDOWN", _] => Route::StreamLeaderStepdown,
         ["STREAM", "PEER", "REMOVE", _] => Route::StreamPeerRemove,
+        ["ACCOUNT", "PURGE", name] => Route::AccountPurge(name),
         _ => Route::Unknown,
     }
 }
@@ -76,5 +81,7 @@ mod tests {
         assert_eq!(route("STREAM.MSG.GET.S1"), Route::MsgGet("S1"));
         assert_eq!(route("STREAM.CREATE"), Route::Unknown);
         assert_eq!(route("BOGUS"), Route::Unknown);
+        assert_eq!(route("ACCOUNT.PURGE.A"), Route::AccountPurge("A"));
+        assert_eq!(route("META.LEADER.STEPDOWN"), Route::Unknown);
     }
 }

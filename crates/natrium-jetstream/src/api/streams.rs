@@ -251,7 +251,8 @@ pub fn purge(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct ListRequest {
-    offset: usize,
+    /// Go takes any integer: below zero means 0, past the end means the end.
+    offset: i64,
     subject: Option<String>,
 }
 
@@ -272,7 +273,10 @@ fn listed(req: &Request<'_>) -> Result<(Vec<Arc<Stream>>, usize), ApiError> {
                 .any(|subj| nats_subject::subjects_collide(subj.as_bytes(), filter.as_bytes()))
         });
     }
-    Ok((streams, list.offset))
+    let offset = usize::try_from(list.offset.max(0))
+        .unwrap_or(usize::MAX)
+        .min(streams.len());
+    Ok((streams, offset))
 }
 
 pub fn names(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
@@ -368,8 +372,32 @@ pub fn msg_delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 
 /// The error document for `kind`: stream info carries the paging fields even then.
 pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
-    if kind == "stream_info_response" {
-        return encode(kind, Some(err), Paged::default());
+    // Go's refusals carry the zero values of each response's own fields.
+    match kind {
+        "stream_info_response" => encode(kind, Some(err), Paged::default()),
+        "stream_names_response" => encode(
+            kind,
+            Some(err),
+            StreamNamesResponse {
+                paged: Paged::default(),
+                streams: None,
+            },
+        ),
+        "stream_list_response" => encode(
+            kind,
+            Some(err),
+            StreamListResponse {
+                paged: Paged::default(),
+                streams: Vec::new(),
+            },
+        ),
+        "stream_purge_response" => {
+            #[derive(serde::Serialize)]
+            struct Purged {
+                purged: u64,
+            }
+            encode(kind, Some(err), Purged { purged: 0 })
+        }
+        _ => encode(kind, Some(err), Empty {}),
     }
-    encode(kind, Some(err), Empty {})
 }

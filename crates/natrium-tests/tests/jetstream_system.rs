@@ -1,0 +1,276 @@
+//! JetStream requests of the system account and the listing verbs, run against ours and (when
+//! installed) Go's server with the same exchange: `ACCOUNT.PURGE` from the system account,
+//! the cluster-only verbs a single server leaves unanswered, and `STREAM.NAMES`/`STREAM.LIST`
+//! JSON compared field by field.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use natrium_tests::ServerProcess;
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A server with its own store directory, removed with it.
+struct Js {
+    name: &'static str,
+    server: ServerProcess,
+    store: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn config(store: &Path) -> String {
+    format!(
+        "accounts {{\n\
+           SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
+           A {{ jetstream: enabled, users [ {{user: a, password: a}} ] }}\n\
+           B {{ users [ {{user: b, password: b}} ] }}\n\
+         }}\n\
+         system_account: SYS\n\
+         jetstream {{ store_dir: \"{}\" }}\n",
+        store.display()
+    )
+}
+
+fn start(name: &'static str, go: bool) -> Option<Js> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("store");
+    let conf = dir.path().join("js.conf");
+    std::fs::write(&conf, config(&store)).expect("write config");
+    let conf = conf.to_str().expect("utf-8 path").to_owned();
+    let args = ["-c", &conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
+    let server = if go {
+        ServerProcess::start_go(&args)?
+    } else {
+        ServerProcess::start(&args)
+    };
+    Some(Js {
+        name,
+        server,
+        store: store.join("jetstream"),
+        _dir: dir,
+    })
+}
+
+/// Ours, then Go's when installed.
+fn servers() -> Vec<Js> {
+    let mut out: Vec<Js> = start("ours", false).into_iter().collect();
+    match start("go", true) {
+        Some(go) => out.push(go),
+        None => eprintln!("Go nats-server not installed: checked against ours alone"),
+    }
+    out
+}
+
+async fn login(server: &ServerProcess, user: &str) -> async_nats::Client {
+    async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
+        .connect(server.url())
+        .await
+        .expect("connect")
+}
+
+async fn request(client: &async_nats::Client, subject: &str, body: &str) -> Value {
+    let msg = tokio::time::timeout(
+        WAIT,
+        client.request(subject.to_owned(), body.to_owned().into()),
+    )
+    .await
+    .expect("answer in time")
+    .expect("answer");
+    serde_json::from_slice(&msg.payload).expect("json")
+}
+
+/// Times and dates differ between runs: each becomes a marker saying whether it was Go's
+/// zero time.
+fn normalise(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, field) in map.iter_mut() {
+                if matches!(key.as_str(), "created" | "ts" | "first_ts" | "last_ts") {
+                    let zero = field.as_str() == Some("0001-01-01T00:00:00Z");
+                    *field = Value::from(if zero { "zero" } else { "time" });
+                } else {
+                    normalise(field);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalise),
+        _ => {}
+    }
+}
+
+/// Whether anything answers on `subject` before a later request `INFO` is answered (the API
+/// answers in order, so a silent verb has had its turn by then).
+async fn answered(client: &async_nats::Client, subject: &str) -> bool {
+    let inbox = client.new_inbox();
+    let mut replies = client.subscribe(inbox.clone()).await.expect("subscribe");
+    client
+        .publish_with_reply(subject.to_owned(), inbox, "{}".into())
+        .await
+        .expect("publish");
+    let _ = request(client, "$JS.API.INFO", "").await;
+    client.flush().await.expect("flush");
+    tokio::time::timeout(Duration::from_millis(50), replies.next())
+        .await
+        .is_ok()
+}
+
+#[tokio::test]
+async fn jetstream_system_account_purges_an_account_and_leaves_cluster_verbs_unanswered() {
+    let mut seen = Vec::new();
+    for js in servers() {
+        let a = login(&js.server, "a").await;
+        let sys = login(&js.server, "sys").await;
+        let created = request(
+            &a,
+            "$JS.API.STREAM.CREATE.S",
+            r#"{"name":"S","subjects":["s.>"]}"#,
+        )
+        .await;
+        assert!(created.get("error").is_none(), "{}: {created}", js.name);
+        assert!(js.store.join("A").exists(), "{}", js.name);
+
+        // The system account has no JetStream of its own.
+        let info = request(&sys, "$JS.API.INFO", "").await;
+        assert_eq!(info["error"]["err_code"], 10039, "{}: {info}", js.name);
+        for silent in [
+            "$JS.API.META.LEADER.STEPDOWN",
+            "$JS.API.SERVER.REMOVE",
+            "$JS.API.ACCOUNT.STREAM.MOVE.A.S",
+        ] {
+            assert!(!answered(&sys, silent).await, "{}: {silent}", js.name);
+        }
+        // Another account may not purge.
+        assert!(
+            !answered(&a, "$JS.API.ACCOUNT.PURGE.A").await,
+            "{}",
+            js.name
+        );
+
+        let purged = request(&sys, "$JS.API.ACCOUNT.PURGE.A", "").await;
+        let names = request(&a, "$JS.API.STREAM.NAMES", "").await;
+        assert_eq!(names["total"], 0, "{}: {names}", js.name);
+        assert!(!js.store.join("A").exists(), "{}: directory left", js.name);
+        assert!(
+            js.server.wait_for_log(
+                "Purge request for account A (streams: 1, hasAccount: true)",
+                WAIT
+            ),
+            "{}",
+            js.name
+        );
+        let unknown = request(&sys, "$JS.API.ACCOUNT.PURGE.NOPE", "").await;
+        let bad = request(&sys, "$JS.API.ACCOUNT.PURGE.a\\b", "").await;
+        // JetStream stays enabled for the purged account.
+        let again = request(
+            &a,
+            "$JS.API.STREAM.CREATE.S",
+            r#"{"name":"S","subjects":["s.>"]}"#,
+        )
+        .await;
+        assert!(again.get("error").is_none(), "{}: {again}", js.name);
+        seen.push((js.name, purged, unknown, bad));
+    }
+    let (_, purged, unknown, bad) = &seen[0];
+    assert_eq!(
+        purged,
+        &serde_json::json!({"type":"io.nats.jetstream.api.v1.account_purge_response","initiated":true})
+    );
+    assert_eq!(purged, unknown);
+    assert_eq!(bad["error"]["err_code"], 10051, "{bad}");
+    for (name, g_purged, g_unknown, g_bad) in &seen[1..] {
+        assert_eq!(
+            (purged, unknown, bad),
+            (g_purged, g_unknown, g_bad),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn jetstream_stream_names_and_list_match_go() {
+    let mut seen: Vec<(&str, Vec<Value>)> = Vec::new();
+    for js in servers() {
+        let a = login(&js.server, "a").await;
+        for body in [
+            r#"{"name":"S","subjects":["s"]}"#,
+            r#"{"name":"T","subjects":["t.>"],"storage":"memory","max_msgs":5}"#,
+            r#"{"name":"U","subjects":["u.*"],"description":"third","metadata":{"k":"v"}}"#,
+        ] {
+            let name = serde_json::from_str::<Value>(body).expect("json")["name"]
+                .as_str()
+                .expect("name")
+                .to_owned();
+            let created = request(&a, &format!("$JS.API.STREAM.CREATE.{name}"), body).await;
+            assert!(created.get("error").is_none(), "{}: {created}", js.name);
+        }
+        for i in 0..3 {
+            let ack = request(&a, &format!("t.{i}"), "x").await;
+            assert_eq!(ack["seq"], i + 1, "{}: {ack}", js.name);
+        }
+        let mut answers = Vec::new();
+        for (subject, body) in [
+            ("$JS.API.STREAM.NAMES", ""),
+            ("$JS.API.STREAM.NAMES", r#"{"subject":"t.x"}"#),
+            ("$JS.API.STREAM.NAMES", r#"{"offset":2}"#),
+            ("$JS.API.STREAM.NAMES", r#"{"subject":"nomatch"}"#),
+            ("$JS.API.STREAM.NAMES", r#"{"offset":9}"#),
+            ("$JS.API.STREAM.NAMES", r#"{"offset":-5}"#),
+            ("$JS.API.STREAM.LIST", ""),
+            ("$JS.API.STREAM.LIST", r#"{"offset":1,"subject":"u.1"}"#),
+            ("$JS.API.STREAM.LIST", r#"{"offset":9}"#),
+            ("$JS.API.STREAM.LIST", r#"{"offset":-1,"subject":"t.>"}"#),
+            ("$JS.API.STREAM.NAMES", "{bad"),
+        ] {
+            let mut answer = request(&a, subject, body).await;
+            normalise(&mut answer);
+            answers.push(answer);
+        }
+        seen.push((js.name, answers));
+    }
+    let (_, ours) = &seen[0];
+    for (name, theirs) in &seen[1..] {
+        for (want, got) in theirs.iter().zip(ours) {
+            assert_eq!(got, want, "ours against {name}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn jetstream_refusals_carry_the_fields_go_sends() {
+    let mut seen: Vec<(&str, Vec<Value>)> = Vec::new();
+    for js in servers() {
+        let mut answers = Vec::new();
+        for user in ["a", "b", "sys"] {
+            let client = login(&js.server, user).await;
+            for (subject, body) in [
+                ("$JS.API.INFO", ""),
+                ("$JS.API.STREAM.NAMES", "{bad"),
+                ("$JS.API.STREAM.LIST", "{bad"),
+                ("$JS.API.STREAM.INFO.NOPE", ""),
+                ("$JS.API.STREAM.PURGE.NOPE", ""),
+                ("$JS.API.STREAM.DELETE.NOPE", ""),
+                ("$JS.API.STREAM.MSG.GET.NOPE", r#"{"seq":1}"#),
+                ("$JS.API.STREAM.CREATE.X", "{bad"),
+                ("$JS.API.STREAM.LEADER.STEPDOWN.NOPE", ""),
+                ("$JS.API.STREAM.PEER.REMOVE.NOPE", r#"{"peer":"x"}"#),
+            ] {
+                let mut answer = request(&client, subject, body).await;
+                normalise(&mut answer);
+                if user == "a" && subject == "$JS.API.INFO" {
+                    continue;
+                }
+                answers
+                    .push(serde_json::json!({"user": user, "subject": subject, "answer": answer}));
+            }
+        }
+        seen.push((js.name, answers));
+    }
+    let (_, ours) = &seen[0];
+    for (name, theirs) in &seen[1..] {
+        for (want, got) in theirs.iter().zip(ours) {
+            assert_eq!(got, want, "ours against {name}");
+        }
+    }
+}
