@@ -342,3 +342,209 @@ impl Quota {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use natrium_store::{StorageUpdate, UpdateReason};
+
+    use super::*;
+
+    fn budget(account_limit: i64, account_reserved: i64, server_reserved: i64) -> Budget {
+        Budget {
+            account_limit,
+            account_reserved,
+            server_limit: 10_000,
+            server_reserved,
+        }
+    }
+
+    fn stream(storage: Storage, max_bytes: i64) -> StreamConfig {
+        StreamConfig {
+            name: "S".into(),
+            storage,
+            max_bytes,
+            num_replicas: 1,
+            ..StreamConfig::default()
+        }
+    }
+
+    #[test]
+    fn resources_reservation_fits_to_the_byte() {
+        let b = budget(2000, 1500, 1500);
+        assert!(check_bytes(Storage::Memory, 500, 1, &b).is_ok());
+        let err = check_bytes(Storage::Memory, 501, 1, &b).unwrap_err();
+        assert!(err.is(&table::MEMORY_RESOURCES_EXCEEDED));
+        let err = check_bytes(Storage::File, 501, 1, &b).unwrap_err();
+        assert!(err.is(&table::STORAGE_RESOURCES_EXCEEDED));
+    }
+
+    #[test]
+    fn resources_no_max_bytes_counts_one_byte() {
+        // A stream without max_bytes needs one byte left; none is left at the limit.
+        assert!(check_bytes(Storage::Memory, -1, 1, &budget(2000, 1999, 0)).is_ok());
+        assert!(check_bytes(Storage::Memory, -1, 1, &budget(2000, 2000, 0)).is_err());
+        assert!(check_bytes(Storage::Memory, -1, 1, &budget(0, 0, 0)).is_err());
+        // Zero (a config as sent, before defaults) needs nothing.
+        assert!(check_bytes(Storage::Memory, 0, 1, &budget(2000, 2000, 0)).is_ok());
+        assert!(check_bytes(Storage::Memory, 0, 1, &budget(2000, 2001, 0)).is_err());
+    }
+
+    #[test]
+    fn resources_server_limit_counts_every_account() {
+        // An unlimited account is still bound by the server.
+        assert!(check_bytes(Storage::File, 1000, 1, &budget(-1, 0, 9000)).is_ok());
+        assert!(check_bytes(Storage::File, 1001, 1, &budget(-1, 0, 9000)).is_err());
+        assert!(check_bytes(Storage::File, 0, 1, &budget(-1, 0, 10_001)).is_err());
+    }
+
+    #[test]
+    fn resources_untiered_account_counts_replicas() {
+        assert!(check_bytes(Storage::File, 700, 3, &budget(2000, 0, 0)).is_err());
+        assert!(check_bytes(Storage::File, 600, 3, &budget(2000, 0, 0)).is_ok());
+    }
+
+    #[test]
+    fn resources_max_consumers_against_the_account() {
+        let limits = JsAccountLimits {
+            max_consumers: 7,
+            ..JsAccountLimits::default()
+        };
+        let mut cfg = stream(Storage::File, -1);
+        cfg.max_consumers = 8;
+        let err = check_config(&cfg, &limits, &budget(-1, 0, 0)).unwrap_err();
+        assert!(err.is(&table::MAXIMUM_CONSUMERS_LIMIT));
+        cfg.max_consumers = 7;
+        assert!(check_config(&cfg, &limits, &budget(-1, 0, 0)).is_ok());
+        cfg.max_consumers = -1;
+        assert!(check_config(&cfg, &limits, &budget(-1, 0, 0)).is_ok());
+    }
+
+    #[test]
+    fn resources_update_reserves_only_the_growth() {
+        let limits = JsAccountLimits::default();
+        let old = stream(Storage::Memory, 1500);
+        // The account holds 500 elsewhere; the server 2000 in all, this stream's 1500 included.
+        let b = Budget {
+            account_limit: 2000,
+            account_reserved: 500,
+            server_limit: 2000,
+            server_reserved: 2000,
+        };
+        let grown = stream(Storage::Memory, 1501);
+        let err = check_update(&grown, &old, &limits, &b).unwrap_err();
+        assert!(err.is(&table::MEMORY_RESOURCES_EXCEEDED));
+        assert!(check_update(&old, &old, &limits, &b).is_ok());
+        assert!(check_update(&stream(Storage::Memory, 1000), &old, &limits, &b).is_ok());
+        assert!(check_update(&stream(Storage::Memory, -1), &old, &limits, &b).is_ok());
+        // A smaller server leaves room for the growth once the stream's own bytes are back.
+        let roomy = Budget {
+            server_reserved: 1000,
+            ..b
+        };
+        let err = check_update(&grown, &old, &limits, &roomy).unwrap_err();
+        assert!(
+            err.is(&table::MEMORY_RESOURCES_EXCEEDED),
+            "the account is full"
+        );
+    }
+
+    #[test]
+    fn resources_update_refused_when_the_account_is_over() {
+        // Limits lowered below what is reserved: even an unchanged config is refused.
+        let cfg = stream(Storage::File, 3000);
+        let b = Budget {
+            account_limit: 2000,
+            account_reserved: 0,
+            server_limit: 10_000,
+            server_reserved: 3000,
+        };
+        assert!(check_update(&cfg, &cfg, &JsAccountLimits::default(), &b).is_err());
+    }
+
+    #[test]
+    fn resources_account_fits_beside_the_others() {
+        let limits = |mem, file| JsAccountLimits {
+            max_memory: mem,
+            max_store: file,
+            ..JsAccountLimits::default()
+        };
+        let server = (10_000, 100_000);
+        let a = limits(9500, 5000);
+        assert!(account_fits(&a, &[], (0, 0), server).is_ok());
+        let err = account_fits(&limits(1000, 50_000), &[a], (0, 0), server).unwrap_err();
+        assert!(err.is(&table::MEMORY_RESOURCES_EXCEEDED));
+        let err = account_fits(&limits(500, 95_001), &[a], (0, 0), server).unwrap_err();
+        assert!(err.is(&table::STORAGE_RESOURCES_EXCEEDED));
+        // Unlimited accounts count nothing; streams' reservations count.
+        assert!(account_fits(&limits(-1, -1), &[a], (0, 0), server).is_ok());
+        let err = account_fits(&limits(1000, 0), &[], (9001, 0), server).unwrap_err();
+        assert!(err.is(&table::MEMORY_RESOURCES_EXCEEDED));
+    }
+
+    fn quota(storage: Storage, account_limit: i64, server_limit: i64) -> Quota {
+        Quota::new(
+            storage,
+            Arc::from("A"),
+            (Arc::new(Usage::default()), account_limit),
+            (Arc::new(Usage::default()), server_limit),
+        )
+    }
+
+    #[test]
+    fn resources_publish_fits_the_account_with_the_message() {
+        // A file record of a 1000-byte payload on "f1": 22 + 2 + 1000 + 8 = 1032 bytes.
+        let q = quota(Storage::File, 5000, i64::MAX);
+        q.count(4 * 1032);
+        let err = q.admit(2, 0, 1000).unwrap_err();
+        assert!(err.is(&table::ACCOUNT_RESOURCES_EXCEEDED));
+        assert!(q.admit(2, 0, 5000 - 4 * 1032 - 32).is_ok());
+        assert!(q.admit(2, 0, 5000 - 4 * 1032 - 31).is_err());
+        q.count(-4 * 1032);
+        assert!(q.admit(2, 0, 1000).is_ok());
+    }
+
+    #[test]
+    fn resources_publish_refused_once_the_server_is_over() {
+        let q = quota(Storage::Memory, -1, 10_000);
+        q.count(10_000);
+        assert!(
+            q.admit(2, 0, 3000).is_ok(),
+            "the server is at, not over, its limit"
+        );
+        q.count(1);
+        let err = q.admit(2, 0, 1).unwrap_err();
+        assert!(err.is(&table::INSUFFICIENT_RESOURCES));
+    }
+
+    #[test]
+    fn resources_store_updates_reach_both_counters() {
+        let q = quota(Storage::Memory, -1, i64::MAX);
+        let mut updates = q.updates();
+        for bytes in [118_i64, 118, -118] {
+            updates(&StorageUpdate {
+                msgs: bytes.signum(),
+                bytes,
+                seq: 1,
+                subject: b"m1",
+                reason: UpdateReason::Stored,
+            });
+        }
+        assert_eq!(q.account.used(Storage::Memory), 118);
+        assert_eq!(q.server.used(Storage::Memory), 118);
+        assert_eq!(q.account.used(Storage::File), 0);
+        q.count(-1000);
+        assert_eq!(
+            q.account.used(Storage::Memory),
+            0,
+            "never reported negative"
+        );
+    }
+
+    #[test]
+    fn resources_log_lines_are_rate_limited() {
+        let usage = Usage::default();
+        assert!(usage.may_log(Storage::File, ACCOUNT_WARN_INTERVAL));
+        assert!(!usage.may_log(Storage::File, ACCOUNT_WARN_INTERVAL));
+        assert!(usage.may_log(Storage::Memory, ACCOUNT_WARN_INTERVAL));
+    }
+}
