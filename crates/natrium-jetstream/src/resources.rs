@@ -31,9 +31,12 @@ const ACCOUNT_WARN_INTERVAL: Duration = Duration::from_secs(1);
 pub struct Usage {
     memory: AtomicI64,
     storage: AtomicI64,
-    /// Unix milliseconds of the last "limits exceeded" log line for each storage.
+    /// Unix milliseconds of the last "limits exceeded for account" line for each storage.
     memory_logged_ms: AtomicI64,
     storage_logged_ms: AtomicI64,
+    /// Unix milliseconds of the last "limits exceeded for server" line, either storage (Go
+    /// keeps one time for both).
+    alerted_ms: AtomicI64,
 }
 
 impl Usage {
@@ -54,21 +57,32 @@ impl Usage {
         u64::try_from(self.slot(storage).load(Ordering::Relaxed)).unwrap_or(0)
     }
 
-    /// Whether a "limits exceeded" line for `storage` may be logged now (and if so, notes it).
-    fn may_log(&self, storage: Storage, every: Duration) -> bool {
+    /// Whether the account's "limits exceeded" line for `storage` may be logged now.
+    fn may_warn(&self, storage: Storage) -> bool {
         let slot = match storage {
             Storage::Memory => &self.memory_logged_ms,
             Storage::File => &self.storage_logged_ms,
         };
-        let now = crate::stream::running::now_ns() / 1_000_000;
-        let last = slot.load(Ordering::Relaxed);
-        let every = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
-        if last != 0 && now.saturating_sub(last) < every {
-            return false;
-        }
-        slot.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
+        rate_limited(slot, ACCOUNT_WARN_INTERVAL)
     }
+
+    /// Whether the server's "limits exceeded" line may be logged now.
+    fn may_alert(&self) -> bool {
+        rate_limited(&self.alerted_ms, SERVER_ALERT_INTERVAL)
+    }
+}
+
+/// Whether a line last logged at `slot` (Unix ms, 0 for never) may be logged again after
+/// `every`; if so, `slot` takes the time.
+fn rate_limited(slot: &AtomicI64, every: Duration) -> bool {
+    let now = crate::stream::running::now_ns() / 1_000_000;
+    let last = slot.load(Ordering::Relaxed);
+    let every = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
+    if last != 0 && now.saturating_sub(last) < every {
+        return false;
+    }
+    slot.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
 }
 
 /// Bytes reserved by streams' `max_bytes` on the whole server (Go's `memReserved` and
@@ -266,17 +280,6 @@ impl Quota {
         }
     }
 
-    /// No limits and counters of its own (tests).
-    pub fn unlimited(storage: Storage) -> Self {
-        let usage = || (Arc::new(Usage::default()), -1);
-        Self::new(
-            storage,
-            Arc::from(""),
-            usage(),
-            (Arc::new(Usage::default()), i64::MAX),
-        )
-    }
-
     fn kind(&self) -> &'static str {
         match self.storage {
             Storage::Memory => "memory",
@@ -292,7 +295,7 @@ impl Quota {
     /// 10023 or 10002.
     pub fn admit(&self, subject: usize, headers: usize, payload: usize) -> Result<(), ApiError> {
         if i64::try_from(self.server.used(self.storage)).unwrap_or(i64::MAX) > self.server_limit {
-            if self.server.may_log(self.storage, SERVER_ALERT_INTERVAL) {
+            if self.server.may_alert() {
                 tracing::error!(
                     "JetStream {} resource limits exceeded for server",
                     self.kind()
@@ -310,7 +313,7 @@ impl Quota {
                 .used(self.storage)
                 .saturating_add(sizing.size(subject, headers, payload));
             if total > u64::try_from(self.account_limit).unwrap_or(0) {
-                if self.account.may_log(self.storage, ACCOUNT_WARN_INTERVAL) {
+                if self.account.may_warn(self.storage) {
                     tracing::warn!(
                         "JetStream {} resource limits exceeded for account: {}",
                         self.kind(),
@@ -543,8 +546,10 @@ mod tests {
     #[test]
     fn resources_log_lines_are_rate_limited() {
         let usage = Usage::default();
-        assert!(usage.may_log(Storage::File, ACCOUNT_WARN_INTERVAL));
-        assert!(!usage.may_log(Storage::File, ACCOUNT_WARN_INTERVAL));
-        assert!(usage.may_log(Storage::Memory, ACCOUNT_WARN_INTERVAL));
+        assert!(usage.may_warn(Storage::File));
+        assert!(!usage.may_warn(Storage::File));
+        assert!(usage.may_warn(Storage::Memory));
+        assert!(usage.may_alert());
+        assert!(!usage.may_alert());
     }
 }
