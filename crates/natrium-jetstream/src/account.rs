@@ -144,11 +144,18 @@ impl JsAccount {
     }
 
     /// Go's account checks of a create before the config itself is checked: the number of
-    /// streams (one of the same name does not count), then [`JsAccount::check_stream_limits`].
+    /// streams (one of the same name does not count), `max_consumers`, then the reservation
+    /// of the storage the request named (none when it named none, as Go's check of the config
+    /// as sent matches neither storage).
     ///
     /// # Errors
     /// 10027, 10026, 10028 or 10047.
-    pub fn check_create_limits(&self, js: &JetStream, cfg: &StreamConfig) -> Result<(), ApiError> {
+    pub fn check_create_limits(
+        &self,
+        js: &JetStream,
+        cfg: &StreamConfig,
+        storage_sent: bool,
+    ) -> Result<(), ApiError> {
         let max = self.limits.max_streams;
         if max > 0 {
             let others = self
@@ -160,6 +167,9 @@ impl JsAccount {
             if i64::try_from(others).unwrap_or(i64::MAX) >= max {
                 return Err(table::MAXIMUM_STREAMS_LIMIT.err());
             }
+        }
+        if !storage_sent {
+            return resources::check_consumers(cfg, &self.limits);
         }
         self.check_stream_limits(js, cfg)
     }

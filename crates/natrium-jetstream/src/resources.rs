@@ -181,7 +181,11 @@ pub fn check_config(
     check_bytes(cfg.storage, cfg.max_bytes, cfg.num_replicas, budget)
 }
 
-fn check_consumers(cfg: &StreamConfig, limits: &JsAccountLimits) -> Result<(), ApiError> {
+/// The stream's `max_consumers` against the account's.
+///
+/// # Errors
+/// 10026.
+pub fn check_consumers(cfg: &StreamConfig, limits: &JsAccountLimits) -> Result<(), ApiError> {
     if cfg.max_consumers > 0 && limits.max_consumers > 0 && cfg.max_consumers > limits.max_consumers
     {
         return Err(table::MAXIMUM_CONSUMERS_LIMIT.err());

@@ -307,6 +307,30 @@ async fn jetstream_limits_server_reservations() {
         ok(&ask(&c, "$JS.API.STREAM.DELETE.C1", "").await, js.name);
         let jsz = http_get_json(monitor, "/jsz");
         assert_eq!(jsz["reserved_memory"], 1000, "{}: {jsz}", js.name);
+
+        // Files fill up the same way. A config that names no storage is checked against
+        // neither until it is defaulted: its own error comes first.
+        let full = json!({"subjects": ["f1"], "storage": "file", "max_bytes": 100_000});
+        ok(&stream(&c, "CREATE", "F1", &full).await, js.name);
+        let bad = json!({"subjects": ["f2.*.>.a"], "max_bytes": 1});
+        let refused = stream(&c, "CREATE", "F2", &bad).await;
+        let invalid = error(500, 10052, "invalid subject");
+        assert_eq!(refused["error"], invalid, "{}: {refused}", js.name);
+        let bad = json!({"subjects": ["f2.*.>.a"], "storage": "file", "max_bytes": 1});
+        let refused = stream(&c, "CREATE", "F2", &bad).await;
+        assert_eq!(
+            refused["error"],
+            storage_exceeded(),
+            "{}: {refused}",
+            js.name
+        );
+        let refused = stream(&c, "CREATE", "F2", &json!({"subjects": ["f2"]})).await;
+        assert_eq!(
+            refused["error"],
+            storage_exceeded(),
+            "{}: {refused}",
+            js.name
+        );
     }
 }
 

@@ -111,7 +111,8 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     };
     let config = config.prepared_for_create(&ctx)?;
     // Go checks the account's limits on the config as sent, then again once defaulted.
-    req.jsa.check_create_limits(req.js, &config)?;
+    req.jsa
+        .check_create_limits(req.js, &config, request.storage_sent)?;
     let config = config.checked_after_prepare(&ctx)?;
     if let Some(existing) = req.jsa.stream(name) {
         if existing.core.lock().config != config {
