@@ -22,6 +22,7 @@ use crate::config::stream::{Compression, Retention, Storage};
 use crate::config::StreamConfig;
 use crate::direct::DirectGet;
 use crate::errors::{table, ApiError};
+use crate::resources::{self, Budget, Quota, Usage};
 use crate::service::JetStream;
 use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
 use crate::stream::ingest::{store_failed, Ingest};
@@ -41,6 +42,8 @@ pub struct JsAccount {
     pub limits: JsAccountLimits,
     dir: PathBuf,
     streams: Mutex<BTreeMap<String, Arc<Stream>>>,
+    /// Bytes the account's streams store.
+    pub(crate) usage: Arc<Usage>,
     /// API requests this account made, and those answered with an error.
     pub api_total: AtomicU64,
     pub api_errors: AtomicU64,
@@ -56,6 +59,7 @@ impl JsAccount {
             limits,
             dir,
             streams: Mutex::new(BTreeMap::new()),
+            usage: Arc::default(),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
             direct: Mutex::new(BTreeMap::new()),
@@ -91,16 +95,114 @@ impl JsAccount {
         self.streams.lock().values().cloned().collect()
     }
 
-    /// Creates and starts a stream from a checked configuration.
+    /// The publish limits of a stream of `storage` in this account.
+    fn quota(&self, js: &JetStream, storage: Storage) -> Quota {
+        let account_limit = match storage {
+            Storage::Memory => self.limits.max_memory,
+            Storage::File => self.limits.max_store,
+        };
+        Quota::new(
+            storage,
+            Arc::from(self.name()),
+            (Arc::clone(&self.usage), account_limit),
+            (Arc::clone(&js.usage), js.limit(storage)),
+        )
+    }
+
+    /// What the account's streams reserve with `max_bytes`, memory then file, the stream
+    /// named `except` left out (`""` leaves none out).
+    pub fn reserved(&self, except: &str) -> (i64, i64) {
+        let (mut memory, mut file) = (0i64, 0i64);
+        for stream in self.streams() {
+            if stream.name == except {
+                continue;
+            }
+            let core = stream.core.lock();
+            let bytes = resources::reservation(core.config.max_bytes);
+            match core.config.storage {
+                Storage::Memory => memory = memory.saturating_add(bytes),
+                Storage::File => file = file.saturating_add(bytes),
+            }
+        }
+        (memory, file)
+    }
+
+    /// The account's and the server's limits and reservations for `cfg`'s storage, the
+    /// account's other streams only (a stream of the same name is the one being replaced).
+    fn budget(&self, js: &JetStream, cfg: &StreamConfig) -> Budget {
+        let (memory, file) = self.reserved(&cfg.name);
+        let (account_limit, account_reserved) = match cfg.storage {
+            Storage::Memory => (self.limits.max_memory, memory),
+            Storage::File => (self.limits.max_store, file),
+        };
+        Budget {
+            account_limit,
+            account_reserved,
+            server_limit: js.limit(cfg.storage),
+            server_reserved: js.reserved.get(cfg.storage),
+        }
+    }
+
+    /// Go's account checks of a create before the config itself is checked: the number of
+    /// streams (one of the same name does not count), `max_consumers`, then the reservation
+    /// of the storage the request named (none when it named none, as Go's check of the config
+    /// as sent matches neither storage).
+    ///
+    /// # Errors
+    /// 10027, 10026, 10028 or 10047.
+    pub fn check_create_limits(
+        &self,
+        js: &JetStream,
+        cfg: &StreamConfig,
+        storage_sent: bool,
+    ) -> Result<(), ApiError> {
+        let max = self.limits.max_streams;
+        if max > 0 {
+            let others = self
+                .streams
+                .lock()
+                .keys()
+                .filter(|n| **n != cfg.name)
+                .count();
+            if i64::try_from(others).unwrap_or(i64::MAX) >= max {
+                return Err(table::MAXIMUM_STREAMS_LIMIT.err());
+            }
+        }
+        if !storage_sent {
+            return resources::check_consumers(cfg, &self.limits);
+        }
+        self.check_stream_limits(js, cfg)
+    }
+
+    /// The stream's `max_consumers` and `max_bytes` against the account's and the server's
+    /// limits and what is reserved already.
+    ///
+    /// # Errors
+    /// 10026, 10028 or 10047.
+    pub fn check_stream_limits(&self, js: &JetStream, cfg: &StreamConfig) -> Result<(), ApiError> {
+        resources::check_config(cfg, &self.limits, &self.budget(js, cfg))
+    }
+
+    /// An update's checks: only the growth of `max_bytes` needs room.
+    ///
+    /// # Errors
+    /// 10026, 10028 or 10047.
+    pub fn check_update_limits(
+        &self,
+        js: &JetStream,
+        new: &StreamConfig,
+        old: &StreamConfig,
+    ) -> Result<(), ApiError> {
+        resources::check_update(new, old, &self.limits, &self.budget(js, new))
+    }
+
+    /// Creates and starts a stream from a checked configuration whose limits were checked
+    /// ([`JsAccount::check_create_limits`], [`JsAccount::check_stream_limits`]).
     pub fn create_stream(
         &self,
         js: &JetStream,
         config: StreamConfig,
     ) -> Result<Arc<Stream>, ApiError> {
-        let max_streams = self.limits.max_streams;
-        if max_streams > 0 && self.streams.lock().len() as i64 >= max_streams {
-            return Err(table::MAXIMUM_STREAMS_LIMIT.err());
-        }
         let created_ns = now_ns();
         let dir = (config.storage == Storage::File).then(|| self.stream_dir(&config.name));
         if let Some(dir) = &dir {
@@ -158,12 +260,19 @@ impl JsAccount {
                 Box::new(store)
             }
         };
+        let mut store = store;
+        let quota = self.quota(js, config.storage);
+        store.register_storage_updates(quota.updates());
+        quota.count(i64::try_from(store.fast_state().bytes).unwrap_or(i64::MAX));
+        // Go reserves a recovered stream's bytes as a created one's, without checking.
+        js.reserved
+            .add(config.storage, resources::reservation(config.max_bytes));
         let (client, _inbox) = InternalClient::start(&js.server, Arc::clone(&self.account));
         let opts = &js.settings.options;
         let positive = |n: i64, default: usize| if n > 0 { n as usize } else { default };
         let allow_direct = config.allow_direct;
         let stream = Stream::start(StreamParts {
-            ingest: Ingest::new(store, &config, &js.settings.domain),
+            ingest: Ingest::new(store, &config, &js.settings.domain, quota),
             config,
             client,
             account: Arc::clone(&self.account),
@@ -200,6 +309,9 @@ impl JsAccount {
                 .map_err(|e| store_failed(&e))?;
             let window = std::time::Duration::from_nanos(config.duplicate_window.max(0) as u64);
             core.ingest.dedup.set_window(window);
+            let growth = resources::reservation(config.max_bytes)
+                - resources::reservation(core.config.max_bytes);
+            js.reserved.add(config.storage, growth);
             core.config = config;
         }
         stream.subscribe_subjects();
@@ -233,11 +345,19 @@ impl JsAccount {
         .map_err(|e| store_failed(&e))
     }
 
-    /// Stops and removes a stream with everything it stored.
-    pub fn delete_stream(&self, name: &str) -> Result<(), ApiError> {
+    /// Stops and removes a stream with everything it stored; its bytes and its reservation
+    /// are given back.
+    pub fn delete_stream(&self, js: &JetStream, name: &str) -> Result<(), ApiError> {
         let Some(stream) = self.streams.lock().remove(name) else {
             return Err(table::STREAM_NOT_FOUND.err());
         };
+        {
+            let mut core = stream.core.lock();
+            core.ingest.detach_quota();
+            let storage = core.config.storage;
+            js.reserved
+                .add(storage, -resources::reservation(core.config.max_bytes));
+        }
         if let Some(direct) = self.direct.lock().remove(name) {
             direct.stop();
         }

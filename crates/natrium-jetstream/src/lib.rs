@@ -8,6 +8,7 @@
 //! - `report`: what monitoring reads (`/jsz`, `/varz`, `/healthz`) through the server.
 //! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
 //! - [`direct`]: `DIRECT.GET`, answered by each stream off the API thread.
+//! - [`resources`]: bytes stored and reserved per account and server, and the limits' checks.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -32,6 +33,7 @@ pub mod config;
 pub mod direct;
 pub mod errors;
 mod report;
+pub mod resources;
 pub mod service;
 mod startup;
 pub mod stream;

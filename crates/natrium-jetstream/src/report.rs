@@ -33,20 +33,6 @@ pub(crate) fn register(js: &Arc<JetStream>) {
         .set_jetstream_report(Arc::new(Reporter(Arc::downgrade(js))));
 }
 
-/// Memory and file bytes of an account's streams.
-fn account_usage(jsa: &JsAccount) -> (u64, u64) {
-    let (mut memory, mut storage) = (0, 0);
-    for stream in jsa.streams() {
-        let core = stream.core.lock();
-        let bytes = core.ingest.store.fast_state().bytes;
-        match core.config.storage {
-            Storage::Memory => memory += bytes,
-            Storage::File => storage += bytes,
-        }
-    }
-    (memory, storage)
-}
-
 /// A document as the API encodes it (Go's escapes included).
 fn raw<T: serde::Serialize>(doc: &T) -> Box<RawValue> {
     let text = String::from_utf8(crate::config::to_go_json(doc)).unwrap_or_default();
@@ -72,10 +58,9 @@ fn stream_report(stream: &Stream, with_config: bool) -> JsStreamReport {
 }
 
 fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
-    let (memory, storage) = account_usage(jsa);
-    // Accounts have no JetStream limits yet: Go reports the unlimited reservation (-1) as
-    // an unsigned number.
-    let unlimited = u64::MAX;
+    // Go reports the account's limits as its reservation, -1 (unlimited) as an unsigned
+    // number.
+    let as_unsigned = |n: i64| n as u64;
     let streams = if detail.streams {
         jsa.streams()
             .iter()
@@ -87,10 +72,10 @@ fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
     JsAccountReport {
         name: jsa.name().to_owned(),
         usage: JsUsage {
-            memory,
-            storage,
-            reserved_memory: unlimited,
-            reserved_storage: unlimited,
+            memory: jsa.usage.used(Storage::Memory),
+            storage: jsa.usage.used(Storage::File),
+            reserved_memory: as_unsigned(jsa.limits.max_memory),
+            reserved_storage: as_unsigned(jsa.limits.max_store),
             api_total: jsa.api_total.load(Ordering::Relaxed),
             api_errors: jsa.api_errors.load(Ordering::Relaxed),
         },
@@ -212,17 +197,12 @@ impl JetStreamReport for Reporter {
         let Some(js) = self.0.upgrade() else {
             return JsUsage::default();
         };
-        let (mut memory, mut storage) = (0, 0);
-        for jsa in js.accounts() {
-            let (m, s) = account_usage(&jsa);
-            memory += m;
-            storage += s;
-        }
+        let reserved = |storage| u64::try_from(js.reserved.get(storage)).unwrap_or(0);
         JsUsage {
-            memory,
-            storage,
-            reserved_memory: 0,
-            reserved_storage: 0,
+            memory: js.usage.used(Storage::Memory),
+            storage: js.usage.used(Storage::File),
+            reserved_memory: reserved(Storage::Memory),
+            reserved_storage: reserved(Storage::File),
             api_total: js.api_total.load(Ordering::Relaxed),
             api_errors: js.api_errors.load(Ordering::Relaxed),
         }

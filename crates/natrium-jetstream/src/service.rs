@@ -16,6 +16,7 @@ use natrium_store::seal::{Cipher, ServerKeys};
 use parking_lot::Mutex;
 
 use crate::account::JsAccount;
+use crate::resources::{Reserved, Usage};
 
 /// Go's JetStream API level, announced in INFO and the banner.
 pub const API_LEVEL: u32 = 5;
@@ -40,6 +41,10 @@ pub struct JetStream {
     /// `jetstream { key, prev_key, cipher }`: streams' files are sealed with these.
     pub(crate) keys: Option<Arc<ServerKeys>>,
     accounts: Mutex<BTreeMap<String, Arc<JsAccount>>>,
+    /// Bytes every account's streams store.
+    pub(crate) usage: Arc<Usage>,
+    /// Bytes every stream's `max_bytes` reserves.
+    pub(crate) reserved: Reserved,
     pub api_total: AtomicU64,
     pub api_errors: AtomicU64,
 }
@@ -122,6 +127,8 @@ impl JetStream {
             io,
             keys,
             accounts: Mutex::new(BTreeMap::new()),
+            usage: Arc::default(),
+            reserved: Reserved::default(),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
         }
@@ -144,6 +151,28 @@ impl JetStream {
         tracing::debug!("JetStream state for account {:?} recovered", account.name);
         accounts.insert(account.name.clone(), Arc::clone(&jsa));
         jsa
+    }
+
+    /// Whether an account with `limits` fits beside the streams' reservations and the limits
+    /// of the accounts enabled so far (Go's single-server check before enabling one).
+    ///
+    /// # Errors
+    /// 10028 or 10047.
+    pub fn check_account_fits(
+        &self,
+        limits: &JsAccountLimits,
+    ) -> Result<(), crate::errors::ApiError> {
+        use crate::config::stream::Storage;
+        let enabled: Vec<JsAccountLimits> = self.accounts().iter().map(|a| a.limits).collect();
+        crate::resources::account_fits(
+            limits,
+            &enabled,
+            (
+                self.reserved.get(Storage::Memory),
+                self.reserved.get(Storage::File),
+            ),
+            (self.settings.max_memory, self.settings.max_store),
+        )
     }
 
     /// The JetStream state of the account named `name`, if it is enabled there.
@@ -185,6 +214,14 @@ impl JetStream {
             account: account.to_owned(),
             stream: stream.to_owned(),
         })
+    }
+
+    /// The server's limit for `storage` (`max_memory_store`, `max_file_store`).
+    pub(crate) fn limit(&self, storage: crate::config::stream::Storage) -> i64 {
+        match storage {
+            crate::config::stream::Storage::Memory => self.settings.max_memory,
+            crate::config::stream::Storage::File => self.settings.max_store,
+        }
     }
 
     /// The directory of the streams of `account`.

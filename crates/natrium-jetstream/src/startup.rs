@@ -9,12 +9,14 @@ use natrium_store::io::{StdFs, StorageIo};
 use natrium_auth::account::JsAccountLimits;
 
 use crate::api;
+use crate::errors::ApiError;
 use crate::service::{banner, JetStream, JetStreamSettings};
 
 /// As Go: with no accounts configured the global account runs JetStream without limits;
-/// otherwise each account whose configuration turns it on, with its limits.
+/// otherwise each account whose configuration turns it on, with its limits, each refused when
+/// its limits do not fit the server beside those enabled before it.
 /// TODO(#15): accounts registered later from JWTs (operator mode).
-fn enable_configured_accounts(server: &Server, js: &JetStream) {
+fn enable_configured_accounts(server: &Server, js: &JetStream) -> Result<(), ApiError> {
     let config = server.config();
     // Go's "global account only": no configured account besides the global and the system one.
     let system = server.system_account();
@@ -26,13 +28,15 @@ fn enable_configured_accounts(server: &Server, js: &JetStream) {
         if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
             js.enable_account(&global, JsAccountLimits::default());
         }
-        return;
+        return Ok(());
     }
     for spec in &config.accounts {
         if let (Some(limits), Some(account)) = (spec.jetstream, server.account(&spec.name)) {
+            js.check_account_fits(&limits)?;
             js.enable_account(&account, limits);
         }
     }
+    Ok(())
 }
 
 /// Starts JetStream: logs Go's banner, enables the global account, recovers its streams and
@@ -49,7 +53,15 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
         )
     })?;
     let js = Arc::new(JetStream::new(server.clone(), settings, io));
-    enable_configured_accounts(server, &js);
+    if let Err(err) = enable_configured_accounts(server, &js) {
+        // Go has logged its start-up time by then.
+        log_took(began);
+        js.stop_all();
+        return Err(format!(
+            "Can't start JetStream: Error enabling jetstream on configured accounts: {} ({})",
+            err.description, err.err_code
+        ));
+    }
     api::start(&js);
     crate::report::register(&js);
     let drain = Arc::clone(&js);
@@ -58,9 +70,13 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
         let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;
         tracing::info!("JetStream Shutdown");
     });
+    log_took(began);
+    Ok(js)
+}
+
+fn log_took(began: Instant) {
     tracing::info!(
         "Took {} to start JetStream",
         natrium_gofmt::go_duration(began.elapsed())
     );
-    Ok(js)
 }

@@ -8,34 +8,27 @@ use crate::config::stream::Storage;
 use crate::service::API_LEVEL;
 
 pub fn info(req: &Request<'_>) -> Vec<u8> {
-    let (mut memory, mut storage) = (0, 0);
-    let streams = req.jsa.streams();
-    for stream in &streams {
-        let core = stream.core.lock();
-        let bytes = core.ingest.store.fast_state().bytes;
-        match core.config.storage {
-            Storage::Memory => memory += bytes,
-            Storage::File => storage += bytes,
-        }
-    }
+    let usage = &req.jsa.usage;
+    let (reserved_memory, reserved_storage) = req.jsa.reserved("");
+    let streams = req.jsa.streams().len();
     // As in Go, this request is not counted yet.
-    let total = req.js.api_total.load(Ordering::Relaxed);
+    let total = req.jsa.api_total.load(Ordering::Relaxed);
     encode(
         "account_info_response",
         None,
         AccountInfoResponse {
-            memory,
-            storage,
-            reserved_memory: 0,
-            reserved_storage: 0,
-            streams: streams.len(),
+            memory: usage.used(Storage::Memory),
+            storage: usage.used(Storage::File),
+            reserved_memory: u64::try_from(reserved_memory).unwrap_or(0),
+            reserved_storage: u64::try_from(reserved_storage).unwrap_or(0),
+            streams,
             consumers: 0,
             limits: AccountLimitsJson::from(&req.jsa.limits),
             domain: req.js.settings.domain.clone(),
             api: ApiStatsJson {
                 level: API_LEVEL,
                 total,
-                errors: req.js.api_errors.load(Ordering::Relaxed),
+                errors: req.jsa.api_errors.load(Ordering::Relaxed),
             },
         },
     )

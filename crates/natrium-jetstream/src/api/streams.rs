@@ -109,7 +109,11 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
         pedantic: request.pedantic,
         ..context(req, config.storage)
     };
-    let config = config.checked_for_create(&ctx)?;
+    let config = config.prepared_for_create(&ctx)?;
+    // Go checks the account's limits on the config as sent, then again once defaulted.
+    req.jsa
+        .check_create_limits(req.js, &config, request.storage_sent)?;
+    let config = config.checked_after_prepare(&ctx)?;
     if let Some(existing) = req.jsa.stream(name) {
         if existing.core.lock().config != config {
             return Err(table::STREAM_NAME_EXIST.err());
@@ -124,6 +128,7 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
             },
         ));
     }
+    req.jsa.check_stream_limits(req.js, &config)?;
     check_overlap(req, &config, None)?;
     let stream = req.jsa.create_stream(req.js, config)?;
     req.advise(name, StreamAction::Create);
@@ -160,6 +165,7 @@ pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
         .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
     let old = stream.core.lock().config.clone();
     let config = config.checked_for_update(&old, &ctx)?;
+    req.jsa.check_update_limits(req.js, &config, &old)?;
     check_overlap(req, &config, Some(name))?;
     req.jsa.update_stream(req.js, &stream, config)?;
     req.advise(name, StreamAction::Modify);
@@ -190,7 +196,7 @@ fn check_overlap(
 }
 
 pub fn delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
-    req.jsa.delete_stream(name)?;
+    req.jsa.delete_stream(req.js, name)?;
     req.advise(name, StreamAction::Delete);
     req.js.release_heap();
     Ok(encode(

@@ -25,12 +25,23 @@ impl StreamConfig {
     /// The caller checks first that the subject's stream name equals `name` (10056), and
     /// between these checks and storing the stream, the account's limits, other streams'
     /// subjects (10065) and the name in use (10058). Go checks the account's stream count and
-    /// reservations before this function's `checkStreamCfg` part: a config failing both gets
-    /// the account error there.
+    /// reservations between [`StreamConfig::prepared_for_create`] and
+    /// [`StreamConfig::checked_after_prepare`], the two halves of this function: a config
+    /// failing both gets the account error there.
     ///
     /// # Errors
     /// Go's error for the first rule the config breaks.
-    pub fn checked_for_create(mut self, ctx: &CheckContext) -> Result<StreamConfig, ApiError> {
+    pub fn checked_for_create(self, ctx: &CheckContext) -> Result<StreamConfig, ApiError> {
+        self.prepared_for_create(ctx)?.checked_after_prepare(ctx)
+    }
+
+    /// The first half of [`StreamConfig::checked_for_create`]: the stored metadata set, then
+    /// the create handler's own refusals (a path in the name, sealed, mirror direct without
+    /// a mirror).
+    ///
+    /// # Errors
+    /// Go's error for the first rule the config breaks.
+    pub fn prepared_for_create(mut self, ctx: &CheckContext) -> Result<StreamConfig, ApiError> {
         stored_metadata(&mut self, ctx);
         if self.name.contains(['\\', '/']) {
             return Err(table::STREAM_NAME_CONTAINS_PATH_SEPARATORS.err());
@@ -41,6 +52,15 @@ impl StreamConfig {
         if self.mirror_direct && self.mirror.is_none() {
             return Err(invalid("stream has no mirror but does have mirror direct"));
         }
+        Ok(self)
+    }
+
+    /// The second half of [`StreamConfig::checked_for_create`]: Go's `checkStreamCfg` and the
+    /// single server's replica limit.
+    ///
+    /// # Errors
+    /// Go's error for the first rule the config breaks.
+    pub fn checked_after_prepare(self, ctx: &CheckContext) -> Result<StreamConfig, ApiError> {
         let cfg = check_stream_config(self, ctx)?;
         if !ctx.clustered && cfg.num_replicas > 1 {
             return Err(table::STREAM_REPLICAS_NOT_SUPPORTED.err());

@@ -18,6 +18,10 @@ pub struct StreamConfigRequest {
     pub config: StreamConfig,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pedantic: bool,
+    /// Whether the body named a `storage`: Go checks a create's reservation on the config as
+    /// sent, where a missing storage is neither memory nor file.
+    #[serde(skip)]
+    pub storage_sent: bool,
 }
 
 pub(crate) fn invalid_json(message: &str) -> ApiError {
@@ -144,7 +148,15 @@ pub fn decode_stream_request(body: &[u8]) -> Result<StreamConfigRequest, ApiErro
     } else {
         doc
     };
-    serde_json::from_value(doc).map_err(|e| invalid_json(&serde_to_go(&e.to_string())))
+    let storage_sent = doc
+        .as_object()
+        .is_some_and(|m| m.keys().any(|k| k.eq_ignore_ascii_case("storage")));
+    let request: StreamConfigRequest =
+        serde_json::from_value(doc).map_err(|e| invalid_json(&serde_to_go(&e.to_string())))?;
+    Ok(StreamConfigRequest {
+        storage_sent,
+        ..request
+    })
 }
 
 /// `pedantic` belongs to the request, not the embedded config whose paths Go prefixes.

@@ -13,6 +13,7 @@ use natrium_store::{DedupWindow, Filter, MsgTtl, NewMsg, StoreError, StreamStore
 use super::headers::PublishHeaders;
 use crate::config::StreamConfig;
 use crate::errors::{table, ApiError};
+use crate::resources::Quota;
 
 /// What became of one published message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,19 +33,36 @@ pub struct Ingest {
     last_msg_id: Vec<u8>,
     /// `{"stream":"<name>",` (and `"domain":"<d>",`) `"seq":`: every ack starts so.
     ack_prefix: Vec<u8>,
+    /// The account's and the server's limits a message must fit.
+    quota: Quota,
 }
 
 impl Ingest {
-    pub fn new(store: Box<dyn StreamStore>, config: &StreamConfig, domain: &str) -> Self {
+    /// The ingest of a store whose updates already reach `quota`'s counters.
+    pub fn new(
+        store: Box<dyn StreamStore>,
+        config: &StreamConfig,
+        domain: &str,
+        quota: Quota,
+    ) -> Self {
         let window = std::time::Duration::from_nanos(config.duplicate_window.max(0) as u64);
         let mut ingest = Self {
             store,
             dedup: DedupWindow::new(window),
             last_msg_id: Vec::new(),
             ack_prefix: Vec::new(),
+            quota,
         };
         ingest.set_ack_prefix(&config.name, domain);
         ingest
+    }
+
+    /// Takes the stream's bytes out of the account's and the server's usage and stops
+    /// counting (the stream is being deleted).
+    pub fn detach_quota(&mut self) {
+        self.store.register_storage_updates(Box::new(|_| {}));
+        let bytes = i64::try_from(self.store.fast_state().bytes).unwrap_or(i64::MAX);
+        self.quota.count(-bytes);
     }
 
     fn set_ack_prefix(&mut self, name: &str, domain: &str) {
@@ -164,6 +182,9 @@ impl Ingest {
                 return Err(table::STREAM_ROLLUP_FAILED_F.with(&[("err", &err)]));
             }
         }
+        let headers = msg.headers.as_ref().map_or(0, Bytes::len);
+        self.quota
+            .admit(msg.subject.len(), headers, msg.payload.len())?;
         Ok(None)
     }
 
