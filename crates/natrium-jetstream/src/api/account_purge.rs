@@ -33,7 +33,7 @@ pub fn purge(js: &JetStream, client: &mut InternalClient, name: &str) -> Result<
     if let Some(jsa) = &jsa {
         for stream in &streams {
             let stream_name = stream.name.as_str();
-            match jsa.delete_stream(stream_name) {
+            match jsa.delete_stream(js, stream_name) {
                 Ok(()) => {}
                 // Deleted meanwhile by its own account's request: nothing left to do.
                 Err(err) if err.err_code == table::STREAM_NOT_FOUND.err_code => continue,
