@@ -8,6 +8,7 @@
 //! - `report`: what monitoring reads (`/jsz`, `/varz`, `/healthz`) through the server.
 //! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
 //! - [`direct`]: `DIRECT.GET`, answered by each stream off the API thread.
+//! - [`snapshot`]: `STREAM.SNAPSHOT` and `STREAM.RESTORE` transfers, each on its own thread.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -33,6 +34,7 @@ pub mod direct;
 pub mod errors;
 mod report;
 pub mod service;
+pub mod snapshot;
 mod startup;
 pub mod stream;
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use natrium_auth::account::JsAccountLimits;
@@ -42,6 +42,8 @@ pub struct JetStream {
     accounts: Mutex<BTreeMap<String, Arc<JsAccount>>>,
     pub api_total: AtomicU64,
     pub api_errors: AtomicU64,
+    /// Snapshots and restores running (see `snapshot::guard`).
+    pub(crate) transfers: Arc<AtomicUsize>,
 }
 
 /// The encryption keys of the configuration; none without `key`.
@@ -124,6 +126,7 @@ impl JetStream {
             accounts: Mutex::new(BTreeMap::new()),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
+            transfers: Arc::new(AtomicUsize::new(0)),
         }
     }
 

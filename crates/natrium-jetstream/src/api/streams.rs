@@ -25,7 +25,7 @@ const NAMES_PAGE: usize = 1024;
 const LIST_PAGE: usize = 256;
 
 /// The checks' view of this server and account.
-fn context(req: &Request<'_>, storage: Storage) -> CheckContext {
+pub(crate) fn context(req: &Request<'_>, storage: Storage) -> CheckContext {
     let jsa = Arc::clone(req.jsa);
     let limits = &req.jsa.limits;
     let per_stream = match storage {
@@ -168,23 +168,13 @@ pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 }
 
 /// Refuses subjects that another stream of the account already captures (Go's 10065).
-fn check_overlap(
+pub(crate) fn check_overlap(
     req: &Request<'_>,
     config: &StreamConfig,
     this: Option<&str>,
 ) -> Result<(), ApiError> {
-    for other in req.jsa.streams() {
-        if Some(other.name.as_str()) == this {
-            continue;
-        }
-        let core = other.core.lock();
-        for mine in &config.subjects {
-            for theirs in &core.config.subjects {
-                if nats_subject::subjects_collide(mine.as_bytes(), theirs.as_bytes()) {
-                    return Err(table::STREAM_SUBJECT_OVERLAP.err());
-                }
-            }
-        }
+    if req.jsa.subjects_overlap(config, this) {
+        return Err(table::STREAM_SUBJECT_OVERLAP.err());
     }
     Ok(())
 }
@@ -370,6 +360,14 @@ pub fn msg_delete(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
     if kind == "stream_info_response" {
         return encode(kind, Some(err), Paged::default());
+    }
+    if kind == "stream_restore_response" {
+        // Go's restore response always carries its deliver subject, empty on an error.
+        return encode(
+            kind,
+            Some(err),
+            super::responses::RestoreResponse::default(),
+        );
     }
     encode(kind, Some(err), Empty {})
 }
