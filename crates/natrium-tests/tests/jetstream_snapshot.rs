@@ -419,3 +419,80 @@ async fn jetstream_snapshot_without_acks_ends_with_no_flow_response() {
     assert_eq!(snap.end, (Some(408), Some("No Flow Response".to_owned())));
     assert!(server.wait_for_log("Snapshot for stream '$G > SLOW' failed after ", WAIT));
 }
+
+/// Publishing goes on during a snapshot: the archive holds exactly the messages up to the
+/// last sequence of the snapshot's state, identical, and the restore is that stream.
+#[tokio::test]
+async fn jetstream_snapshot_while_publishing_is_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    fill(&client, "LIVE", "file").await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let publisher = {
+        let (client, stop) = (client.clone(), std::sync::Arc::clone(&stop));
+        tokio::spawn(async move {
+            let mut n = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                publish(&client, &format!("LIVE.{}", n % 5), None, "during").await;
+                n += 1;
+            }
+            n
+        })
+    };
+    let ask = json!({"chunk_size": 1024, "window_size": 2048});
+    let snap = snapshot(&client, "LIVE", ask, true).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let published = publisher.await.unwrap();
+    assert!(published > 0);
+    let last = snap.response["state"]["last_seq"].as_u64().unwrap();
+    let source = messages(&client, "LIVE", last).await;
+
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = start(other_dir.path());
+    let other_client = async_nats::connect(other.url()).await.unwrap();
+    let done = restore(&other_client, &snap.response["config"], &snap.data(), 8192).await;
+    assert!(done.get("error").is_none(), "{done}");
+    assert_eq!(done["state"]["last_seq"].as_u64(), Some(last));
+    assert_eq!(
+        done["state"]["messages"],
+        snap.response["state"]["messages"]
+    );
+    let restored = messages(&other_client, "LIVE", last).await;
+    assert_eq!(restored[..last as usize], source[..last as usize]);
+    assert_eq!(restored[last as usize]["error"]["err_code"], 10037);
+}
+
+/// A restore larger than the server may store is refused with Go's 10047 and leaves nothing.
+#[tokio::test]
+async fn jetstream_restore_over_storage_limit_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    fill(&client, "BIG", "file").await;
+    let snap = snapshot(&client, "BIG", json!({}), true).await;
+
+    let small = tempfile::tempdir().unwrap();
+    let conf = small.path().join("small.conf");
+    let store = small.path().join("store");
+    let text = format!(
+        "jetstream {{ store_dir: \"{}\", max_file_store: 20000 }}\n",
+        store.display()
+    );
+    std::fs::write(&conf, text).unwrap();
+    let target = ServerProcess::start(&["-c", conf.to_str().unwrap()]);
+    let target_client = async_nats::connect(target.url()).await.unwrap();
+    let done = restore(&target_client, &snap.response["config"], &snap.data(), 8192).await;
+    assert_eq!(
+        done["error"],
+        json!({"code": 500, "err_code": 10047, "description": "insufficient storage resources available"})
+    );
+    assert_eq!(
+        info(&target_client, "BIG").await["error"]["err_code"],
+        10059
+    );
+    let account = store.join("jetstream/$G");
+    assert!(!account.join("streams/BIG").exists());
+    let staging = account.join("__snapshots__");
+    assert!(std::fs::read_dir(&staging).map_or(true, |mut d| d.next().is_none()));
+}

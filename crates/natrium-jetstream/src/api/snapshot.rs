@@ -158,14 +158,12 @@ fn run_snapshot(
     }
 }
 
-/// `JSApiStreamRestoreRequest`: the configuration, checked as a create's; the state is
-/// informational (the archive carries its own).
+/// `JSApiStreamRestoreRequest`: the configuration, checked as a create's. Its `state` is
+/// not read: the archive carries its own, as Go's does.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct RestoreRequest {
     config: serde_json::Value,
-    #[allow(dead_code)]
-    state: serde_json::Value,
 }
 
 pub fn restore(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
