@@ -480,7 +480,8 @@ async fn jetstream_restore_over_storage_limit_refused() {
         store.display()
     );
     std::fs::write(&conf, text).unwrap();
-    let target = ServerProcess::start(&["-c", conf.to_str().unwrap()]);
+    let conf = conf.to_str().unwrap();
+    let target = ServerProcess::start(&["-c", conf, "-a", "127.0.0.1", "-p", "-1"]);
     let target_client = async_nats::connect(target.url()).await.unwrap();
     let done = restore(&target_client, &snap.response["config"], &snap.data(), 8192).await;
     assert_eq!(
@@ -495,4 +496,39 @@ async fn jetstream_restore_over_storage_limit_refused() {
     assert!(!account.join("streams/BIG").exists());
     let staging = account.join("__snapshots__");
     assert!(std::fs::read_dir(&staging).map_or(true, |mut d| d.next().is_none()));
+}
+
+/// A snapshot and a restore on `client`'s server: the snapshot response, the snapshot's
+/// ending, and the restore's final answer.
+async fn backup_and_restore(
+    client: &async_nats::Client,
+) -> (Value, (Option<u16>, Option<String>), Value) {
+    fill(client, "DIFF", "file").await;
+    let snap = snapshot(client, "DIFF", json!({"chunk_size": 1024}), true).await;
+    request(client, "$JS.API.STREAM.DELETE.DIFF", &Value::Null).await;
+    let done = restore(client, &snap.response["config"], &snap.data(), 4096).await;
+    (snap.response.clone(), snap.end.clone(), done)
+}
+
+/// The documents of a whole backup and restore have Go's shape, key for key.
+#[tokio::test]
+async fn jetstream_snapshot_and_restore_documents_shaped_like_go() {
+    let go_dir = tempfile::tempdir().unwrap();
+    let go_dir_s = go_dir.path().display().to_string();
+    let Some(go) = ServerProcess::start_go(&["-js", "-sd", &go_dir_s]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ours = start(dir.path());
+    let ours = backup_and_restore(&async_nats::connect(ours.url()).await.unwrap()).await;
+    let theirs = backup_and_restore(&async_nats::connect(go.url()).await.unwrap()).await;
+    let shape = natrium_tests::json::comparable_shape;
+    assert_eq!(shape(&ours.0), shape(&theirs.0));
+    assert_eq!(ours.1, theirs.1);
+    assert_eq!(shape(&ours.2), shape(&theirs.2));
+    assert_eq!(ours.0["state"]["messages"], theirs.0["state"]["messages"]);
+    assert_eq!(
+        ours.2["state"]["num_deleted"],
+        theirs.2["state"]["num_deleted"]
+    );
 }
