@@ -2,7 +2,9 @@
 //!
 //! On disk: `<store_dir>/jetstream/<account>/streams/<stream>/` holds the stream's
 //! `meta.dat` (its configuration and creation time as JSON, written by the store's atomic
-//! rule) and the file store's `msgs/`. Memory streams keep nothing on disk, as in Go.
+//! rule) and the file store's `msgs/`. Memory streams keep nothing on disk, as in Go. A
+//! restore builds its stream under `<account>/__snapshots__/` and moves it into `streams/`
+//! once complete; what is left there at start-up is removed.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -27,6 +29,9 @@ use crate::service::JetStream;
 use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
 use crate::stream::ingest::{store_failed, Ingest};
 use crate::stream::running::{now_ns, store_config, Stream, StreamParts};
+
+/// The account's directory of restores in progress (Go's name).
+const STAGING_DIR: &str = "__snapshots__";
 
 /// A stream's `meta.dat` body.
 #[derive(Serialize, Deserialize)]
@@ -212,7 +217,7 @@ impl JsAccount {
             self.save_meta(js, dir, &config, created_ns)?;
         }
         let first_seq = config.first_seq;
-        let stream = self.start_stream(js, config, created_ns, dir)?;
+        let stream = self.start_stream(js, config, created_ns, dir, None)?;
         if first_seq > 1 {
             // A new stream starting at `first_seq`: everything below it counts as gone.
             let mut core = stream.core.lock();
@@ -236,29 +241,11 @@ impl JsAccount {
         config: StreamConfig,
         created_ns: i64,
         dir: Option<PathBuf>,
+        store: Option<Box<dyn StreamStore>>,
     ) -> Result<Arc<Stream>, ApiError> {
-        let store: Box<dyn StreamStore> = match &dir {
-            None => Box::new(MemStore::new(store_config(&config))),
-            Some(dir) => {
-                let options = FileStoreOptions::for_stream(
-                    (config.max_bytes > 0).then_some(config.max_bytes as u64),
-                    config.retention == Retention::Limits,
-                    config.compression == Compression::S2,
-                );
-                let at_rest = js.at_rest(self.name(), &config.name);
-                let mut progress = progress_logger(self.name(), &config.name);
-                let store = FileStore::open_at_rest_with_progress(
-                    Arc::clone(&js.io),
-                    dir,
-                    store_config(&config),
-                    options,
-                    at_rest,
-                    &mut progress,
-                )
-                .map_err(|e| store_failed(&e))?;
-                report_recovery(self.name(), &config.name, &store);
-                Box::new(store)
-            }
+        let store = match store {
+            Some(store) => store,
+            None => self.open_store(js, &config, dir.as_deref())?,
         };
         let mut store = store;
         let quota = self.quota(js, config.storage);
@@ -288,6 +275,117 @@ impl JsAccount {
             old.stop();
         }
         Ok(stream)
+    }
+
+    /// Opens a stream's store: in memory, or the file store in `dir` (recovering what is
+    /// there).
+    pub(crate) fn open_store(
+        &self,
+        js: &JetStream,
+        config: &StreamConfig,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Box<dyn StreamStore>, ApiError> {
+        let Some(dir) = dir else {
+            return Ok(Box::new(MemStore::new(store_config(config))));
+        };
+        let options = FileStoreOptions::for_stream(
+            (config.max_bytes > 0).then_some(config.max_bytes as u64),
+            config.retention == Retention::Limits,
+            config.compression == Compression::S2,
+        );
+        let at_rest = js.at_rest(self.name(), &config.name);
+        let mut progress = progress_logger(self.name(), &config.name);
+        let store = FileStore::open_at_rest_with_progress(
+            Arc::clone(&js.io),
+            dir,
+            store_config(config),
+            options,
+            at_rest,
+            &mut progress,
+        )
+        .map_err(|e| store_failed(&e))?;
+        report_recovery(self.name(), &config.name, &store);
+        Ok(Box::new(store))
+    }
+
+    /// Whether `config`'s subjects collide with those of another stream than `except`.
+    pub fn subjects_overlap(&self, config: &StreamConfig, except: Option<&str>) -> bool {
+        self.streams().iter().any(|other| {
+            if Some(other.name.as_str()) == except {
+                return false;
+            }
+            let core = other.core.lock();
+            config.subjects.iter().any(|mine| {
+                core.config.subjects.iter().any(|theirs| {
+                    nats_subject::subjects_collide(mine.as_bytes(), theirs.as_bytes())
+                })
+            })
+        })
+    }
+
+    /// Where restores stage their files until they are complete.
+    pub(crate) fn staging_dir(&self) -> PathBuf {
+        self.dir.join(STAGING_DIR)
+    }
+
+    /// Makes a restored stream one of the account's: refused when the name is taken or the
+    /// account is at its stream limit. A memory stream comes with its `store`; a file stream's
+    /// files wait, stopped, in `staged` and move to the stream's directory (its `meta.dat`
+    /// written first), where the store is reopened from them.
+    pub(crate) fn adopt_restored(
+        &self,
+        js: &JetStream,
+        config: StreamConfig,
+        store: Option<Box<dyn StreamStore>>,
+        staged: Option<&std::path::Path>,
+    ) -> Result<Arc<Stream>, ApiError> {
+        // Held throughout, so a concurrent restore of the same name waits and is refused.
+        let mut streams = self.streams.lock();
+        if streams.contains_key(&config.name) {
+            return Err(table::STREAM_NAME_EXIST_RESTORE_FAILED.err());
+        }
+        let max_streams = self.limits.max_streams;
+        if max_streams > 0 && streams.len() as i64 >= max_streams {
+            return Err(table::MAXIMUM_STREAMS_LIMIT.err());
+        }
+        let created_ns = now_ns();
+        let dir = match staged {
+            None => None,
+            Some(staged) => Some(self.move_staged(js, staged, &config, created_ns)?),
+        };
+        match self.start_stream(js, config, created_ns, dir.clone(), store) {
+            Ok(stream) => {
+                streams.insert(stream.name.clone(), Arc::clone(&stream));
+                Ok(stream)
+            }
+            Err(err) => {
+                if let Some(dir) = dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Writes a restored stream's `meta.dat` into its staged files and moves them to the
+    /// stream's directory (replacing any left there by a stream that is not running).
+    fn move_staged(
+        &self,
+        js: &JetStream,
+        staged: &std::path::Path,
+        config: &StreamConfig,
+        created_ns: i64,
+    ) -> Result<PathBuf, ApiError> {
+        self.save_meta(js, staged, config, created_ns)?;
+        let dir = self.stream_dir(&config.name);
+        let moved = std::fs::create_dir_all(self.dir.join("streams"))
+            .and_then(|()| match std::fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            })
+            .and_then(|()| std::fs::rename(staged, &dir));
+        moved.map_err(|e| table::STREAM_RESTORE.with(&[("err", &e)]))?;
+        Ok(dir)
     }
 
     /// Applies a checked new configuration to a running stream.
@@ -374,6 +472,8 @@ impl JsAccount {
 
     /// Opens every stream found under the account's directory.
     pub fn recover(&self, js: &JetStream) {
+        // A restore the server stopped in the middle left its files here.
+        let _ = std::fs::remove_dir_all(self.staging_dir());
         let streams_dir = self.dir.join("streams");
         // The store's I/O trait lists files; stream directories are listed here.
         for name in crate::service::sorted_dirs(&streams_dir) {
@@ -414,7 +514,7 @@ impl JsAccount {
                 meta.config.name
             );
             let began = std::time::Instant::now();
-            match self.start_stream(js, meta.config, meta.created_ns, Some(dir)) {
+            match self.start_stream(js, meta.config, meta.created_ns, Some(dir), None) {
                 Ok(stream) => {
                     let msgs = stream.core.lock().ingest.store.fast_state().msgs;
                     tracing::info!(

@@ -163,3 +163,143 @@ pub fn stream_action(
         },
     );
 }
+
+/// Who asked, as Go's advisories carry it (`null` when unknown).
+pub type ClientInfo = Option<Box<serde_json::value::RawValue>>;
+
+#[derive(Serialize)]
+struct SnapshotCreateBody<'a> {
+    stream: &'a str,
+    state: &'a crate::api::responses::StreamStateJson,
+    client: &'a ClientInfo,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+}
+
+/// A snapshot began (`$JS.EVENT.ADVISORY.STREAM.SNAPSHOT_CREATE.<stream>`).
+pub fn snapshot_create(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    stream: &str,
+    state: &crate::api::responses::StreamStateJson,
+    who: &ClientInfo,
+    domain: &str,
+) {
+    publish(
+        client,
+        account,
+        &format!("$JS.EVENT.ADVISORY.STREAM.SNAPSHOT_CREATE.{stream}"),
+        "io.nats.jetstream.advisory.v1.snapshot_create",
+        SnapshotCreateBody {
+            stream,
+            state,
+            client: who,
+            domain,
+        },
+    );
+}
+
+/// When a transfer started and ended (Unix nanoseconds).
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+#[derive(Serialize)]
+struct CompleteBody<'a> {
+    stream: &'a str,
+    start: String,
+    end: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes: Option<i64>,
+    client: &'a ClientInfo,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    error: &'a str,
+}
+
+/// A snapshot ended, with its error if it failed
+/// (`$JS.EVENT.ADVISORY.STREAM.SNAPSHOT_COMPLETE.<stream>`).
+pub fn snapshot_complete(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    stream: &str,
+    span: Span,
+    who: &ClientInfo,
+    (domain, error): (&str, &str),
+) {
+    let rfc = natrium_gofmt::time::rfc3339_nanos;
+    publish(
+        client,
+        account,
+        &format!("$JS.EVENT.ADVISORY.STREAM.SNAPSHOT_COMPLETE.{stream}"),
+        "io.nats.jetstream.advisory.v1.snapshot_complete",
+        CompleteBody {
+            stream,
+            start: rfc(span.start_ns),
+            end: rfc(span.end_ns),
+            bytes: None,
+            client: who,
+            domain,
+            error,
+        },
+    );
+}
+
+#[derive(Serialize)]
+struct RestoreCreateBody<'a> {
+    stream: &'a str,
+    client: &'a ClientInfo,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+}
+
+/// A restore began (`$JS.EVENT.ADVISORY.STREAM.RESTORE_CREATE.<stream>`).
+pub fn restore_create(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    stream: &str,
+    who: &ClientInfo,
+    domain: &str,
+) {
+    publish(
+        client,
+        account,
+        &format!("$JS.EVENT.ADVISORY.STREAM.RESTORE_CREATE.{stream}"),
+        "io.nats.jetstream.advisory.v1.restore_create",
+        RestoreCreateBody {
+            stream,
+            client: who,
+            domain,
+        },
+    );
+}
+
+/// A restore ended after receiving `bytes` (`$JS.EVENT.ADVISORY.STREAM.RESTORE_COMPLETE.<stream>`).
+pub fn restore_complete(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    (stream, bytes): (&str, u64),
+    span: Span,
+    who: &ClientInfo,
+    domain: &str,
+) {
+    let rfc = natrium_gofmt::time::rfc3339_nanos;
+    publish(
+        client,
+        account,
+        &format!("$JS.EVENT.ADVISORY.STREAM.RESTORE_COMPLETE.{stream}"),
+        "io.nats.jetstream.advisory.v1.restore_complete",
+        CompleteBody {
+            stream,
+            start: rfc(span.start_ns),
+            end: rfc(span.end_ns),
+            bytes: Some(i64::try_from(bytes).unwrap_or(i64::MAX)),
+            client: who,
+            domain,
+            error: "",
+        },
+    );
+}

@@ -14,6 +14,7 @@ pub mod msg_get;
 pub mod request;
 pub mod responses;
 pub mod router;
+pub mod snapshot;
 pub mod stream_info;
 pub mod streams;
 

@@ -9,6 +9,7 @@
 //! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
 //! - [`direct`]: `DIRECT.GET`, answered by each stream off the API thread.
 //! - [`resources`]: bytes stored and reserved per account and server, and the limits' checks.
+//! - [`snapshot`]: `STREAM.SNAPSHOT` and `STREAM.RESTORE` transfers, each on its own thread.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -35,6 +36,7 @@ pub mod errors;
 mod report;
 pub mod resources;
 pub mod service;
+pub mod snapshot;
 mod startup;
 pub mod stream;
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use natrium_auth::account::JsAccountLimits;
@@ -47,6 +47,8 @@ pub struct JetStream {
     pub(crate) reserved: Reserved,
     pub api_total: AtomicU64,
     pub api_errors: AtomicU64,
+    /// Snapshots and restores running (see `snapshot::guard`).
+    pub(crate) transfers: Arc<AtomicUsize>,
 }
 
 /// The encryption keys of the configuration; none without `key`.
@@ -131,6 +133,7 @@ impl JetStream {
             reserved: Reserved::default(),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
+            transfers: Arc::new(AtomicUsize::new(0)),
         }
     }
 

@@ -6,6 +6,8 @@
 //!
 //! Layout:
 //! - [`stream`] / [`consumer`]: the two traits, and the consumer state types.
+//! - [`archive`]: a stream's portable snapshot archive (state, messages, end, Snappy-framed),
+//!   the codec behind `STREAM.SNAPSHOT` and `STREAM.RESTORE`.
 //! - [`types`]: messages in and out, stream and subject state, limits ([`StoreConfig`]), Go's
 //!   byte accounting ([`MsgSizing`]), storage-update events.
 //! - [`filter`]: [`Filter`], one or many subjects, literal or wildcard.
@@ -56,6 +58,7 @@
     )
 )]
 
+pub mod archive;
 pub mod consumer;
 pub mod dedup;
 pub mod error;

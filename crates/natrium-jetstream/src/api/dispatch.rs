@@ -9,7 +9,7 @@ use natrium_core::internal::InternalClient;
 use super::inbox::{ApiInbox, ApiSubs};
 use super::request::Request;
 use super::router::{route, Route, API_PREFIX};
-use super::{account_info, account_purge, msg_get, stream_info, streams};
+use super::{account_info, account_purge, msg_get, snapshot, stream_info, streams};
 use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
@@ -56,7 +56,7 @@ pub fn start(js: &Arc<JetStream>) {
     }
 }
 
-fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Delivery) {
+fn answer(js: &Arc<JetStream>, client: &mut InternalClient, subs: &ApiSubs, msg: &Delivery) {
     let Some(account) = subs.account_of(msg.sid).cloned() else {
         return;
     };
@@ -102,10 +102,8 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         return;
     };
     let req = Request {
-        js,
-        jsa: &jsa,
-        body: &msg.payload,
-        actions: std::cell::RefCell::new(Vec::new()),
+        msg: Some(msg),
+        ..Request::new(js, &jsa, &msg.payload)
     };
     let route = route(verb);
     if let (Some(kind), false) = (route.kind(), api_level_met(msg)) {
@@ -129,6 +127,8 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
             "stream_msg_delete_response",
             streams::msg_delete(&req, name),
         ),
+        Route::StreamSnapshot(name) => ("stream_snapshot_response", snapshot::snapshot(&req, name)),
+        Route::StreamRestore(name) => ("stream_restore_response", snapshot::restore(&req, name)),
         route @ (Route::StreamLeaderStepdown | Route::StreamPeerRemove) => (
             route.kind().unwrap_or_default(),
             Err(table::CLUSTER_REQUIRED.err()),
@@ -142,6 +142,9 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         Err(err) => streams::error_response(kind, &err),
     };
     client.publish_in(&account, reply, None, &body);
+    for start in req.after_reply.take() {
+        start();
+    }
     let domain = js.settings.domain.as_str();
     for (stream, action) in req.actions.take() {
         advisory::stream_action(client, &account, &stream, action, domain);
@@ -149,7 +152,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
     advisory::api_audit(client, &account, || ApiAudit {
         server: js.server.name(),
-        client: request_info(msg),
+        client: req.client_info(),
         subject,
         request: std::str::from_utf8(&msg.payload).unwrap_or_default(),
         response: std::str::from_utf8(&body).unwrap_or_default(),
@@ -187,12 +190,4 @@ fn api_level_met(msg: &Delivery) -> bool {
             .and_then(|v| v.trim().parse::<u32>().ok())
             .is_some_and(|level| level <= crate::service::API_LEVEL),
     }
-}
-
-/// The requester, from the `Nats-Request-Info` header the internal client's sink asked for.
-fn request_info(msg: &Delivery) -> Option<Box<serde_json::value::RawValue>> {
-    let block = msg.headers.as_deref()?;
-    let headers = nats_proto::headers::Headers::parse(block).ok()?;
-    let text = std::str::from_utf8(headers.get(b"Nats-Request-Info")?).ok()?;
-    serde_json::value::RawValue::from_string(text.to_owned()).ok()
 }

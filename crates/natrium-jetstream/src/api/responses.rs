@@ -125,6 +125,19 @@ pub struct StreamCreateResponse {
     pub did_create: bool,
 }
 
+/// `stream_restore_response`: where to send the chunks.
+#[derive(Serialize, Default)]
+pub struct RestoreResponse {
+    pub deliver_subject: String,
+}
+
+/// `stream_snapshot_response`: the stream's configuration and state as the snapshot began.
+#[derive(Serialize)]
+pub struct SnapshotResponse {
+    pub config: crate::config::StreamConfig,
+    pub state: StreamStateJson,
+}
+
 /// `stream_names_response`.
 #[derive(Serialize)]
 pub struct StreamNamesResponse {

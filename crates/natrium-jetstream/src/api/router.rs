@@ -13,6 +13,8 @@ pub enum Route<'a> {
     StreamList,
     MsgGet(&'a str),
     MsgDelete(&'a str),
+    StreamSnapshot(&'a str),
+    StreamRestore(&'a str),
     /// Verbs of a clustered server, answered as a single Go server does (10010).
     StreamLeaderStepdown,
     StreamPeerRemove,
@@ -38,6 +40,8 @@ impl Route<'_> {
             Route::StreamList => "stream_list_response",
             Route::MsgGet(_) => "stream_msg_get_response",
             Route::MsgDelete(_) => "stream_msg_delete_response",
+            Route::StreamSnapshot(_) => "stream_snapshot_response",
+            Route::StreamRestore(_) => "stream_restore_response",
             Route::StreamLeaderStepdown => "stream_leader_stepdown_response",
             Route::StreamPeerRemove => "stream_remove_peer_response",
             Route::AccountPurge(_) => "account_purge_response",
@@ -63,6 +67,8 @@ pub fn route(verb: &str) -> Route<'_> {
         ["STREAM", "LIST"] => Route::StreamList,
         ["STREAM", "MSG", "GET", name] => Route::MsgGet(name),
         ["STREAM", "MSG", "DELETE", name] => Route::MsgDelete(name),
+        ["STREAM", "SNAPSHOT", name] => Route::StreamSnapshot(name),
+        ["STREAM", "RESTORE", name] => Route::StreamRestore(name),
         ["STREAM", "LEADER", "STEPDOWN", _] => Route::StreamLeaderStepdown,
         ["STREAM", "PEER", "REMOVE", _] => Route::StreamPeerRemove,
         ["ACCOUNT", "PURGE", name] => Route::AccountPurge(name),
@@ -79,6 +85,8 @@ mod tests {
         assert_eq!(route("INFO"), Route::Info);
         assert_eq!(route("STREAM.CREATE.S1"), Route::StreamCreate("S1"));
         assert_eq!(route("STREAM.MSG.GET.S1"), Route::MsgGet("S1"));
+        assert_eq!(route("STREAM.SNAPSHOT.S1"), Route::StreamSnapshot("S1"));
+        assert_eq!(route("STREAM.RESTORE.S1"), Route::StreamRestore("S1"));
         assert_eq!(route("STREAM.CREATE"), Route::Unknown);
         assert_eq!(route("BOGUS"), Route::Unknown);
         assert_eq!(route("ACCOUNT.PURGE.A"), Route::AccountPurge("A"));

@@ -25,7 +25,7 @@ const NAMES_PAGE: usize = 1024;
 const LIST_PAGE: usize = 256;
 
 /// The checks' view of this server and account.
-fn context(req: &Request<'_>, storage: Storage) -> CheckContext {
+pub(crate) fn context(req: &Request<'_>, storage: Storage) -> CheckContext {
     let jsa = Arc::clone(req.jsa);
     let limits = &req.jsa.limits;
     let per_stream = match storage {
@@ -174,23 +174,13 @@ pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 }
 
 /// Refuses subjects that another stream of the account already captures (Go's 10065).
-fn check_overlap(
+pub(crate) fn check_overlap(
     req: &Request<'_>,
     config: &StreamConfig,
     this: Option<&str>,
 ) -> Result<(), ApiError> {
-    for other in req.jsa.streams() {
-        if Some(other.name.as_str()) == this {
-            continue;
-        }
-        let core = other.core.lock();
-        for mine in &config.subjects {
-            for theirs in &core.config.subjects {
-                if nats_subject::subjects_collide(mine.as_bytes(), theirs.as_bytes()) {
-                    return Err(table::STREAM_SUBJECT_OVERLAP.err());
-                }
-            }
-        }
+    if req.jsa.subjects_overlap(config, this) {
+        return Err(table::STREAM_SUBJECT_OVERLAP.err());
     }
     Ok(())
 }
@@ -404,6 +394,12 @@ pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
             }
             encode(kind, Some(err), Purged { purged: 0 })
         }
+        // Go's restore response always carries its deliver subject, empty on an error.
+        "stream_restore_response" => encode(
+            kind,
+            Some(err),
+            super::responses::RestoreResponse::default(),
+        ),
         _ => encode(kind, Some(err), Empty {}),
     }
 }

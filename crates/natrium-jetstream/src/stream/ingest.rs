@@ -224,6 +224,11 @@ fn ttl(config: &StreamConfig, hdrs: &PublishHeaders<'_>) -> Result<MsgTtl, ApiEr
     if !config.allow_msg_ttl {
         return Err(table::MESSAGE_TTL_DISABLED.err());
     }
+    parse_ttl(value)
+}
+
+/// A `Nats-TTL` value: a Go duration or a number of seconds (at least one), or `never`.
+pub(crate) fn parse_ttl(value: &[u8]) -> Result<MsgTtl, ApiError> {
     let text = std::str::from_utf8(value).unwrap_or_default();
     if text.eq_ignore_ascii_case("never") {
         return Ok(MsgTtl::Never);
