@@ -173,6 +173,61 @@ async fn jetstream_publish_expectations_and_dedup_answer_like_go() {
 }
 
 #[tokio::test]
+async fn jetstream_rollup_keeps_only_the_newest_of_its_subject_or_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    let mut stream = js
+        .create_stream(stream::Config {
+            name: "R".into(),
+            subjects: vec!["r.>".into()],
+            allow_rollup: true,
+            max_messages_per_subject: 5,
+            discard: stream::DiscardPolicy::New,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    for subject in ["r.a", "r.b", "r.a", "r.c"] {
+        js.publish(subject, "v".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let rollup = |kind: &'static str| {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Rollup", kind);
+        headers
+    };
+    // A KV purge marker: the newest of `r.a` only, the other subjects kept.
+    let ack = js
+        .publish_with_headers("r.a", rollup("sub"), "".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(ack.sequence, 5);
+    let state = stream.info().await.unwrap().state.clone();
+    assert_eq!((state.messages, state.last_sequence), (3, 5));
+    assert!(stream.get_raw_message(1).await.is_err());
+    assert!(stream.get_raw_message(3).await.is_err());
+    assert_eq!(
+        stream.get_raw_message(2).await.unwrap().subject.as_str(),
+        "r.b"
+    );
+
+    js.publish_with_headers("r.z", rollup("all"), "".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let state = stream.info().await.unwrap().state.clone();
+    assert_eq!((state.messages, state.first_sequence), (1, 6));
+}
+
+#[tokio::test]
 async fn jetstream_api_errors_answer_like_go() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path());

@@ -94,12 +94,6 @@ impl Ingest {
             Ok(ttl) => ttl,
             Err(err) => return Outcome::Refused(err),
         };
-        let roll_all = hdrs.rollup == Some(&b"all"[..]);
-        if roll_all {
-            if let Err(err) = self.store.purge() {
-                return Outcome::Refused(store_failed(&err));
-            }
-        }
         let new = NewMsg {
             ttl,
             rollup: hdrs.rollup == Some(&b"sub"[..]),
@@ -112,6 +106,15 @@ impl Ingest {
         };
         match self.store.store_msg(new) {
             Ok(stored) => {
+                // A rollup keeps only the message just stored: of its subject, or of all.
+                let rolled = match hdrs.rollup {
+                    Some(b"sub") => self.store.purge_ex(&msg.subject, 0, 1).map(drop),
+                    Some(b"all") => self.store.purge_ex(b"", 0, 1).map(drop),
+                    _ => Ok(()),
+                };
+                if let Err(err) = rolled {
+                    return Outcome::Refused(store_failed(&err));
+                }
                 self.last_msg_id.clear();
                 if let Some(id) = hdrs.msg_id {
                     self.dedup.insert(id, stored.seq, now_ns);
@@ -173,7 +176,7 @@ impl Ingest {
             }
         }
         if let Some(rollup) = hdrs.rollup {
-            if !config.allow_rollup_hdrs {
+            if !config.allow_rollup_hdrs || config.deny_purge {
                 return Err(table::STREAM_ROLLUP_FAILED_F.with(&[("err", &"rollup not permitted")]));
             }
             if rollup != b"sub" && rollup != b"all" {
