@@ -9,7 +9,7 @@ use natrium_core::internal::InternalClient;
 use super::inbox::{ApiInbox, ApiSubs};
 use super::request::Request;
 use super::router::{route, Route, API_PREFIX};
-use super::{account_info, account_purge, msg_get, stream_info, streams};
+use super::{account_info, account_purge, consumers, msg_get, stream_info, streams};
 use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
@@ -81,6 +81,23 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         }
         return;
     }
+    // Go reads some consumer requests' bodies before it looks for JetStream.
+    let system = account_purge::is_system(js, &account);
+    if let (Route::Consumer(c), false) = (route(verb), system) {
+        if let Err(err) = consumers::precheck(&c, &msg.payload) {
+            if let Some(jsa) = js.account(&account.name) {
+                js.count_api(true);
+                jsa.count_api(true);
+            }
+            client.publish_in(
+                &account,
+                reply,
+                None,
+                &streams::error_response(c.kind(), &err),
+            );
+            return;
+        }
+    }
     let Some(jsa) = js.account(&account.name) else {
         let route = route(verb);
         // The system account's refusals are typed as system responses, but for INFO.
@@ -90,9 +107,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
             .map(|k| if system { "system_response" } else { k })
         {
             // A cluster-only verb is refused as such before JetStream is looked for.
-            let cluster_only =
-                matches!(route, Route::StreamLeaderStepdown | Route::StreamPeerRemove);
-            let err = if cluster_only && !system {
+            let err = if route.cluster_only() && !system {
                 table::CLUSTER_REQUIRED.err()
             } else {
                 table::NOT_ENABLED_FOR_ACCOUNT.err()
@@ -106,6 +121,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         jsa: &jsa,
         body: &msg.payload,
         actions: std::cell::RefCell::new(Vec::new()),
+        consumer_events: std::cell::RefCell::new(Vec::new()),
     };
     let route = route(verb);
     if let (Some(kind), false) = (route.kind(), api_level_met(msg)) {
@@ -133,6 +149,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
             route.kind().unwrap_or_default(),
             Err(table::CLUSTER_REQUIRED.err()),
         ),
+        Route::Consumer(c) => (c.kind(), consumers::answer(&req, &c)),
         Route::AccountPurge(_) | Route::Unknown => return,
     };
     js.count_api(result.is_err());
@@ -145,6 +162,9 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
     let domain = js.settings.domain.as_str();
     for (stream, action) in req.actions.take() {
         advisory::stream_action(client, &account, &stream, action, domain);
+    }
+    for event in req.consumer_events.take() {
+        advisory::consumer_event(client, &account, &event, domain);
     }
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
     advisory::api_audit(client, &account, || ApiAudit {

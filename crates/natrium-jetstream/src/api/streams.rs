@@ -86,6 +86,7 @@ pub fn stream_info_detailed(
             } else {
                 Vec::new()
             },
+            consumer_count: stream.public_consumer_count(),
             ..StreamStateJson::of(&state)
         },
         cluster: cluster.then(|| ClusterJson {
@@ -404,6 +405,7 @@ pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
             }
             encode(kind, Some(err), Purged { purged: 0 })
         }
+        k if k.starts_with("consumer_") => super::consumer_json::error_response(k, err),
         _ => encode(kind, Some(err), Empty {}),
     }
 }
