@@ -10,6 +10,7 @@ use super::request::Request;
 use super::responses::{encode, Empty, Paged};
 use super::router::ConsumerRoute;
 use crate::advisory::ConsumerEvent;
+use crate::config::decode::decode_checked_embedded;
 use crate::config::gotime::GoTime;
 use crate::config::gotype::{GoStruct, GoType};
 use crate::config::{decode_checked, decode_request};
@@ -103,8 +104,12 @@ fn listed(
 ) -> Result<(Arc<Stream>, Vec<Arc<Consumer>>, usize), ApiError> {
     let mut offset = 0i64;
     if is_json_object_or_array(req.body) {
-        let paged: PagedRequest =
-            decode_checked(req.body, &PAGED_REQUEST, "server.JSApiConsumersRequest")?;
+        let paged: PagedRequest = decode_checked_embedded(
+            req.body,
+            &PAGED_REQUEST,
+            "server.JSApiConsumersRequest",
+            "ApiPagedRequest",
+        )?;
         offset = paged.offset.max(0);
     }
     let stream = req

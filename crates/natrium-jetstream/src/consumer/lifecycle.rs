@@ -106,6 +106,8 @@ pub fn update(
     consumer: &Consumer,
     mut config: ConsumerConfig,
 ) -> Result<(), ApiError> {
+    // Go stores an updated pause in UTC.
+    config.pause_until = config.pause_until.map(|t| t.utc());
     let mut core = consumer.core.lock();
     if config.inactive_threshold != core.config.inactive_threshold {
         stamp_inactive_threshold(&mut config);
