@@ -20,3 +20,5 @@ pub mod update;
 
 pub use config::ConsumerConfig;
 pub use running::Consumer;
+#[cfg(test)]
+mod tests;

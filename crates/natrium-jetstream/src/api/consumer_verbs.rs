@@ -97,11 +97,11 @@ struct PagedRequest {
     offset: i64,
 }
 
+/// A stream, its listed consumers and the page's offset.
+type Listed = (Arc<Stream>, Vec<Arc<Consumer>>, usize);
+
 /// The stream's listed (non-direct) consumers by name, and the page's offset.
-fn listed(
-    req: &Request<'_>,
-    stream: &str,
-) -> Result<(Arc<Stream>, Vec<Arc<Consumer>>, usize), ApiError> {
+fn listed(req: &Request<'_>, stream: &str) -> Result<Listed, ApiError> {
     let mut offset = 0i64;
     if is_json_object_or_array(req.body) {
         let paged: PagedRequest = decode_checked_embedded(

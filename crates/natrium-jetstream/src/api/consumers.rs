@@ -29,10 +29,10 @@ use crate::stream::Stream;
 /// The verb's refusal.
 pub fn answer(req: &Request<'_>, route: &ConsumerRoute<'_>) -> Result<Vec<u8>, ApiError> {
     match route {
-        ConsumerRoute::Create(rest) => create(req, Subject::parse_create(rest)),
+        ConsumerRoute::Create(rest) => create(req, &Subject::parse_create(rest)),
         ConsumerRoute::DurableCreate(stream, durable) => create(
             req,
-            Subject {
+            &Subject {
                 stream,
                 name: durable,
                 filter: "",
@@ -165,9 +165,9 @@ pub fn context<'a>(
     }
 }
 
-fn create(req: &Request<'_>, sub: Subject<'_>) -> Result<Vec<u8>, ApiError> {
+fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
     let mut request = decode_create(req.body)?;
-    check_subject(&sub, &mut request)?;
+    check_subject(sub, &mut request)?;
     let stream = req
         .jsa
         .stream(&request.stream_name)

@@ -81,22 +81,8 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         }
         return;
     }
-    // Go reads some consumer requests' bodies before it looks for JetStream.
-    let system = account_purge::is_system(js, &account);
-    if let (Route::Consumer(c), false) = (route(verb), system) {
-        if let Err(err) = consumers::precheck(&c, &msg.payload) {
-            if let Some(jsa) = js.account(&account.name) {
-                js.count_api(true);
-                jsa.count_api(true);
-            }
-            client.publish_in(
-                &account,
-                reply,
-                None,
-                &streams::error_response(c.kind(), &err),
-            );
-            return;
-        }
+    if refused_before_lookup(js, client, &account, reply, verb, &msg.payload) {
+        return;
     }
     let Some(jsa) = js.account(&account.name) else {
         let route = route(verb);
@@ -160,12 +146,7 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
     };
     client.publish_in(&account, reply, None, &body);
     let domain = js.settings.domain.as_str();
-    for (stream, action) in req.actions.take() {
-        advisory::stream_action(client, &account, &stream, action, domain);
-    }
-    for event in req.consumer_events.take() {
-        advisory::consumer_event(client, &account, &event, domain);
-    }
+    send_advisories(client, &account, &req, domain);
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
     advisory::api_audit(client, &account, || ApiAudit {
         server: js.server.name(),
@@ -175,6 +156,53 @@ fn answer(js: &JetStream, client: &mut InternalClient, subs: &ApiSubs, msg: &Del
         response: std::str::from_utf8(&body).unwrap_or_default(),
         domain,
     });
+}
+
+/// The stream and consumer advisories a request noted, after its answer.
+fn send_advisories(
+    client: &mut InternalClient,
+    account: &Arc<natrium_core::account::Account>,
+    req: &Request<'_>,
+    domain: &str,
+) {
+    for (stream, action) in req.actions.take() {
+        advisory::stream_action(client, account, &stream, action, domain);
+    }
+    for event in req.consumer_events.take() {
+        advisory::consumer_event(client, account, &event, domain);
+    }
+}
+
+/// Go reads some consumer requests' bodies before it looks for JetStream in the account:
+/// answers their refusal, if any.
+fn refused_before_lookup(
+    js: &JetStream,
+    client: &mut InternalClient,
+    account: &Arc<natrium_core::account::Account>,
+    reply: &str,
+    verb: &str,
+    body: &[u8],
+) -> bool {
+    let Route::Consumer(c) = route(verb) else {
+        return false;
+    };
+    if account_purge::is_system(js, account) {
+        return false;
+    }
+    let Err(err) = consumers::precheck(&c, body) else {
+        return false;
+    };
+    if let Some(jsa) = js.account(&account.name) {
+        js.count_api(true);
+        jsa.count_api(true);
+    }
+    client.publish_in(
+        account,
+        reply,
+        None,
+        &streams::error_response(c.kind(), &err),
+    );
+    true
 }
 
 /// The part of a request subject after `$JS.API.` or `$JS.<domain>.API.`.

@@ -40,6 +40,7 @@ impl GoTime {
     /// Go's `RFC3339Nano` text.
     pub fn to_go_string(&self) -> String {
         use chrono::Timelike;
+        use std::fmt::Write;
         let dt = self.0;
         let mut out = dt.format("%Y-%m-%dT%H:%M:%S").to_string();
         let nanos = dt.nanosecond() % 1_000_000_000;
@@ -54,7 +55,7 @@ impl GoTime {
         } else {
             let sign = if offset < 0 { '-' } else { '+' };
             let abs = offset.unsigned_abs();
-            out.push_str(&format!("{sign}{:02}:{:02}", abs / 3600, (abs % 3600) / 60));
+            let _ = write!(out, "{sign}{:02}:{:02}", abs / 3600, (abs % 3600) / 60);
         }
         out
     }
@@ -143,7 +144,7 @@ mod tests {
     use super::GoTime;
 
     #[test]
-    fn consumer_gotime_echoes_as_go() {
+    fn config_gotime_echoes_as_go() {
         let t = GoTime::parse("2030-01-01T00:00:00.500000Z").unwrap();
         assert_eq!(t.to_go_string(), "2030-01-01T00:00:00.5Z");
         let t = GoTime::parse("2030-01-01T01:00:00+01:00").unwrap();

@@ -98,7 +98,12 @@ pub fn set_defaults(cfg: &mut ConsumerConfig, ctx: &ConsumerContext<'_>) -> Resu
     clamp(&mut cfg.inactive_threshold, 0, 0, strict, text)?;
     let text = "priority_timeout must not be negative";
     clamp(&mut cfg.priority_timeout, 0, 0, strict, text)?;
+    fill_defaults(cfg, ctx)
+}
 
+/// The defaults Go fills in once negative values are gone.
+fn fill_defaults(cfg: &mut ConsumerConfig, ctx: &ConsumerContext<'_>) -> Result<(), ApiError> {
+    let strict = ctx.pedantic;
     if !cfg.is_push() && cfg.max_waiting == 0 {
         cfg.max_waiting = MAX_WAITING_DEFAULT;
     }

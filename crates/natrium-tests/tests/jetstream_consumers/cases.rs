@@ -141,7 +141,6 @@ fn subject_and_json_errors() -> Vec<Case> {
 /// Configs Go's checks refuse.
 fn config_errors() -> Vec<Case> {
     let long = "d".repeat(5000);
-    let big_meta = format!(r#"{{"metadata":{{"k":"{}"}}}}"#, "v".repeat(132 * 1024));
     vec![
         on_s("N1", r#"{"num_replicas":-1}"#),
         req(
@@ -161,6 +160,12 @@ fn config_errors() -> Vec<Case> {
         on_s("N1", r#"{"deliver_subject":"x","max_ack_pending":5}"#),
         on_s("N1", r#"{"deliver_subject":"x","idle_heartbeat":50000000}"#),
         on_s("N1", r#"{"deliver_subject":"x","flow_control":true}"#),
+    ]
+}
+
+/// Pull, limit, filter and start errors.
+fn pull_and_start_errors() -> Vec<Case> {
+    vec![
         on("W", "N1", r#"{"ack_policy":"none"}"#),
         on_s("N1", r#"{"rate_limit_bps":1000}"#),
         on_s("N1", r#"{"idle_heartbeat":1000000000}"#),
@@ -193,6 +198,13 @@ fn config_errors() -> Vec<Case> {
             "N1",
             r#"{"deliver_policy":"by_start_time","opt_start_time":"2020-01-01T00:00:00Z","opt_start_seq":3}"#,
         ),
+    ]
+}
+
+/// Sampling, metadata, priority, pedantic and work-queue errors.
+fn other_config_errors() -> Vec<Case> {
+    let big_meta = format!(r#"{{"metadata":{{"k":"{}"}}}}"#, "v".repeat(132 * 1024));
+    vec![
         on_s("N1", r#"{"sample_freq":"x"}"#),
         on_s("N1", r#"{"sample_freq":"-5"}"#),
         on_s("N1", &big_meta),
@@ -325,6 +337,12 @@ fn lifecycle() -> Vec<Case> {
             "CONSUMER.DURABLE.CREATE.S.LEGACY",
             r#"{"stream_name":"S","config":{"durable_name":"LEGACY","ack_policy":"explicit"}}"#,
         ),
+    ]
+}
+
+/// Info, names and list of what was created.
+fn queries() -> Vec<Case> {
+    vec![
         req("CONSUMER.INFO.S.PULL", ""),
         req("CONSUMER.INFO.S.PUSH", "{}"),
         req("CONSUMER.INFO.S.PULL", r#"{"x":1}"#),
@@ -342,6 +360,12 @@ fn lifecycle() -> Vec<Case> {
         req("CONSUMER.LIST.NOPE", ""),
         req("STREAM.INFO.S", ""),
         req("INFO", ""),
+    ]
+}
+
+/// Creates of existing consumers, updates and pauses.
+fn updates_and_pauses() -> Vec<Case> {
+    vec![
         // Create again: the same config is fine, a different one is refused with `create`.
         req(
             "CONSUMER.CREATE.S.PULL",
@@ -396,6 +420,12 @@ fn lifecycle() -> Vec<Case> {
         req("CONSUMER.PAUSE.S.PULL", r#"{"bogus":5}"#),
         // A create does not change a pause.
         on_s("PAUSED", r#"{"durable_name":"PAUSED"}"#),
+    ]
+}
+
+/// Unpin, step down and delete.
+fn unpin_and_delete() -> Vec<Case> {
+    vec![
         // Unpin.
         req("CONSUMER.UNPIN.S.PIN", r#"{"group":"g1"}"#),
         req("CONSUMER.UNPIN.S.PIN", r#"{"group":"g2"}"#),
@@ -448,7 +478,12 @@ pub fn all() -> Vec<Case> {
     let mut out = setup();
     out.extend(subject_and_json_errors());
     out.extend(config_errors());
+    out.extend(pull_and_start_errors());
+    out.extend(other_config_errors());
     out.extend(lifecycle());
+    out.extend(queries());
+    out.extend(updates_and_pauses());
+    out.extend(unpin_and_delete());
     out.extend(without_jetstream());
     out
 }
