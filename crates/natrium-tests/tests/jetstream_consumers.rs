@@ -346,3 +346,70 @@ async fn jetstream_consumer_durable_is_recovered_after_a_restart() {
         .log_text()
         .contains("Recovering 1 consumers for stream - 'A > FILE'"));
 }
+
+/// The consumer advisories one server sends for a fixed exchange, ids and times normalised.
+async fn consumer_advisories(js: &Js) -> Vec<(String, Value)> {
+    use futures::StreamExt;
+    let client = login(&js.server, "a").await;
+    let mut sub = client
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.>")
+        .await
+        .expect("subscribe");
+    client.flush().await.expect("flush");
+    for (verb, body) in [
+        ("STREAM.CREATE.S", r#"{"name":"S","subjects":["s.>"]}"#),
+        (
+            "CONSUMER.CREATE.S.D",
+            r#"{"stream_name":"S","config":{"durable_name":"D"}}"#,
+        ),
+        (
+            "CONSUMER.CREATE.S.P",
+            r#"{"stream_name":"S","config":{"pause_until":"2099-01-01T00:00:00Z","priority_policy":"overflow","priority_groups":["g"]}}"#,
+        ),
+        (
+            "CONSUMER.PAUSE.S.D",
+            r#"{"pause_until":"2098-01-01T00:00:00Z"}"#,
+        ),
+        ("CONSUMER.PAUSE.S.D", ""),
+        ("CONSUMER.UNPIN.S.P", r#"{"group":"g"}"#),
+        ("CONSUMER.DELETE.S.D", ""),
+    ] {
+        let answer = request(&client, &format!("$JS.API.{verb}"), body).await;
+        assert!(
+            answer.get("error").is_none(),
+            "{}: {verb}: {answer}",
+            js.name
+        );
+    }
+    let mut out = Vec::new();
+    while let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(300), sub.next()).await {
+        let mut body: Value = serde_json::from_slice(&msg.payload).expect("json");
+        body["id"] = Value::from("id");
+        body["timestamp"] = Value::from("time");
+        out.push((msg.subject.to_string(), body));
+    }
+    out
+}
+
+#[tokio::test]
+async fn jetstream_consumer_advisories_like_go() {
+    let mut runs = Vec::new();
+    for js in servers() {
+        runs.push(consumer_advisories(&js).await);
+    }
+    let kinds: Vec<&str> = runs[0]
+        .iter()
+        .filter_map(|(_, body)| body["type"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"io.nats.jetstream.advisory.v1.consumer_action"),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&"io.nats.jetstream.advisory.v1.consumer_pause"),
+        "{kinds:?}"
+    );
+    if let Some(go) = runs.get(1) {
+        assert_eq!(&runs[0], go);
+    }
+}
