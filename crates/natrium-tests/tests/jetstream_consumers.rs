@@ -320,6 +320,9 @@ async fn jetstream_consumer_durable_is_recovered_after_a_restart() {
         let created = request(&client, &format!("$JS.API.CONSUMER.CREATE.{name}.D"), &body).await;
         assert!(created.get("error").is_none(), "{created}");
     }
+    let body = r#"{"stream_name":"FILE","config":{"ack_policy":"explicit"}}"#;
+    let ephemeral = request(&client, "$JS.API.CONSUMER.CREATE.FILE.EPH", body).await;
+    assert!(ephemeral.get("error").is_none(), "{ephemeral}");
     let body = r#"{"stream_name":"FILE","config":{"durable_name":"GONE"}}"#;
     request(&client, "$JS.API.CONSUMER.CREATE.FILE.GONE", body).await;
     let before = request(&client, "$JS.API.CONSUMER.INFO.FILE.D", "").await;
@@ -336,15 +339,22 @@ async fn jetstream_consumer_durable_is_recovered_after_a_restart() {
     let after = request(&client, "$JS.API.CONSUMER.INFO.FILE.D", "").await;
     assert_eq!(after["created"], before["created"], "{after}");
     assert_eq!(after["config"], before["config"], "{after}");
+    // Go recovers an ephemeral as an ephemeral (its inactivity removes it later).
     let names = request(&client, "$JS.API.CONSUMER.NAMES.FILE", "").await;
-    assert_eq!(names["consumers"], serde_json::json!(["D"]), "{names}");
+    assert_eq!(
+        names["consumers"],
+        serde_json::json!(["D", "EPH"]),
+        "{names}"
+    );
+    let eph = request(&client, "$JS.API.CONSUMER.INFO.FILE.EPH", "").await;
+    assert_eq!(eph["config"], ephemeral["config"], "{eph}");
     // A memory stream, and its consumers, do not outlive the server.
     let gone = request(&client, "$JS.API.CONSUMER.INFO.MEM.D", "").await;
     assert_eq!(gone["error"]["err_code"], 10059, "{gone}");
     assert!(js
         .server
         .log_text()
-        .contains("Recovering 1 consumers for stream - 'A > FILE'"));
+        .contains("Recovering 2 consumers for stream - 'A > FILE'"));
 }
 
 /// The consumer advisories one server sends for a fixed exchange, ids and times normalised.

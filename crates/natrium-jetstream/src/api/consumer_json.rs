@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::request::Request;
 use super::responses::{encode, Empty, Paged};
+use crate::consumer::running::num_pending;
 use crate::consumer::update::with_dynamic_metadata;
 use crate::consumer::{Consumer, ConsumerConfig};
 use crate::errors::ApiError;
@@ -70,9 +71,10 @@ pub fn consumer_info(
     consumer: &Consumer,
     dynamic: bool,
 ) -> ConsumerInfoJson {
-    let core = stream.core.lock();
-    let snap = consumer.snapshot(core.ingest.store.as_ref());
-    drop(core);
+    let snap = consumer.snapshot(|config, next| {
+        let core = stream.core.lock();
+        num_pending(config, next, core.ingest.store.as_ref())
+    });
     let now = now_ns();
     let config = if dynamic {
         with_dynamic_metadata(&snap.config)

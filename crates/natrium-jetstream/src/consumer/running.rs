@@ -60,8 +60,10 @@ impl Consumer {
         self.core.lock().config.direct
     }
 
-    /// The consumer's configuration, state and pending count against `store`.
-    pub fn snapshot(&self, store: &dyn StreamStore) -> ConsumerSnapshot {
+    /// The consumer's configuration, state and pending count; `pending` counts from the next
+    /// sequence in the stream's store (called with the consumer locked, so it may take the
+    /// stream's `core`).
+    pub fn snapshot(&self, pending: impl FnOnce(&ConsumerConfig, u64) -> u64) -> ConsumerSnapshot {
         let core = self.core.lock();
         let next = core.next_seq;
         let mut state = core
@@ -79,7 +81,7 @@ impl Consumer {
             state.redelivered.clear();
         }
         ConsumerSnapshot {
-            num_pending: num_pending(&core.config, next, store),
+            num_pending: pending(&core.config, next),
             config: core.config.clone(),
             state,
         }
