@@ -459,6 +459,7 @@ impl JsAccount {
         if let Some(direct) = self.direct.lock().remove(name) {
             direct.stop();
         }
+        crate::consumer::lifecycle::stop_all(&stream);
         stream.stop();
         if let Some(dir) = &stream.dir {
             if let Err(err) = std::fs::remove_dir_all(dir) {
@@ -525,6 +526,7 @@ impl JsAccount {
                         // Go rounds this one to the millisecond.
                         natrium_gofmt::go_duration(round_to_millis(began.elapsed()))
                     );
+                    self.recover_consumers(js, &stream);
                     self.streams.lock().insert(stream.name.clone(), stream);
                 }
                 Err(err) => {
@@ -534,12 +536,36 @@ impl JsAccount {
         }
     }
 
+    /// Recovers a recovered stream's consumers with the account's and server's limits.
+    fn recover_consumers(&self, js: &JetStream, stream: &Stream) {
+        let config = stream.core.lock().config.clone();
+        let limits = &js.settings.options.limits;
+        let ctx = crate::consumer::context::ConsumerContext {
+            stream: &config,
+            server_max_ack_pending: limits.max_ack_pending,
+            server_max_request_batch: limits.max_request_batch,
+            account: &self.limits,
+            pedantic: false,
+            recovering: true,
+        };
+        crate::consumer::lifecycle::recover(js, self.name(), stream, &ctx);
+    }
+
+    /// Consumers of every stream of the account.
+    pub fn consumer_count(&self) -> usize {
+        self.streams()
+            .iter()
+            .map(|s| s.consumers.lock().len())
+            .sum()
+    }
+
     /// Stops every stream (shutdown): each stores what it captured and syncs.
     pub fn stop_all(&self) {
         for direct in self.direct.lock().values() {
             direct.stop();
         }
         for stream in self.streams() {
+            crate::consumer::lifecycle::stop_all(&stream);
             stream.stop();
         }
     }

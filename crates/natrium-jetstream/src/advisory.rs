@@ -303,3 +303,119 @@ pub fn restore_complete(
         },
     );
 }
+
+/// A consumer advisory to send once the request is answered.
+#[derive(Debug, Clone)]
+pub enum ConsumerEvent {
+    Created {
+        stream: String,
+        consumer: String,
+    },
+    Deleted {
+        stream: String,
+        consumer: String,
+    },
+    /// `until` in Go's JSON time text; `paused` whether it is still ahead.
+    Paused {
+        stream: String,
+        consumer: String,
+        paused: bool,
+        until: String,
+    },
+    Unpinned {
+        stream: String,
+        consumer: String,
+        group: String,
+    },
+}
+
+#[derive(Serialize)]
+struct ConsumerActionBody<'a> {
+    stream: &'a str,
+    consumer: &'a str,
+    action: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+}
+
+#[derive(Serialize)]
+struct ConsumerPauseBody<'a> {
+    stream: &'a str,
+    consumer: &'a str,
+    paused: bool,
+    pause_until: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+}
+
+#[derive(Serialize)]
+struct ConsumerUnpinnedBody<'a> {
+    account: &'a str,
+    stream: &'a str,
+    consumer: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
+    group: &'a str,
+    reason: &'a str,
+}
+
+/// A consumer created, deleted, paused or unpinned (`$JS.EVENT.ADVISORY.CONSUMER.…`).
+pub fn consumer_event(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    event: &ConsumerEvent,
+    domain: &str,
+) {
+    const ACTION: &str = "io.nats.jetstream.advisory.v1.consumer_action";
+    match event {
+        ConsumerEvent::Created { stream, consumer }
+        | ConsumerEvent::Deleted { stream, consumer } => {
+            let (verb, action) = match event {
+                ConsumerEvent::Created { .. } => ("CREATED", "create"),
+                _ => ("DELETED", "delete"),
+            };
+            let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.{verb}.{stream}.{consumer}");
+            let body = ConsumerActionBody {
+                stream,
+                consumer,
+                action,
+                domain,
+            };
+            publish(client, account, &subject, ACTION, body);
+        }
+        ConsumerEvent::Paused {
+            stream,
+            consumer,
+            paused,
+            until,
+        } => {
+            let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.PAUSE.{stream}.{consumer}");
+            let body = ConsumerPauseBody {
+                stream,
+                consumer,
+                paused: *paused,
+                pause_until: until,
+                domain,
+            };
+            let kind = "io.nats.jetstream.advisory.v1.consumer_pause";
+            publish(client, account, &subject, kind, body);
+        }
+        ConsumerEvent::Unpinned {
+            stream,
+            consumer,
+            group,
+        } => {
+            let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.{stream}.{consumer}");
+            let body = ConsumerUnpinnedBody {
+                account: &account.name,
+                stream,
+                consumer,
+                domain,
+                group,
+                reason: "admin",
+            };
+            let kind = "io.nats.jetstream.advisory.v1.consumer_group_unpinned";
+            publish(client, account, &subject, kind, body);
+        }
+    }
+}

@@ -8,6 +8,9 @@
 
 mod account_info;
 mod account_purge;
+pub mod consumer_json;
+pub mod consumer_verbs;
+pub mod consumers;
 mod dispatch;
 mod inbox;
 pub mod msg_get;

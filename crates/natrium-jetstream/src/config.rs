@@ -5,12 +5,13 @@
 //!   know) and the parts [`sources`], [`subjects`], [`mapping`], [`update`].
 //! - [`metadata`]: the versioning keys of the metadata map.
 //! - [`decode`], [`scan`], [`gotype`]: request bodies decoded with Go's errors.
-//! - [`gojson`]: responses encoded with Go's escapes.
+//! - [`gojson`]: responses encoded with Go's escapes; [`gotime`]: Go's JSON times.
 
 pub mod check;
 pub mod context;
 pub mod decode;
 pub mod gojson;
+pub mod gotime;
 pub mod gotype;
 pub mod limits;
 pub mod mapping;

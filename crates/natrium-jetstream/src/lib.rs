@@ -7,6 +7,7 @@
 //! - [`api`]: the `$JS.API` requests and their JSON answers.
 //! - `report`: what monitoring reads (`/jsz`, `/varz`, `/healthz`) through the server.
 //! - [`stream`]: capture of publishes, checks, storing and acknowledgements.
+//! - [`consumer`]: consumers' configuration, checks, state and persistence.
 //! - [`direct`]: `DIRECT.GET`, answered by each stream off the API thread.
 //! - [`resources`]: bytes stored and reserved per account and server, and the limits' checks.
 //! - [`snapshot`]: `STREAM.SNAPSHOT` and `STREAM.RESTORE` transfers, each on its own thread.
@@ -31,6 +32,7 @@ pub mod account;
 pub mod advisory;
 pub mod api;
 pub mod config;
+pub mod consumer;
 pub mod direct;
 pub mod errors;
 mod report;

@@ -45,7 +45,10 @@ fn stream_report(stream: &Stream, with_config: bool) -> JsStreamReport {
     let state = core.ingest.store.fast_state();
     let config = with_config.then(|| raw(&core.config));
     drop(core);
-    let doc = StreamStateJson::of(&state);
+    let doc = StreamStateJson {
+        consumer_count: stream.public_consumer_count(),
+        ..StreamStateJson::of(&state)
+    };
     JsStreamReport {
         name: stream.name.clone(),
         created_ns: stream.created_ns,

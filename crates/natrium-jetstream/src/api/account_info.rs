@@ -22,7 +22,7 @@ pub fn info(req: &Request<'_>) -> Vec<u8> {
             reserved_memory: u64::try_from(reserved_memory).unwrap_or(0),
             reserved_storage: u64::try_from(reserved_storage).unwrap_or(0),
             streams,
-            consumers: 0,
+            consumers: req.jsa.consumer_count(),
             limits: AccountLimitsJson::from(&req.jsa.limits),
             domain: req.js.settings.domain.clone(),
             api: ApiStatsJson {

@@ -9,7 +9,7 @@ use natrium_core::internal::InternalClient;
 use super::inbox::{ApiInbox, ApiSubs};
 use super::request::Request;
 use super::router::{route, Route, API_PREFIX};
-use super::{account_info, account_purge, msg_get, snapshot, stream_info, streams};
+use super::{account_info, account_purge, consumers, msg_get, snapshot, stream_info, streams};
 use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
@@ -81,6 +81,9 @@ fn answer(js: &Arc<JetStream>, client: &mut InternalClient, subs: &ApiSubs, msg:
         }
         return;
     }
+    if refused_before_lookup(js, client, &account, reply, verb, &msg.payload) {
+        return;
+    }
     let Some(jsa) = js.account(&account.name) else {
         let route = route(verb);
         // The system account's refusals are typed as system responses, but for INFO.
@@ -90,9 +93,7 @@ fn answer(js: &Arc<JetStream>, client: &mut InternalClient, subs: &ApiSubs, msg:
             .map(|k| if system { "system_response" } else { k })
         {
             // A cluster-only verb is refused as such before JetStream is looked for.
-            let cluster_only =
-                matches!(route, Route::StreamLeaderStepdown | Route::StreamPeerRemove);
-            let err = if cluster_only && !system {
+            let err = if route.cluster_only() && !system {
                 table::CLUSTER_REQUIRED.err()
             } else {
                 table::NOT_ENABLED_FOR_ACCOUNT.err()
@@ -133,6 +134,7 @@ fn answer(js: &Arc<JetStream>, client: &mut InternalClient, subs: &ApiSubs, msg:
             route.kind().unwrap_or_default(),
             Err(table::CLUSTER_REQUIRED.err()),
         ),
+        Route::Consumer(c) => (c.kind(), consumers::answer(&req, &c)),
         Route::AccountPurge(_) | Route::Unknown => return,
     };
     js.count_api(result.is_err());
@@ -146,9 +148,7 @@ fn answer(js: &Arc<JetStream>, client: &mut InternalClient, subs: &ApiSubs, msg:
         start();
     }
     let domain = js.settings.domain.as_str();
-    for (stream, action) in req.actions.take() {
-        advisory::stream_action(client, &account, &stream, action, domain);
-    }
+    send_advisories(client, &account, &req, domain);
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
     advisory::api_audit(client, &account, || ApiAudit {
         server: js.server.name(),
@@ -158,6 +158,53 @@ fn answer(js: &Arc<JetStream>, client: &mut InternalClient, subs: &ApiSubs, msg:
         response: std::str::from_utf8(&body).unwrap_or_default(),
         domain,
     });
+}
+
+/// The stream and consumer advisories a request noted, after its answer.
+fn send_advisories(
+    client: &mut InternalClient,
+    account: &Arc<natrium_core::account::Account>,
+    req: &Request<'_>,
+    domain: &str,
+) {
+    for (stream, action) in req.actions.take() {
+        advisory::stream_action(client, account, &stream, action, domain);
+    }
+    for event in req.consumer_events.take() {
+        advisory::consumer_event(client, account, &event, domain);
+    }
+}
+
+/// Go reads some consumer requests' bodies before it looks for JetStream in the account:
+/// answers their refusal, if any.
+fn refused_before_lookup(
+    js: &JetStream,
+    client: &mut InternalClient,
+    account: &Arc<natrium_core::account::Account>,
+    reply: &str,
+    verb: &str,
+    body: &[u8],
+) -> bool {
+    let Route::Consumer(c) = route(verb) else {
+        return false;
+    };
+    if account_purge::is_system(js, account) {
+        return false;
+    }
+    let Err(err) = consumers::precheck(&c, body) else {
+        return false;
+    };
+    if let Some(jsa) = js.account(&account.name) {
+        js.count_api(true);
+        jsa.count_api(true);
+    }
+    client.publish_in(
+        account,
+        reply,
+        None,
+        &streams::error_response(c.kind(), &err),
+    );
+    true
 }
 
 /// The part of a request subject after `$JS.API.` or `$JS.<domain>.API.`.

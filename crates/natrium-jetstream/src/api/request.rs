@@ -6,7 +6,7 @@ use std::sync::Arc;
 use natrium_core::endpoint::Delivery;
 
 use crate::account::JsAccount;
-use crate::advisory::StreamAction;
+use crate::advisory::{ConsumerEvent, StreamAction};
 use crate::service::JetStream;
 
 /// One request being answered.
@@ -21,6 +21,8 @@ pub struct Request<'a> {
     pub msg: Option<&'a Delivery>,
     /// Work to start once the answer is published (a snapshot streams after its response).
     pub after_reply: RefCell<Vec<Box<dyn FnOnce() + Send>>>,
+    /// Consumer advisories, sent after the answer.
+    pub consumer_events: RefCell<Vec<ConsumerEvent>>,
 }
 
 impl<'a> Request<'a> {
@@ -33,6 +35,7 @@ impl<'a> Request<'a> {
             actions: RefCell::new(Vec::new()),
             msg: None,
             after_reply: RefCell::new(Vec::new()),
+            consumer_events: RefCell::new(Vec::new()),
         }
     }
 
@@ -47,5 +50,10 @@ impl<'a> Request<'a> {
     /// Notes a stream action for its advisory.
     pub fn advise(&self, stream: &str, action: StreamAction) {
         self.actions.borrow_mut().push((stream.to_owned(), action));
+    }
+
+    /// Notes a consumer advisory.
+    pub fn advise_consumer(&self, event: ConsumerEvent) {
+        self.consumer_events.borrow_mut().push(event);
     }
 }

@@ -20,6 +20,8 @@ pub enum Route<'a> {
     StreamPeerRemove,
     /// Answered in the system account only.
     AccountPurge(&'a str),
+    /// The consumer verbs.
+    Consumer(ConsumerRoute<'a>),
     /// A subject Go does not answer (on a single server: `META.LEADER.STEPDOWN`,
     /// `SERVER.REMOVE`, `ACCOUNT.STREAM.MOVE`, `ACCOUNT.STREAM.CANCEL_MOVE`).
     Unknown,
@@ -45,9 +47,71 @@ impl Route<'_> {
             Route::StreamLeaderStepdown => "stream_leader_stepdown_response",
             Route::StreamPeerRemove => "stream_remove_peer_response",
             Route::AccountPurge(_) => "account_purge_response",
+            Route::Consumer(c) => c.kind(),
             Route::Unknown => return None,
         })
     }
+
+    /// Verbs of a clustered server: a single server refuses them (10010) even in an account
+    /// without JetStream.
+    pub fn cluster_only(&self) -> bool {
+        matches!(
+            self,
+            Route::StreamLeaderStepdown
+                | Route::StreamPeerRemove
+                | Route::Consumer(ConsumerRoute::LeaderStepdown)
+        )
+    }
+}
+
+/// A consumer verb, by subject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConsumerRoute<'a> {
+    /// `CONSUMER.CREATE.<stream>[.<name>[.<filter>]]`: what follows `CONSUMER.CREATE.`.
+    Create(&'a str),
+    /// `CONSUMER.DURABLE.CREATE.<stream>.<durable>`.
+    DurableCreate(&'a str, &'a str),
+    Info(&'a str, &'a str),
+    Names(&'a str),
+    List(&'a str),
+    Delete(&'a str, &'a str),
+    Pause(&'a str, &'a str),
+    Unpin(&'a str, &'a str),
+    LeaderStepdown,
+}
+
+impl ConsumerRoute<'_> {
+    /// The response's type name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ConsumerRoute::Create(_) | ConsumerRoute::DurableCreate(..) => {
+                "consumer_create_response"
+            }
+            ConsumerRoute::Info(..) => "consumer_info_response",
+            ConsumerRoute::Names(_) => "consumer_names_response",
+            ConsumerRoute::List(_) => "consumer_list_response",
+            ConsumerRoute::Delete(..) => "consumer_delete_response",
+            ConsumerRoute::Pause(..) => "consumer_pause_response",
+            ConsumerRoute::Unpin(..) => "consumer_unpin_response",
+            ConsumerRoute::LeaderStepdown => "consumer_leader_stepdown_response",
+        }
+    }
+}
+
+/// Routes `CONSUMER.…` (the tokens after `CONSUMER`).
+fn consumer_route<'a>(verb: &'a str, tokens: &[&'a str]) -> Option<ConsumerRoute<'a>> {
+    Some(match tokens {
+        ["CREATE", _, ..] => ConsumerRoute::Create(verb.get("CONSUMER.CREATE.".len()..)?),
+        ["DURABLE", "CREATE", stream, durable] => ConsumerRoute::DurableCreate(stream, durable),
+        ["INFO", stream, name] => ConsumerRoute::Info(stream, name),
+        ["NAMES", stream] => ConsumerRoute::Names(stream),
+        ["LIST", stream] => ConsumerRoute::List(stream),
+        ["DELETE", stream, name] => ConsumerRoute::Delete(stream, name),
+        ["PAUSE", stream, name] => ConsumerRoute::Pause(stream, name),
+        ["UNPIN", stream, name] => ConsumerRoute::Unpin(stream, name),
+        ["LEADER", "STEPDOWN", _, _] => ConsumerRoute::LeaderStepdown,
+        _ => return None,
+    })
 }
 
 /// The API prefix every request subject starts with (without a domain).
@@ -72,6 +136,9 @@ pub fn route(verb: &str) -> Route<'_> {
         ["STREAM", "LEADER", "STEPDOWN", _] => Route::StreamLeaderStepdown,
         ["STREAM", "PEER", "REMOVE", _] => Route::StreamPeerRemove,
         ["ACCOUNT", "PURGE", name] => Route::AccountPurge(name),
+        ["CONSUMER", rest @ ..] => {
+            consumer_route(verb, rest).map_or(Route::Unknown, Route::Consumer)
+        }
         _ => Route::Unknown,
     }
 }
@@ -91,5 +158,15 @@ mod tests {
         assert_eq!(route("BOGUS"), Route::Unknown);
         assert_eq!(route("ACCOUNT.PURGE.A"), Route::AccountPurge("A"));
         assert_eq!(route("META.LEADER.STEPDOWN"), Route::Unknown);
+        assert_eq!(
+            route("CONSUMER.CREATE.S.C.a.b"),
+            Route::Consumer(ConsumerRoute::Create("S.C.a.b"))
+        );
+        assert_eq!(
+            route("CONSUMER.DURABLE.CREATE.S.D"),
+            Route::Consumer(ConsumerRoute::DurableCreate("S", "D"))
+        );
+        assert_eq!(route("CONSUMER.CREATE"), Route::Unknown);
+        assert_eq!(route("CONSUMER.MSG.NEXT.S.C"), Route::Unknown);
     }
 }

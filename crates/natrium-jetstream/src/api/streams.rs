@@ -86,6 +86,7 @@ pub fn stream_info_detailed(
             } else {
                 Vec::new()
             },
+            consumer_count: stream.public_consumer_count(),
             ..StreamStateJson::of(&state)
         },
         cluster: cluster.then(|| ClusterJson {
@@ -400,6 +401,7 @@ pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
             Some(err),
             super::responses::RestoreResponse::default(),
         ),
+        k if k.starts_with("consumer_") => super::consumer_json::error_response(k, err),
         _ => encode(kind, Some(err), Empty {}),
     }
 }

@@ -89,7 +89,21 @@ pub fn decode_checked<T: DeserializeOwned>(
     schema: &'static GoStruct,
     top_name: &str,
 ) -> Result<T, ApiError> {
-    let doc = merged_values(body, |v| gotype::check(v, schema, top_name, ""))?;
+    decode_checked_embedded(body, schema, top_name, "")
+}
+
+/// As [`decode_checked`], for a schema whose fields belong to a struct embedded in the
+/// request (`JSApiConsumersRequest.ApiPagedRequest.offset`): `embedded` names it in paths.
+///
+/// # Errors
+/// 10025 `invalid JSON: …`.
+pub fn decode_checked_embedded<T: DeserializeOwned>(
+    body: &[u8],
+    schema: &'static GoStruct,
+    top_name: &str,
+    embedded: &'static str,
+) -> Result<T, ApiError> {
+    let doc = merged_values(body, |v| gotype::check(v, schema, top_name, embedded))?;
     let doc = if doc.is_null() {
         Value::Object(Map::new())
     } else {

@@ -20,11 +20,16 @@ pub enum GoType {
     /// A type whose `UnmarshalJSON` accepts these words and refuses anything else with
     /// `can not unmarshal %q`; `fold` lower-cases the word first (Go's discard policy).
     Words(&'static [&'static str], bool),
+    /// A type whose `UnmarshalJSON` accepts these words and refuses anything else with the
+    /// message prefix followed by the raw JSON (`unknown priority policy: "foo"`).
+    Enum(&'static [&'static str], &'static str),
     /// Go's `StoreCompression`.
     Compression,
     /// `*time.Time`.
     Time,
     StrSlice,
+    /// `[]time.Duration`.
+    Durations,
     StrMap,
     Struct(&'static GoStruct),
     Structs(&'static GoStruct),
@@ -133,11 +138,13 @@ impl Walk {
 
     /// The field's value to keep, `None` when Go would leave the field alone.
     fn field(&mut self, v: Value, ty: GoType, strukt: &str) -> Result<Option<Value>, String> {
-        if v.is_null() {
+        // Go hands `null` to a type's own `UnmarshalJSON`, which refuses it.
+        if v.is_null() && !matches!(ty, GoType::Words(..) | GoType::Enum(..)) {
             return Ok(None);
         }
         let ok = match (ty, &v) {
             (GoType::Words(words, fold), _) => return words_value(&v, words, fold).map(Some),
+            (GoType::Enum(words, prefix), _) => return enum_value(&v, words, prefix).map(Some),
             (GoType::Compression, Value::String(s)) if s == "s2" || s == "none" => true,
             (GoType::Compression, Value::String(_)) => {
                 return Err("unknown compression algorithm".to_owned())
@@ -148,7 +155,10 @@ impl Walk {
                     kind(other)
                 ))
             }
-            (GoType::Time | GoType::Str, Value::String(_)) | (GoType::Bool, Value::Bool(_)) => true,
+            (GoType::Time, Value::String(s)) => {
+                return super::gotime::check_rfc3339(s).map(|()| Some(v));
+            }
+            (GoType::Str, Value::String(_)) | (GoType::Bool, Value::Bool(_)) => true,
             (GoType::Time, _) => {
                 return Err("Time.UnmarshalJSON: input is not a JSON string".to_owned())
             }
@@ -176,6 +186,17 @@ impl Walk {
                     .map(kind);
                 if let Some(k) = bad {
                     self.mismatch(k, strukt, "string");
+                }
+                bad.is_none()
+            }
+            (GoType::Durations, Value::Array(items)) => {
+                let bad = items.iter().find(|i| !i.is_i64() && !i.is_null());
+                if let Some(item) = bad {
+                    let what = match item {
+                        Value::Number(n) => format!("number {n}"),
+                        other => kind(other).to_owned(),
+                    };
+                    self.mismatch(&what, strukt, "time.Duration");
                 }
                 bad.is_none()
             }
@@ -246,15 +267,30 @@ fn words_value(v: &Value, words: &[&str], fold: bool) -> Result<Value, String> {
     Err(format!("can not unmarshal {}", go_quote(&raw)))
 }
 
+fn enum_value(v: &Value, words: &[&str], prefix: &str) -> Result<Value, String> {
+    if let Value::String(s) = v {
+        if words.contains(&s.as_str()) {
+            return Ok(v.clone());
+        }
+    }
+    Err(format!(
+        "{prefix}{}",
+        serde_json::to_string(v).unwrap_or_default()
+    ))
+}
+
 fn go_name(ty: GoType) -> String {
     match ty {
         GoType::Bool => "bool".to_owned(),
         GoType::Int(name, _) => name.to_owned(),
         GoType::Uint64 => "uint64".to_owned(),
         GoType::StrSlice => "[]string".to_owned(),
+        GoType::Durations => "[]time.Duration".to_owned(),
         GoType::StrMap => "map[string]string".to_owned(),
         GoType::Struct(s) => format!("server.{}", s.name),
         GoType::Structs(s) => format!("[]*server.{}", s.name),
-        GoType::Str | GoType::Words(..) | GoType::Compression | GoType::Time => "string".to_owned(),
+        GoType::Str | GoType::Words(..) | GoType::Enum(..) | GoType::Compression | GoType::Time => {
+            "string".to_owned()
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! store; nothing else is locked under it except the account's subscription index (taking
 //! or dropping the capture subscriptions).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use super::capture::{IngestQueue, InlineIngest};
 use super::ingest::{Ingest, Outcome};
 use crate::config::stream::{Discard, PersistMode, Storage};
 use crate::config::StreamConfig;
+use crate::consumer::Consumer;
 
 /// At most this many captured messages are stored per sync (bounds an ack's wait behind a
 /// long batch).
@@ -38,6 +40,8 @@ pub struct Stream {
     /// The stream's directory (file storage).
     pub dir: Option<PathBuf>,
     pub(crate) core: Mutex<StreamCore>,
+    /// The stream's consumers by name (locked before a consumer's or the stream's `core`).
+    pub(crate) consumers: Mutex<BTreeMap<String, Arc<Consumer>>>,
     queue: Arc<IngestQueue>,
     stop: CancellationToken,
     /// The ingest task waits for an expiry; when not, a store made elsewhere (inline) wakes it
@@ -118,6 +122,7 @@ impl Stream {
                 ack: Vec::new(),
                 outcomes: Vec::new(),
             }),
+            consumers: Mutex::new(BTreeMap::new()),
             queue,
             stop: CancellationToken::new(),
             expiry_armed: std::sync::atomic::AtomicBool::new(false),
@@ -303,6 +308,12 @@ impl Stream {
                 .publish_in(&self.account, reply, None, &core.ack);
         }
         core.outcomes = outcomes;
+    }
+
+    /// Consumers with a state store (Go's `consumer_count`: not the internal direct ones).
+    pub fn public_consumer_count(&self) -> u64 {
+        let consumers = self.consumers.lock();
+        consumers.values().filter(|c| !c.is_direct()).count() as u64
     }
 
     /// Messages captured and not yet stored.
