@@ -21,16 +21,19 @@ mod compact;
 mod consumer;
 pub mod consumer_state;
 pub mod envelope;
+mod index;
 pub mod meta;
 mod open;
 pub mod record;
 mod recover;
 mod rekey;
+mod reopen;
 mod sealed;
 mod store;
 mod varint;
 
 pub use consumer::{FileConsumerStore, STATE_FILE};
+pub use index::{BlockState, RecoveredState};
 pub use meta::{
     load_consumer_meta, load_stream_meta, save_consumer_meta, save_stream_meta, META_FILE,
 };
@@ -40,5 +43,7 @@ pub use store::{DamagedFile, FileStore, FileStoreOptions, RecoveryProgress, Reco
 mod consumer_tests;
 #[cfg(test)]
 mod encryption_tests;
+#[cfg(test)]
+mod index_tests;
 #[cfg(test)]
 mod tests;

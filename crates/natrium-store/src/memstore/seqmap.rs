@@ -100,6 +100,38 @@ impl<V> SeqMap<V> {
         self.len += 1;
     }
 
+    /// Appends `value` at `seq`, which must be above every sequence held (bulk loads): no
+    /// lookup but the last chunk's. False, and nothing added, if it is not.
+    pub(super) fn push_back(&mut self, seq: u64, value: V) -> bool {
+        let (key, bit) = split(seq);
+        if let Some(mut last) = self.chunks.last_entry() {
+            if *last.key() > key {
+                return false;
+            }
+            if *last.key() == key {
+                let chunk = last.get_mut();
+                if chunk.present >> bit != 0 {
+                    return false;
+                }
+                chunk.present |= 1u64 << bit;
+                chunk.values.push(value);
+                self.len += 1;
+                return true;
+            }
+        }
+        let mut values = Vec::with_capacity(CHUNK_SEQS as usize);
+        values.push(value);
+        self.chunks.insert(
+            key,
+            Chunk {
+                present: 1u64 << bit,
+                values,
+            },
+        );
+        self.len += 1;
+        true
+    }
+
     pub(super) fn remove(&mut self, seq: u64) -> Option<V> {
         let (key, bit) = split(seq);
         let chunk = self.chunks.get_mut(&key)?;

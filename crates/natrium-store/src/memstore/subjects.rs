@@ -98,6 +98,26 @@ impl Subjects {
         (id, 0)
     }
 
+    /// Adds a subject with its whole state at once (bulk loads); `None` if it is empty or
+    /// already there.
+    pub(super) fn restore(&mut self, subject: Bytes, state: SimpleState) -> Option<SubjectId> {
+        if subject.is_empty() || self.ids.contains_key(&subject) {
+            return None;
+        }
+        let id = SubjectId::try_from(self.slots.len()).ok()?;
+        self.ids.insert(subject.clone(), id);
+        self.slots.push(Some(Slot { subject, state }));
+        Some(id)
+    }
+
+    /// Every id's subject, in id order; an id not in use is empty (the file store's index).
+    pub(super) fn table(&self) -> Vec<Bytes> {
+        self.slots
+            .iter()
+            .map(|s| s.as_ref().map(|s| s.subject.clone()).unwrap_or_default())
+            .collect()
+    }
+
     /// Removes message `seq` of subject `id`, whose neighbours on the same subject are `prev`
     /// and `next` (0 for none).
     pub(super) fn remove(&mut self, id: SubjectId, seq: u64, prev: u64, next: u64) {
