@@ -1,16 +1,18 @@
 //! Restoring a store's whole in-memory state at once, and reading it out, for the file
-//! store's index (`docs/store-format.md` §6): the subject table is interned once, each
-//! subject's chain is linked from two arrays, and entries are appended to the sequence map
-//! in order, so a message costs no hash lookup and no map search.
+//! store's index (`docs/store-format.md` §6): messages come in sequence order and go
+//! straight into the sequence map's chunks, each subject's chain is linked through the
+//! position of its last message, and the subject table is taken whole with its ids, so a
+//! message costs no hash lookup and no map search.
 
 use bytes::Bytes;
 
 use super::body::MsgBody;
+use super::seqmap::SeqMapBuilder;
 use super::state::Entry;
 use super::store::MemStore;
 use crate::types::{MsgTtl, SimpleState};
 
-/// One message of a bulk restore; `subject` indexes the table given with it.
+/// One message of a bulk restore; `subject` is its position in the subject table (its id).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RestoredMsg<B> {
     pub seq: u64,
@@ -32,56 +34,69 @@ pub(crate) struct Bounds {
 }
 
 impl<B: MsgBody> MemStore<B> {
-    /// Fills an empty store with `msgs` (ascending sequences, each subject an index into
-    /// `subjects`) and `bounds`. False, with the store left unusable for anything but being
-    /// dropped, if the input does not hold together: the store was not empty, sequences do
-    /// not increase or pass `bounds.last_seq`, or a subject is out of the table, empty or
-    /// listed twice.
+    /// Fills an empty store with `msgs` (ascending sequences, each subject a position in
+    /// `subjects`, which become the ids) and `bounds`. False, with the store left fit only to
+    /// be dropped, if the input does not hold together: the store was not empty, sequences
+    /// do not increase within `1..=bounds.last_seq`, or a subject is out of the table, empty
+    /// or listed twice.
     pub(crate) fn restore_bulk(
         &mut self,
-        subjects: &[Bytes],
-        msgs: Vec<RestoredMsg<B>>,
+        subjects: Vec<Bytes>,
+        msgs: impl Iterator<Item = RestoredMsg<B>>,
         bounds: Bounds,
     ) -> bool {
         if !self.state.msgs.is_empty() || self.state.last_seq != 0 {
             return false;
         }
-        let Some((links, per_subject)) = link_subjects(subjects.len(), &msgs, bounds) else {
-            return false;
-        };
-        // Table position → id; only subjects with messages are interned.
-        let mut ids = vec![u32::MAX; subjects.len()];
-        for (at, state) in per_subject.into_iter().enumerate() {
-            if state.msgs == 0 {
-                continue;
+        let state = &mut self.state;
+        // Per subject: its state and the position of its last message.
+        let mut per_subject = vec![(SimpleState::default(), (0, 0)); subjects.len()];
+        let mut map: SeqMapBuilder<Entry<B>> = SeqMapBuilder::default();
+        let mut first: Option<(u64, i64)> = None;
+        let mut last_seq = 0;
+        for msg in msgs {
+            if msg.seq <= last_seq || msg.seq > bounds.last_seq {
+                return false;
             }
-            let (Some(name), Some(slot)) = (subjects.get(at), ids.get_mut(at)) else {
+            last_seq = msg.seq;
+            first.get_or_insert((msg.seq, msg.timestamp_ns));
+            let Some((subject, last_at)) = per_subject.get_mut(msg.subject as usize) else {
                 return false;
             };
-            match self.state.subjects.restore(name.clone(), state) {
-                Some(id) => *slot = id,
-                None => return false,
+            let prev = subject.last;
+            if prev != 0 {
+                if let Some(prev_entry) = map.get_mut(*last_at) {
+                    prev_entry.next_same = msg.seq;
+                }
+            } else {
+                subject.first = msg.seq;
             }
-        }
-        let state = &mut self.state;
-        if let Some(first) = msgs.first() {
-            state.first_seq = first.seq;
-            state.first_ts = first.timestamp_ns;
-        } else {
-            state.first_seq = bounds.first_seq;
-            state.first_ts = 0;
-        }
-        for (msg, link) in msgs.into_iter().zip(links) {
-            let id = ids.get(msg.subject as usize).copied().unwrap_or(u32::MAX);
-            let entry = Entry::restored(msg.body, msg.timestamp_ns, id, link, msg.size, msg.ttl);
+            subject.msgs += 1;
+            subject.last = msg.seq;
             if let Some(expires) = msg.ttl.expires_at(msg.timestamp_ns) {
                 state.ttl.insert(expires, msg.seq);
             }
+            let (seq, links) = (msg.seq, (prev, 0));
+            let entry = Entry::restored(
+                msg.body,
+                msg.timestamp_ns,
+                msg.subject,
+                links,
+                msg.size,
+                msg.ttl,
+            );
             state.bytes += entry.size();
-            if !state.msgs.push_back(msg.seq, entry) {
-                return false;
+            match map.push(seq, entry) {
+                Some(at) => *last_at = at,
+                None => return false,
             }
         }
+        let states = per_subject.into_iter().map(|(s, _)| s).collect();
+        if !state.subjects.restore(subjects, states) {
+            return false;
+        }
+        state.msgs = map.build();
+        (state.first_seq, state.first_ts) = first.unwrap_or((bounds.first_seq, 0));
         state.last_seq = bounds.last_seq;
         state.last_ts = bounds.last_ts;
         true
@@ -105,37 +120,4 @@ impl<B: MsgBody> MemStore<B> {
             .collect();
         (self.state.subjects.table(), msgs)
     }
-}
-
-/// Each message's (previous, next) sequence on its subject, and each subject's state;
-/// `None` if sequences do not increase within `1..=bounds.last_seq` or a subject index is
-/// out of the table.
-fn link_subjects<B>(
-    table_len: usize,
-    msgs: &[RestoredMsg<B>],
-    bounds: Bounds,
-) -> Option<(Vec<(u64, u64)>, Vec<SimpleState>)> {
-    let mut per_subject = vec![SimpleState::default(); table_len];
-    let mut links = Vec::with_capacity(msgs.len());
-    let mut last_seq = 0;
-    for msg in msgs {
-        if msg.seq <= last_seq || msg.seq > bounds.last_seq {
-            return None;
-        }
-        last_seq = msg.seq;
-        let state = per_subject.get_mut(msg.subject as usize)?;
-        links.push((state.last, 0));
-        if state.msgs == 0 {
-            state.first = msg.seq;
-        }
-        state.msgs += 1;
-        state.last = msg.seq;
-    }
-    let mut next = vec![0u64; table_len];
-    for (msg, link) in msgs.iter().zip(links.iter_mut()).rev() {
-        let slot = next.get_mut(msg.subject as usize)?;
-        link.1 = *slot;
-        *slot = msg.seq;
-    }
-    Some((links, per_subject))
 }

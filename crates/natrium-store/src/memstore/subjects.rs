@@ -98,16 +98,26 @@ impl Subjects {
         (id, 0)
     }
 
-    /// Adds a subject with its whole state at once (bulk loads); `None` if it is empty or
-    /// already there.
-    pub(super) fn restore(&mut self, subject: Bytes, state: SimpleState) -> Option<SubjectId> {
-        if subject.is_empty() || self.ids.contains_key(&subject) {
-            return None;
+    /// Replaces an empty index with `table`'s subjects under their positions as ids, with
+    /// their states; a subject with no messages leaves its id free. False if a subject with
+    /// messages is empty or listed twice.
+    pub(super) fn restore(&mut self, table: Vec<Bytes>, states: Vec<SimpleState>) -> bool {
+        *self = Subjects::default();
+        for (at, (subject, state)) in table.into_iter().zip(states).enumerate() {
+            let Ok(id) = SubjectId::try_from(at) else {
+                return false;
+            };
+            if state.msgs == 0 {
+                self.slots.push(None);
+                self.free.push(id);
+                continue;
+            }
+            if subject.is_empty() || self.ids.insert(subject.clone(), id).is_some() {
+                return false;
+            }
+            self.slots.push(Some(Slot { subject, state }));
         }
-        let id = SubjectId::try_from(self.slots.len()).ok()?;
-        self.ids.insert(subject.clone(), id);
-        self.slots.push(Some(Slot { subject, state }));
-        Some(id)
+        true
     }
 
     /// Every id's subject, in id order; an id not in use is empty (the file store's index).

@@ -13,8 +13,9 @@ use crate::memstore::{Bounds, RestoredMsg};
 use crate::seal::FrameEntry;
 use crate::types::MsgTtl;
 
-/// Bytes each message takes at least: one per column.
-const MSG_BYTES_MIN: usize = 7;
+/// Columns of the message table, and the bytes each message takes at least: one per column.
+const COLUMNS: usize = 7;
+const MSG_BYTES_MIN: usize = COLUMNS;
 /// Bytes each block, frame and tombstone entry takes at least.
 const BLOCK_BYTES_MIN: usize = 9;
 const FRAME_BYTES_MIN: usize = 4;
@@ -41,7 +42,7 @@ pub struct BlockEntry {
 
 /// The whole index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexBody {
+pub(crate) struct IndexBody {
     /// The last sequence the log accounts for.
     pub last: u64,
     pub bounds: Bounds,
@@ -112,37 +113,29 @@ fn encode_msgs(msgs: &[RestoredMsg<Loc>], blocks: &[BlockEntry], out: &mut Vec<u
         put_uvarint(out, u64::from(*block));
         put_uvarint(out, *len as u64);
     }
-    let mut prev = 0u64;
+    let mut cols: [Vec<u8>; COLUMNS] = Default::default();
+    let [seqs, subjects, times, offsets, lens, sizes, ttls] = &mut cols;
+    let (mut prev_seq, mut prev_ts, mut end, mut block) = (0u64, 0i64, 0u64, None);
     for m in msgs {
-        put_uvarint(out, m.seq.wrapping_sub(prev));
-        prev = m.seq;
-    }
-    for m in msgs {
-        put_uvarint(out, u64::from(m.subject));
-    }
-    let mut prev = 0i64;
-    for m in msgs {
-        put_varint(out, m.timestamp_ns.wrapping_sub(prev));
-        prev = m.timestamp_ns;
-    }
-    let mut end = 0u64;
-    let mut block = None;
-    for m in msgs {
+        put_uvarint(seqs, m.seq.wrapping_sub(prev_seq));
+        put_uvarint(subjects, u64::from(m.subject));
+        put_varint(times, m.timestamp_ns.wrapping_sub(prev_ts));
         if block != Some(m.body.block) {
             block = Some(m.body.block);
             end = data_start(blocks, m.body.block).unwrap_or(0);
         }
-        put_varint(out, m.body.offset.wrapping_sub(end) as i64);
+        put_varint(offsets, m.body.offset.wrapping_sub(end) as i64);
+        put_uvarint(lens, u64::from(m.body.len));
+        put_varint(sizes, u64::from(m.body.len).wrapping_sub(m.size) as i64);
+        put_uvarint(ttls, ttl_code(m.ttl));
+        (prev_seq, prev_ts) = (m.seq, m.timestamp_ns);
         end = m.body.offset + u64::from(m.body.len);
     }
-    for m in msgs {
-        put_uvarint(out, u64::from(m.body.len));
+    for col in &cols {
+        put_uvarint(out, col.len() as u64);
     }
-    for m in msgs {
-        put_varint(out, u64::from(m.body.len).wrapping_sub(m.size) as i64);
-    }
-    for m in msgs {
-        put_uvarint(out, ttl_code(m.ttl));
+    for col in &cols {
+        out.extend_from_slice(col);
     }
 }
 
@@ -179,8 +172,19 @@ fn ttl_from(code: u64) -> MsgTtl {
     }
 }
 
-/// Decodes a whole body; `None` if it is damaged or has bytes left over.
-pub fn decode(bytes: &[u8]) -> Option<IndexBody> {
+/// A decoded index whose messages are decoded as they are read.
+pub(crate) struct DecodedIndex<'a> {
+    pub last: u64,
+    pub bounds: Bounds,
+    pub subjects: Vec<Bytes>,
+    pub blocks: Vec<BlockEntry>,
+    pub msgs: MsgRows<'a>,
+    pub tombstones: Vec<(u64, (u32, u32))>,
+}
+
+/// Decodes a body; `None` if it is damaged or has bytes left over. The message rows are
+/// checked as they are read ([`MsgRows::failed`]).
+pub(crate) fn decode(bytes: &[u8]) -> Option<DecodedIndex<'_>> {
     let mut cur = Cursor::new(bytes);
     let last = cur.uvarint()?;
     let bounds = Bounds {
@@ -203,7 +207,7 @@ pub fn decode(bytes: &[u8]) -> Option<IndexBody> {
         }
         blocks.push(block);
     }
-    let msgs = decode_msgs(&mut cur, &blocks, &bounds, subjects.len())?;
+    let msgs = MsgRows::new(&mut cur, &blocks, subjects.len())?;
     let count = counted(&mut cur, TOMBSTONE_BYTES_MIN)?;
     let mut tombstones = Vec::with_capacity(count);
     let mut prev = 0u64;
@@ -217,7 +221,7 @@ pub fn decode(bytes: &[u8]) -> Option<IndexBody> {
         let record = u32::try_from(cur.uvarint()?).ok()?;
         tombstones.push((prev, (tomb, record)));
     }
-    (cur.remaining() == 0).then_some(IndexBody {
+    (cur.remaining() == 0).then_some(DecodedIndex {
         last,
         bounds,
         subjects,
@@ -276,103 +280,109 @@ fn decode_block(cur: &mut Cursor<'_>) -> Option<BlockEntry> {
     })
 }
 
-fn decode_msgs(
-    cur: &mut Cursor<'_>,
-    blocks: &[BlockEntry],
-    bounds: &Bounds,
+/// The message table, read row by row from its seven columns. Any row that does not hold
+/// together (a column cut short, a subject id or block not listed, a record outside its
+/// block's plain form) ends the rows and sets `failed`.
+pub(crate) struct MsgRows<'a> {
+    cols: [Cursor<'a>; COLUMNS],
+    /// (block index, data start, plain length) of each listed block, ascending index.
+    blocks: Vec<(u32, u64, u64)>,
+    runs: std::vec::IntoIter<(u32, usize)>,
+    /// The current run's block (data start, plain length) and messages left in it.
+    run: Option<(u32, u64, u64, usize)>,
     subjects: usize,
-) -> Option<Vec<RestoredMsg<Loc>>> {
-    let count = counted(cur, MSG_BYTES_MIN)?;
-    let run_count = counted(cur, 2)?;
-    let mut msgs = Vec::with_capacity(count);
-    for _ in 0..run_count {
-        let block = u32::try_from(cur.uvarint()?).ok()?;
-        let len = usize::try_from(cur.uvarint()?).ok()?;
-        if len > count - msgs.len() {
-            return None;
-        }
-        let loc = Loc {
-            block,
-            offset: 0,
-            len: 0,
-        };
-        msgs.extend((0..len).map(|_| RestoredMsg {
-            seq: 0,
-            subject: 0,
-            timestamp_ns: 0,
-            size: 0,
-            ttl: MsgTtl::None,
-            body: loc,
-        }));
-    }
-    if msgs.len() != count {
-        return None;
-    }
-    let mut prev = 0u64;
-    for m in &mut msgs {
-        prev = prev.checked_add(cur.uvarint()?)?;
-        m.seq = prev;
-    }
-    if msgs.first().is_some_and(|m| m.seq == 0)
-        || msgs
-            .windows(2)
-            .any(|w| matches!(w, [a, b] if a.seq >= b.seq))
-        || msgs.last().is_some_and(|m| m.seq > bounds.last_seq)
-    {
-        return None;
-    }
-    for m in &mut msgs {
-        m.subject = u32::try_from(cur.uvarint()?).ok()?;
-        if m.subject as usize >= subjects {
-            return None;
-        }
-    }
-    let mut prev = 0i64;
-    for m in &mut msgs {
-        prev = prev.wrapping_add(cur.varint()?);
-        m.timestamp_ns = prev;
-    }
-    decode_locs(cur, blocks, &mut msgs)?;
-    for m in &mut msgs {
-        let delta = cur.varint()? as u64;
-        m.size = u64::from(m.body.len).wrapping_sub(delta);
-    }
-    for m in &mut msgs {
-        m.ttl = ttl_from(cur.uvarint()?);
-    }
-    Some(msgs)
+    left: usize,
+    prev_seq: u64,
+    prev_ts: i64,
+    end: u64,
+    pub failed: bool,
 }
 
-/// The offset and length columns: every record within its block's plain form.
-fn decode_locs(
-    cur: &mut Cursor<'_>,
-    blocks: &[BlockEntry],
-    msgs: &mut [RestoredMsg<Loc>],
-) -> Option<()> {
-    let mut offsets = Vec::with_capacity(msgs.len());
-    for _ in 0..msgs.len() {
-        offsets.push(cur.varint()?);
-    }
-    let mut end = 0u64;
-    let mut block: Option<&BlockEntry> = None;
-    for (m, delta) in msgs.iter_mut().zip(offsets) {
-        if block.is_none_or(|b| b.index != m.body.block) {
-            let at = blocks
-                .binary_search_by_key(&m.body.block, |b| b.index)
-                .ok()?;
-            let found = blocks.get(at)?;
-            end = found.data_start;
-            block = Some(found);
+impl<'a> MsgRows<'a> {
+    fn new(cur: &mut Cursor<'a>, blocks: &[BlockEntry], subjects: usize) -> Option<Self> {
+        let count = counted(cur, MSG_BYTES_MIN)?;
+        let run_count = counted(cur, 2)?;
+        let mut runs = Vec::with_capacity(run_count);
+        let mut total = 0usize;
+        for _ in 0..run_count {
+            let block = u32::try_from(cur.uvarint()?).ok()?;
+            let len = usize::try_from(cur.uvarint()?).ok()?;
+            total = total.checked_add(len)?;
+            runs.push((block, len));
         }
-        let b = block?;
-        let len = u32::try_from(cur.uvarint()?).ok()?;
-        let offset = end.checked_add_signed(delta)?;
-        end = offset.checked_add(u64::from(len))?;
-        if offset < b.data_start || end > b.plain_len {
+        let mut lens = [0usize; COLUMNS];
+        for len in &mut lens {
+            *len = usize::try_from(cur.uvarint()?).ok()?;
+        }
+        let cols = lens.map(|len| cur.bytes(len).map(Cursor::new));
+        if total != count || cols.iter().any(Option::is_none) {
             return None;
         }
-        m.body.offset = offset;
-        m.body.len = len;
+        Some(MsgRows {
+            cols: cols.map(|c| c.unwrap_or(Cursor::new(&[]))),
+            blocks: blocks
+                .iter()
+                .map(|b| (b.index, b.data_start, b.plain_len))
+                .collect(),
+            runs: runs.into_iter(),
+            run: None,
+            subjects,
+            left: count,
+            prev_seq: 0,
+            prev_ts: 0,
+            end: 0,
+            failed: false,
+        })
     }
-    Some(())
+
+    fn row(&mut self) -> Option<RestoredMsg<Loc>> {
+        let (block, data_start, plain_len, in_run) = match self.run {
+            Some(run) if run.3 > 0 => run,
+            _ => {
+                let (block, len) = self.runs.next()?;
+                let at = self.blocks.binary_search_by_key(&block, |b| b.0).ok()?;
+                let &(_, data_start, plain_len) = self.blocks.get(at)?;
+                self.end = data_start;
+                (block, data_start, plain_len, len)
+            }
+        };
+        self.run = Some((block, data_start, plain_len, in_run.checked_sub(1)?));
+        let [seqs, subjects, times, offsets, lens, sizes, ttls] = &mut self.cols;
+        let seq = self.prev_seq.checked_add(seqs.uvarint()?)?;
+        let subject = u32::try_from(subjects.uvarint()?).ok()?;
+        let timestamp_ns = self.prev_ts.wrapping_add(times.varint()?);
+        let offset = self.end.checked_add_signed(offsets.varint()?)?;
+        let len = u32::try_from(lens.uvarint()?).ok()?;
+        let size = u64::from(len).wrapping_sub(sizes.varint()? as u64);
+        let ttl = ttl_from(ttls.uvarint()?);
+        self.end = offset.checked_add(u64::from(len))?;
+        if subject as usize >= self.subjects || offset < data_start || self.end > plain_len {
+            return None;
+        }
+        (self.prev_seq, self.prev_ts) = (seq, timestamp_ns);
+        Some(RestoredMsg {
+            seq,
+            subject,
+            timestamp_ns,
+            size,
+            ttl,
+            body: Loc { block, offset, len },
+        })
+    }
+}
+
+impl Iterator for MsgRows<'_> {
+    type Item = RestoredMsg<Loc>;
+
+    fn next(&mut self) -> Option<RestoredMsg<Loc>> {
+        if self.left == 0 || self.failed {
+            return None;
+        }
+        self.left -= 1;
+        let row = self.row();
+        // Every column ends with the last row.
+        let leftover = self.left == 0 && self.cols.iter().any(|c| c.remaining() > 0);
+        self.failed = row.is_none() || leftover;
+        row
+    }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::format::{self, BlockEntry, IndexBody};
+use super::format::{self, BlockEntry, DecodedIndex};
 use super::state::{INDEX_FILE, INDEX_FILE_ID};
 use crate::error::StoreError;
 use crate::filestore::at_rest;
@@ -38,7 +38,6 @@ pub fn load(scan: &BlockScan<'_>, progress: &mut dyn FnMut(RecoveryProgress)) ->
     )
     .ok()?;
     let body = format::decode(&plain)?;
-    drop(plain);
     let (recovered, basis) = load_body(scan, body, progress).ok()??;
     // Opened with `prev_key` or written plain before keys were configured: written again.
     let basis = if rewrite { Vec::new() } else { basis };
@@ -81,10 +80,10 @@ fn layout(scan: &BlockScan<'_>, blocks: Vec<BlockEntry>) -> Option<Layout> {
 /// The open itself; `Ok(None)` when the index does not hold together with the blocks.
 fn load_body(
     scan: &BlockScan<'_>,
-    body: IndexBody,
+    body: DecodedIndex<'_>,
     progress: &mut dyn FnMut(RecoveryProgress),
 ) -> Result<Option<(Recovered, Vec<(u32, u64)>)>, StoreError> {
-    let IndexBody {
+    let DecodedIndex {
         last,
         bounds,
         subjects,
@@ -107,9 +106,12 @@ fn load_body(
             None => return Ok(None),
         }
     }
-    msgs.retain(|m| !layout.missing.contains(&m.body.block));
     let mut inner = empty_state();
-    if !inner.restore_bulk(&subjects, msgs, bounds) {
+    let missing = &layout.missing;
+    let kept = msgs
+        .by_ref()
+        .filter(|m| missing.is_empty() || !missing.contains(&m.body.block));
+    if !inner.restore_bulk(subjects, kept, bounds) || msgs.failed {
         return Ok(None);
     }
     let Some((record_bytes, tombstones)) = bookkeeping(&layout, tombstones) else {
