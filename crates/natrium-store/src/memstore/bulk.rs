@@ -102,6 +102,15 @@ impl<B: MsgBody> MemStore<B> {
         true
     }
 
+    /// With no message left, the first sequence is the one after the last (as removing the
+    /// last message leaves it): a bulk restore that left messages out.
+    pub(crate) fn restart_first(&mut self) {
+        if self.state.msgs.is_empty() {
+            self.state.first_seq = self.state.last_seq + 1;
+            self.state.first_ts = 0;
+        }
+    }
+
     /// Every id's subject in id order (empty for an id not in use), and every message's
     /// sequence, subject id, time, accounted size, TTL and body, in sequence order.
     pub(crate) fn snapshot(&self) -> (Vec<Bytes>, Vec<RestoredMsg<B::Trace>>) {

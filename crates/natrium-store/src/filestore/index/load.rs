@@ -108,21 +108,24 @@ fn load_body(
     }
     let mut inner = empty_state();
     let missing = &layout.missing;
-    let kept = msgs
-        .by_ref()
-        .filter(|m| missing.is_empty() || !missing.contains(&m.body.block));
+    // Messages of blocks removed since were removed by records after the index; a scan
+    // starting at the oldest block left never meets them.
+    let mut left_out = false;
+    let kept = msgs.by_ref().filter(|m| {
+        let gone = !missing.is_empty() && missing.contains(&m.body.block);
+        left_out |= gone;
+        !gone
+    });
     if !inner.restore_bulk(subjects, kept, bounds) || msgs.failed {
         return Ok(None);
+    }
+    if left_out {
+        inner.restart_first();
     }
     let Some((record_bytes, tombstones)) = bookkeeping(&layout, tombstones) else {
         return Ok(None);
     };
     let mut replay = replay_from(&mut inner, last, record_bytes, tombstones);
-    if let (false, Some(first)) = (layout.missing.is_empty(), opened.first()) {
-        // The oldest blocks went since the index: the oldest left says where the stream
-        // starts, as in the full scan.
-        replay.enter_block(&first.header, true);
-    }
     let mut blocks = BTreeMap::new();
     let mut report = RecoveryReport::default();
     let total = scan.all.len() as u64;
@@ -189,8 +192,6 @@ fn bookkeeping(
 /// A listed block whose file matched the index.
 struct Checked {
     block: Block,
-    /// Its header and key record (`data_start` bytes).
-    header: Vec<u8>,
     /// The file's length (at least the covered length).
     size: u64,
 }
@@ -253,11 +254,7 @@ fn check_block(scan: &BlockScan<'_>, entry: &BlockEntry) -> Result<Option<Checke
         created_here: false,
         rewrap: key.prev,
     };
-    Ok(Some(Checked {
-        block,
-        header,
-        size,
-    }))
+    Ok(Some(Checked { block, size }))
 }
 
 /// Scans what was appended to a listed block after its covered end, as the full scan
@@ -268,9 +265,7 @@ fn scan_suffix(
     replay: &mut Replay<'_>,
     report: &mut RecoveryReport,
 ) -> Result<Block, StoreError> {
-    let Checked {
-        mut block, size, ..
-    } = checked;
+    let Checked { mut block, size } = checked;
     let covered = block.len;
     if size == covered {
         return Ok(block);
