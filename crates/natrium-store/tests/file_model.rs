@@ -77,100 +77,33 @@ fn index_agrees_with_full_scan(fs: &SimFs, open: &dyn Fn(Arc<dyn StorageIo>) -> 
 fn store_model_filestore_tombstones_across_a_truncate() {
     use model::harness::Op;
     use natrium_store::MsgTtl;
+    let put = |subject, headers, payload, ttl| {
+        CrashOp::Op(Op::Store {
+            subject,
+            headers,
+            payload,
+            ttl,
+            rollup: false,
+            dt: 0,
+        })
+    };
     let ops = vec![
-        CrashOp::Op(Op::Store {
-            subject: 0,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
-        CrashOp::Op(Op::Store {
-            subject: 0,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
-        CrashOp::Op(Op::Store {
-            subject: 0,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
-        CrashOp::Op(Op::Store {
-            subject: 1,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::Secs(1),
-            rollup: false,
-            dt: 0,
-        }),
+        put(0, 0, 0, MsgTtl::None),
+        put(0, 0, 0, MsgTtl::None),
+        put(0, 0, 0, MsgTtl::None),
+        put(1, 0, 0, MsgTtl::Secs(1)),
         CrashOp::Sync,
-        CrashOp::Op(Op::Store {
-            subject: 0,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
-        CrashOp::Op(Op::Store {
-            subject: 0,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
+        put(0, 0, 0, MsgTtl::None),
+        put(0, 0, 0, MsgTtl::None),
         CrashOp::Crash,
-        CrashOp::Op(Op::Store {
-            subject: 1,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
+        put(1, 0, 0, MsgTtl::None),
         CrashOp::Op(Op::Expire { dt: 0 }),
         CrashOp::Op(Op::Truncate(2)),
-        CrashOp::Op(Op::Store {
-            subject: 0,
-            headers: 0,
-            payload: 4,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
-        CrashOp::Op(Op::Store {
-            subject: 2,
-            headers: 2,
-            payload: 30,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
-        CrashOp::Op(Op::Store {
-            subject: 2,
-            headers: 5,
-            payload: 17,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
+        put(0, 0, 4, MsgTtl::None),
+        put(2, 2, 30, MsgTtl::None),
+        put(2, 5, 17, MsgTtl::None),
         CrashOp::Sync,
-        CrashOp::Op(Op::Store {
-            subject: 2,
-            headers: 0,
-            payload: 0,
-            ttl: MsgTtl::None,
-            rollup: false,
-            dt: 0,
-        }),
+        put(2, 0, 0, MsgTtl::None),
         CrashOp::Sync,
         CrashOp::Crash,
     ];
@@ -178,7 +111,7 @@ fn store_model_filestore_tombstones_across_a_truncate() {
         max_msgs_per_subject: Some(1),
         ..StoreConfig::default()
     };
-    run_on_sim_with(config.clone(), &ops, false, Some(Cipher::ChaCha));
+    run_on_sim_with(config, &ops, false, Some(Cipher::ChaCha));
 }
 
 proptest! {

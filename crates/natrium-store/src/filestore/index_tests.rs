@@ -74,7 +74,7 @@ fn put(store: &mut FileStore, i: u64) {
         Bytes::from(format!("p{i}")),
         i as i64 * 1000,
     );
-    if i % 7 == 0 {
+    if i.is_multiple_of(7) {
         msg.ttl = MsgTtl::Secs(60);
     }
     store.store_msg(msg).unwrap();
@@ -195,7 +195,8 @@ fn stopped_store(setup: Setup) -> SimFs {
 
 #[test]
 fn store_index_damaged_falls_back_to_the_full_scan() {
-    let damages: [(&str, fn(&mut Vec<u8>)); 5] = [
+    type Damage = (&'static str, fn(&mut Vec<u8>));
+    let damages: [Damage; 5] = [
         ("flipped body byte", |b| b[40] ^= 0x10),
         ("flipped crc", |b| {
             let last = b.len() - 1;
@@ -335,7 +336,7 @@ fn apply(store: &mut FileStore, step: &Step, n: &mut u64) {
                 Bytes::from(format!("p{n}")),
                 *n as i64,
             );
-            if *n % 5 == 0 {
+            if n.is_multiple_of(5) {
                 msg.ttl = MsgTtl::Secs(*n);
             }
             store.store_msg(msg).unwrap();

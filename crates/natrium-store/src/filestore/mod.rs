@@ -2,7 +2,9 @@
 //! recovered on open, and the state files beside them. `block` holds the block file and its
 //! header, `block_key` the data key of an encrypted block (`rekey` its
 //! rotation to the current server key), `open` the opening of one block at
-//! recovery, `recover` the scan with resync and lost ranges, `store` the data, opening and
+//! recovery, `recover` the scan with resync and lost ranges, `reopen` the recovery of every
+//! block (the full scan, or `index` — `index.dat`, §6 — and the scan of what follows it),
+//! `store` the data, opening and
 //! write path, `cache` the records kept in memory for loads, `compact` the rewrite of
 //! half-dead blocks, `api` the [`crate::StreamStore`] implementation, `sealed` the compressed
 //! form of blocks that are no longer the tail. `at_rest` holds the server keys and seals the

@@ -165,6 +165,7 @@ impl SimFs {
 
     /// A separate file system holding the files `keep` accepts, with their current bytes,
     /// all durable (a copy of the directory tree, e.g. to open it two ways).
+    #[must_use]
     pub fn copy_where(&self, keep: impl Fn(&Path) -> bool) -> SimFs {
         let sim = self.lock();
         let mut copy = Sim {

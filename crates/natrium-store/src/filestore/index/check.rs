@@ -28,12 +28,15 @@ pub struct BlockState {
     pub rewrap: bool,
 }
 
+/// A message as recovery leaves it: sequence, subject, time, accounted size, TTL, and
+/// (block, offset, length) of its record.
+pub type MsgState = (u64, Bytes, i64, u64, MsgTtl, (u32, u64, u32));
+
 /// A file store's state as recovery leaves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecoveredState {
     pub state: StreamState,
-    /// Sequence, subject, time, accounted size, TTL, and (block, offset, length).
-    pub msgs: Vec<(u64, Bytes, i64, u64, MsgTtl, (u32, u64, u32))>,
+    pub msgs: Vec<MsgState>,
     pub subjects: Vec<(Bytes, SimpleState)>,
     pub next_expiry: Option<i64>,
     pub logged_last: u64,

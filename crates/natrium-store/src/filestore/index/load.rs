@@ -77,12 +77,15 @@ fn layout(scan: &BlockScan<'_>, blocks: Vec<BlockEntry>) -> Option<Layout> {
     })
 }
 
+/// A recovered state and the blocks and lengths the index describes.
+type FromIndex = (Recovered, Vec<(u32, u64)>);
+
 /// The open itself; `Ok(None)` when the index does not hold together with the blocks.
 fn load_body(
     scan: &BlockScan<'_>,
     body: DecodedIndex<'_>,
     progress: &mut dyn FnMut(RecoveryProgress),
-) -> Result<Option<(Recovered, Vec<(u32, u64)>)>, StoreError> {
+) -> Result<Option<FromIndex>, StoreError> {
     let DecodedIndex {
         last,
         bounds,
