@@ -40,7 +40,9 @@
 //!   chunks, subjects interned under 4-byte ids with a per-subject index whose entries chain
 //!   the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! Still to come for issue 14, `TODO(#14)`: `index.dat` for a faster reopen.
+//! The file store writes `index.dat` on stop and after enough appended data: a reopen loads
+//! the state from it in bulk and scans only what was written after it (`filestore::index`,
+//! `docs/store-format.md` §6); without a usable index it scans every block.
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,

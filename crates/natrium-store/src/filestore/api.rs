@@ -55,6 +55,7 @@ impl StreamStore for FileStore {
         self.inner.set_body(stored.seq, loc);
         if let Some(block) = self.blocks.get_mut(&loc.block) {
             block.live += 1;
+            block.live_bytes += u64::from(loc.len);
         }
         self.logged_last = stored.seq;
         // Limits enforced after the store removed older messages: their tombstones follow.
@@ -113,6 +114,8 @@ impl StreamStore for FileStore {
         // The tombstone is durable before the bytes go (§8).
         self.sync_blocks()?;
         if let Some(loc) = loc {
+            // An index describing the record as it is would no longer match it (§6).
+            self.invalidate_index()?;
             // The cached copy still holds the bytes being erased.
             self.uncache(loc.block);
             let block = self
@@ -131,6 +134,7 @@ impl StreamStore for FileStore {
                 }
                 return Err(e);
             }
+            self.erased_sealed(seq, loc);
         }
         Ok(true)
     }
@@ -150,8 +154,10 @@ impl StreamStore for FileStore {
     fn truncate(&mut self, seq: u64) -> Result<(), StoreError> {
         self.writable()?;
         self.inner.truncate(seq)?;
-        // The truncate record removes everything above `seq` on replay: no tombstones needed.
+        // The truncate record removes everything above `seq` on replay: no tombstones needed,
+        // and those above it delete nothing more (dead bytes, as a scan counts them).
         self.forget_removals();
+        self.tombstones_above_truncate(seq);
         self.logged_first = self.logged_first.min(self.inner.fast_state().first_seq);
         // The record carries the last time after the truncate: the message at `seq` that
         // sets it may have been compacted away by the time the log is replayed.
@@ -211,6 +217,9 @@ impl StreamStore for FileStore {
 
     fn stop(&mut self) -> Result<(), StoreError> {
         let synced = self.sync_and_tidy();
+        if synced.is_ok() {
+            self.index_after_sync(true);
+        }
         self.inner.stop()?;
         synced
     }

@@ -143,6 +143,8 @@ pub struct Block {
     /// Message records in this block that the stream still holds. A block other than the
     /// tail with none is removed once it is the oldest (`FileStore::drop_dead_blocks`).
     pub live: u64,
+    /// Bytes of those live message records.
+    pub live_bytes: u64,
     /// Bytes of message records whose message the stream no longer holds: what compaction
     /// would give back.
     pub dead_bytes: u64,
@@ -170,6 +172,7 @@ impl Block {
     /// Counts one message record of `len` bytes dying.
     pub fn kill(&mut self, len: u32) {
         self.live = self.live.saturating_sub(1);
+        self.live_bytes = self.live_bytes.saturating_sub(u64::from(len));
         self.dead_bytes += u64::from(len);
     }
 }
@@ -208,6 +211,7 @@ impl Block {
             file,
             len: data_start,
             live: 0,
+            live_bytes: 0,
             dead_bytes: 0,
             keep_as_is: false,
             frames: None,

@@ -11,6 +11,8 @@
 //! sealed again at their new offsets, or framed with AEAD when the block is (or becomes)
 //! sealed; the old block's sealed records are opened with its own key first.
 
+use std::collections::BTreeMap;
+
 use super::block::{self, Loc, FLAG_ENCRYPTED, HEADER_BYTES};
 use super::block_key;
 use super::record::{self, Decoded, Kind, Record, RECORD_BYTES_MIN};
@@ -75,6 +77,8 @@ impl FileStore {
         seal: bool,
         old_key: Option<&DataKey>,
     ) -> Result<(), StoreError> {
+        // An index describing the block as it is would no longer match it (§6).
+        self.invalidate_index()?;
         let block = self
             .blocks
             .get(&index)
@@ -97,6 +101,8 @@ impl FileStore {
             (new.plain, None)
         };
         write_atomic(&*self.io, &path, &stored).map_err(|e| StoreError::io("compact block", e))?;
+        self.index.wrote(stored.len() as u64);
+        let live_bytes = new.moved.iter().map(|(_, loc)| u64::from(loc.len)).sum();
         let file = self
             .io
             .open(&path, OpenMode::ReadWrite)
@@ -111,6 +117,7 @@ impl FileStore {
             block.plain_len = plain_len;
             block.frames = frames;
             block.dead_bytes = 0;
+            block.live_bytes = live_bytes;
             block.data_start = new.data_start;
             block.key = new.key;
             block.rewrap = false;
@@ -146,6 +153,7 @@ impl FileStore {
         };
         let data_start = new.len() as u64;
         let reseal = key.as_ref().filter(|_| !framed);
+        let last_tombstones = last_tombstones(old, old_start);
         let mut moved = Vec::new();
         let mut run = DeletedRun::default();
         let mut off = usize::try_from(old_start).unwrap_or(usize::MAX);
@@ -169,7 +177,12 @@ impl FileStore {
                     run.add(rec.seq, rec.timestamp_ns, &mut new);
                     continue;
                 }
-                Kind::Tombstone => self.tombstones.get(&rec.seq).is_some_and(|t| t.0 == index),
+                // Only the tracked one: an earlier tombstone of a sequence used again after a
+                // truncate deletes nothing.
+                Kind::Tombstone => {
+                    self.tombstones.get(&rec.seq).is_some_and(|t| t.0 == index)
+                        && last_tombstones.get(&rec.seq) == Some(&here.offset)
+                }
                 Kind::First => rec.seq >= self.logged_first,
                 Kind::Skip | Kind::Truncate | Kind::Deleted => true,
             };
@@ -202,9 +215,32 @@ impl FileStore {
         })
     }
 
+    /// The record of `seq` at `loc` was erased. A sealed record's subject went with its body,
+    /// so a scan reads it as a `deleted` record, and its tombstone as deleting nothing (dead
+    /// bytes of its block): the bookkeeping follows, so that it is what a reopen finds.
+    pub(super) fn erased_sealed(&mut self, seq: u64, loc: Loc) {
+        let sealed = self
+            .blocks
+            .get(&loc.block)
+            .is_some_and(|b| b.frames.is_none() && b.key.is_some());
+        if !sealed {
+            return;
+        }
+        if let Some((tomb_block, _)) = self.tombstones.remove(&seq) {
+            if let Some(block) = self.blocks.get_mut(&tomb_block) {
+                block.dead_bytes += RECORD_BYTES_MIN as u64;
+            }
+        }
+    }
+
     /// The record of `seq` in block `index` is being dropped: a tombstone for it in another
     /// block deletes nothing any more.
     fn record_gone(&mut self, seq: u64, index: u32) {
+        // The tombstone tracked for `seq` may be for a later record of it (sequences above a
+        // truncate are used again).
+        if self.tombstones.get(&seq).is_none_or(|t| t.1 != index) {
+            return;
+        }
         let Some((tomb_block, _)) = self.tombstones.remove(&seq) else {
             return;
         };
@@ -214,6 +250,20 @@ impl FileStore {
             }
         }
     }
+}
+
+/// The offset of the last tombstone of each sequence among the records of `plain` from
+/// `start` on (the walk stops at the first record that does not decode, as the rewrite does).
+fn last_tombstones(plain: &[u8], start: u64) -> BTreeMap<u64, u64> {
+    let mut last = BTreeMap::new();
+    let mut off = usize::try_from(start).unwrap_or(usize::MAX);
+    while let Some(Decoded::Record(rec, len)) = plain.get(off..).map(record::decode) {
+        if rec.kind == Kind::Tombstone {
+            last.insert(rec.seq, off as u64);
+        }
+        off += len;
+    }
+    last
 }
 
 /// Appends the live message record `stored` (found at `from.0`, opened with `from.1` if it is

@@ -2,7 +2,9 @@
 //! recovered on open, and the state files beside them. `block` holds the block file and its
 //! header, `block_key` the data key of an encrypted block (`rekey` its
 //! rotation to the current server key), `open` the opening of one block at
-//! recovery, `recover` the scan with resync and lost ranges, `store` the data, opening and
+//! recovery, `recover` the scan with resync and lost ranges, `reopen` the recovery of every
+//! block (the full scan, or `index` — `index.dat`, §6 — and the scan of what follows it),
+//! `store` the data, opening and
 //! write path, `cache` the records kept in memory for loads, `compact` the rewrite of
 //! half-dead blocks, `api` the [`crate::StreamStore`] implementation, `sealed` the compressed
 //! form of blocks that are no longer the tail. `at_rest` holds the server keys and seals the
@@ -21,16 +23,19 @@ mod compact;
 mod consumer;
 pub mod consumer_state;
 pub mod envelope;
+mod index;
 pub mod meta;
 mod open;
 pub mod record;
 mod recover;
 mod rekey;
+mod reopen;
 mod sealed;
 mod store;
 mod varint;
 
 pub use consumer::{FileConsumerStore, STATE_FILE};
+pub use index::{BlockState, RecoveredState};
 pub use meta::{
     load_consumer_meta, load_stream_meta, save_consumer_meta, save_stream_meta, META_FILE,
 };
@@ -40,5 +45,7 @@ pub use store::{DamagedFile, FileStore, FileStoreOptions, RecoveryProgress, Reco
 mod consumer_tests;
 #[cfg(test)]
 mod encryption_tests;
+#[cfg(test)]
+mod index_tests;
 #[cfg(test)]
 mod tests;

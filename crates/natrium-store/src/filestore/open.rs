@@ -55,7 +55,7 @@ pub fn open_block(
     let (buf, frame_damage) = sealed::plain_content(raw, data_start, key.as_ref());
     replay.enter_block(&buf, role.oldest);
     let lost_at_entry = replay.lost.len();
-    let end = scan_block(&buf, index, (data_start, key.as_ref()), replay);
+    let end = scan_block(&buf, 0, index, (data_start, key.as_ref()), replay);
     let mut len = size;
     let mut plain_len = buf.len() as u64;
     if role.tail && frames.is_none() && (end.torn || size < data_start) {
@@ -82,6 +82,7 @@ pub fn open_block(
         file,
         len,
         live: 0,
+        live_bytes: 0,
         dead_bytes: 0,
         keep_as_is: end.damaged || frame_damage || block_key.damaged,
         frames,

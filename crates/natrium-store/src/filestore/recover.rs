@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::block::{Loc, HEADER_BYTES};
-use super::record::{self, Decoded, Kind, Record, MAGIC};
+use super::record::{self, Decoded, Kind, Record, MAGIC, RECORD_BYTES_MIN};
 use crate::memstore::MemStore;
 use crate::seal::DataKey;
 use crate::stream::StreamStore;
@@ -98,6 +98,18 @@ impl Replay<'_> {
                 subtract_point(&mut self.lost, rec.seq);
             }
             Kind::Truncate => {
+                // Tombstones above it delete nothing the truncate does not (and their
+                // sequences may be used again).
+                let above: Vec<u64> = self
+                    .tombstones
+                    .range(rec.seq.saturating_add(1)..)
+                    .map(|(seq, _)| *seq)
+                    .collect();
+                for seq in above {
+                    if let Some((tomb, _)) = self.tombstones.remove(&seq) {
+                        *self.garbage.entry(tomb).or_default() += RECORD_BYTES_MIN as u64;
+                    }
+                }
                 let _ = self.inner.truncate(rec.seq);
                 self.inner.set_last_ts(rec.timestamp_ns);
                 truncate_ranges(&mut self.lost, rec.seq);
@@ -206,17 +218,18 @@ impl Replay<'_> {
     }
 }
 
-/// Scans block `block` held in `buf` (its plain form: the whole file, or the decoded frames
-/// at their plain offsets), applying its records to `replay`. `layout` is where its records
-/// start and, if it is encrypted, its data key.
+/// Scans block `block` whose plain form (the whole file, or the decoded frames at their plain
+/// offsets) from offset `base` on is `buf`, applying its records to `replay`. `layout` is
+/// where its records start (at or after `base`) and, if it is encrypted, its data key.
 pub fn scan_block(
     buf: &[u8],
+    base: u64,
     block: u32,
     layout: (u64, Option<&DataKey>),
     replay: &mut Replay<'_>,
 ) -> ScanEnd {
     let (start, key) = layout;
-    let start = usize::try_from(start).unwrap_or(usize::MAX);
+    let start = usize::try_from(start.saturating_sub(base)).unwrap_or(usize::MAX);
     let mut off = start;
     let mut good_end = start.min(buf.len());
     let mut damaged = false;
@@ -226,7 +239,7 @@ pub fn scan_block(
             Decoded::Record(rec, len) => {
                 let loc = Loc {
                     block,
-                    offset: off as u64,
+                    offset: base + off as u64,
                     len: u32::try_from(len).unwrap_or(u32::MAX),
                 };
                 if !apply_stored(replay, &rec, rest.get(..len).unwrap_or_default(), loc, key) {
@@ -256,7 +269,7 @@ pub fn scan_block(
             Some(next) => off = next,
             None => {
                 return ScanEnd {
-                    good_end: good_end as u64,
+                    good_end: base + good_end as u64,
                     torn: true,
                     damaged,
                 }
@@ -264,7 +277,7 @@ pub fn scan_block(
         }
     }
     ScanEnd {
-        good_end: good_end as u64,
+        good_end: base + good_end as u64,
         torn: false,
         damaged,
     }

@@ -52,7 +52,9 @@ impl FileStore {
         };
         slot.copy_from_slice(&record);
         let path = block.path.clone();
+        self.invalidate_index()?;
         write_atomic(&*self.io, &path, &raw).map_err(|e| StoreError::io("rewrap block", e))?;
+        self.index.wrote(raw.len() as u64);
         let file = self
             .io
             .open(&path, OpenMode::ReadWrite)

@@ -131,6 +131,7 @@ impl FileStore {
     }
 
     fn seal_block(&mut self, index: u32) -> Result<(), StoreError> {
+        self.invalidate_index()?;
         let block = self
             .blocks
             .get(&index)
@@ -140,6 +141,7 @@ impl FileStore {
         let path = block.path.clone();
         let sealed = seal_content(&plain, HEADER_BYTES, None)?;
         write_atomic(&*self.io, &path, &sealed.0).map_err(|e| StoreError::io("seal block", e))?;
+        self.index.wrote(sealed.0.len() as u64);
         let file = self
             .io
             .open(&path, OpenMode::ReadWrite)

@@ -23,9 +23,8 @@ use super::at_rest::AtRest;
 use super::block::{self, Block, Loc, BLOCK_BYTES_DEFAULT};
 use super::block_key;
 use super::cache::{Staging, StoreCache};
-use super::open::{open_block, BlockRole};
+use super::index::IndexState;
 use super::record::{self, Kind, Record};
-use super::recover::Replay;
 use crate::error::StoreError;
 use crate::io::StorageIo;
 use crate::memstore::{MemStore, Removal};
@@ -41,6 +40,9 @@ pub struct FileStoreOptions {
     pub cache_bytes: u64,
     /// Blocks that are no longer the tail are compressed (stream `compression: s2`).
     pub compress: bool,
+    /// `index.dat` is written at a sync once this many bytes (and at least the size of the
+    /// last index) were written to blocks since the last one (`docs/store-format.md` §6).
+    pub index_bytes: u64,
 }
 
 /// Smallest and largest block a stream's limits choose (`FileStoreOptions::for_stream`).
@@ -64,6 +66,7 @@ impl FileStoreOptions {
             block_bytes,
             cache_bytes: 4 * block_bytes,
             compress,
+            index_bytes: INDEX_BYTES_DEFAULT,
         }
     }
 }
@@ -74,6 +77,7 @@ impl Default for FileStoreOptions {
             block_bytes: BLOCK_BYTES_DEFAULT,
             cache_bytes: CACHE_BYTES_DEFAULT,
             compress: false,
+            index_bytes: INDEX_BYTES_DEFAULT,
         }
     }
 }
@@ -81,6 +85,10 @@ impl Default for FileStoreOptions {
 /// How far past the block size a tail grows between syncs before it rotates (with a sync
 /// of its own). Rotation normally waits for a group commit, so one batch stays in one block.
 const BLOCK_OVERRUN_BYTES_MAX: u64 = 8 * 1024 * 1024;
+
+/// Bytes written to blocks between two indexes written at a sync, by default: a reopen after
+/// a crash scans at most about this much on top of the index.
+pub const INDEX_BYTES_DEFAULT: u64 = 8 * 1024 * 1024;
 
 /// The record cache's default budget per stream: four blocks' worth, so a consumer following
 /// the stream, or reading back over the last blocks, reads from memory (Go keeps every block
@@ -122,6 +130,8 @@ pub struct FileStore {
     pub(super) at_rest: Option<AtRest>,
     /// Where a message record is sealed before it is appended.
     seal_scratch: Vec<u8>,
+    /// What `index.dat` on disk describes, and what was written since (`super::index`).
+    pub(super) index: IndexState,
 }
 
 /// Recovery's progress, after each block.
@@ -150,7 +160,7 @@ pub struct RecoveryReport {
 
 impl RecoveryReport {
     /// Notes block `index`: its lost ranges, and whether its bytes failed a check.
-    fn note(&mut self, index: u32, lost: &[(u64, u64)], damaged: bool) {
+    pub(super) fn note(&mut self, index: u32, lost: &[(u64, u64)], damaged: bool) {
         if lost.is_empty() && !damaged {
             return;
         }
@@ -246,94 +256,13 @@ impl FileStore {
             report: RecoveryReport::default(),
             at_rest,
             seal_scratch: Vec::new(),
+            index: IndexState::default(),
         };
         store.recover(progress)?;
         store.inner.log_removals();
         store.mutate(0, |inner| inner.update_config(config))?;
         store.drop_dead_blocks()?;
         Ok(store)
-    }
-
-    /// Scans every block in index order into the in-memory state, telling `progress` after
-    /// each block.
-    fn recover(&mut self, progress: &mut dyn FnMut(RecoveryProgress)) -> Result<(), StoreError> {
-        let names = self
-            .io
-            .list_dir(&self.dir)
-            .map_err(|e| StoreError::io("list blocks", e))?;
-        let indexes: BTreeSet<u32> = names.iter().filter_map(|n| block::parse_name(n)).collect();
-        let tail = indexes.last().copied();
-        let oldest = indexes.first().copied();
-        let mut replay = Replay {
-            inner: &mut self.inner,
-            lost: Vec::new(),
-            bad_sizes: BTreeMap::new(),
-            last: 0,
-            msg_bytes: BTreeMap::new(),
-            deleted_ahead: BTreeSet::new(),
-            tombstones: BTreeMap::new(),
-            garbage: BTreeMap::new(),
-        };
-        let total = indexes.len() as u64;
-        let mut previous: Option<u32> = None;
-        for (done, index) in indexes.iter().copied().enumerate() {
-            let role = BlockRole {
-                tail: Some(index) == tail,
-                oldest: Some(index) == oldest,
-            };
-            let before = replay.lost.len();
-            let at_rest = self.at_rest.as_ref();
-            let opened = open_block(&*self.io, &self.dir, index, at_rest, role, &mut replay)?;
-            // A gap found entering this block is the end of the previous one.
-            let entered = opened.lost_at_entry;
-            if let (Some(prev), Some(gaps)) = (previous, replay.lost.get(before..entered)) {
-                self.report.note(prev, gaps, false);
-            }
-            let found = replay.lost.get(entered..).unwrap_or_default();
-            self.report.note(index, found, opened.block.keep_as_is);
-            self.blocks.insert(index, opened.block);
-            previous = Some(index);
-            progress(RecoveryProgress {
-                blocks_done: done as u64 + 1,
-                blocks_total: total,
-                msgs: replay.inner.fast_state().msgs,
-            });
-        }
-        for name in names.iter().filter(|n| is_leftover_rewrite(n)) {
-            // A compaction that never reached its rename: the block it meant to replace is
-            // whole (`docs/store-format.md` §9). Removed only now that every block opened,
-            // so an open that fails (a wrong key) changes no file.
-            let _ = self.io.remove(&self.dir.join(name));
-        }
-        self.logged_last = replay.last;
-        let mut msg_bytes = std::mem::take(&mut replay.msg_bytes);
-        for (index, bytes) in std::mem::take(&mut replay.garbage) {
-            *msg_bytes.entry(index).or_default() += bytes;
-        }
-        self.tombstones = std::mem::take(&mut replay.tombstones);
-        if !replay.lost.is_empty() {
-            self.lost = Some(LostData {
-                bytes: replay.lost_bytes(),
-                ranges: replay.lost,
-            });
-        }
-        if self.blocks.is_empty() {
-            let created = self.create_block(1, self.logged_last + 1)?;
-            self.blocks.insert(1, created);
-        }
-        self.logged_first = self.inner.fast_state().first_seq;
-        for (index, bytes) in msg_bytes {
-            if let Some(block) = self.blocks.get_mut(&index) {
-                block.dead_bytes = bytes;
-            }
-        }
-        for (_, loc) in self.inner.bodies() {
-            if let Some(block) = self.blocks.get_mut(&loc.block) {
-                block.live += 1;
-                block.dead_bytes = block.dead_bytes.saturating_sub(u64::from(loc.len));
-            }
-        }
-        Ok(())
     }
 
     pub(super) fn writable(&self) -> Result<(), StoreError> {
@@ -382,9 +311,10 @@ impl FileStore {
         for removal in removals {
             match removal {
                 Removal::All => {
+                    // Every message record dies: what a scan of the blocks would count.
                     for block in self.blocks.values_mut() {
                         block.live = 0;
-                        block.dead_bytes = block.plain_len.saturating_sub(block.data_start);
+                        block.dead_bytes += std::mem::take(&mut block.live_bytes);
                     }
                     self.rotate_empty = true;
                 }
@@ -474,6 +404,7 @@ impl FileStore {
                 }
                 let offset = tail.append(&buf)?;
                 self.dirty.insert(index);
+                self.index.wrote(buf.len() as u64);
                 let len = u32::try_from(buf.len()).map_err(|_| StoreError::MsgTooLarge)?;
                 Ok(Loc {
                     block: index,
@@ -523,6 +454,7 @@ impl FileStore {
             .ok_or(StoreError::Corrupt { what: "tail block" })?;
         let offset = tail.append(bytes)?;
         self.dirty.insert(index);
+        self.index.wrote(bytes.len() as u64);
         Ok((index, offset))
     }
 
@@ -554,7 +486,7 @@ impl FileStore {
     }
 
     /// Creates block `index`, encrypted under a fresh data key when keys are configured.
-    fn create_block(&self, index: u32, first_seq: u64) -> Result<Block, StoreError> {
+    pub(super) fn create_block(&self, index: u32, first_seq: u64) -> Result<Block, StoreError> {
         let sealing = self
             .at_rest
             .as_ref()
@@ -604,6 +536,7 @@ impl FileStore {
         self.compact_one_block();
         self.seal_one_block();
         self.rewrap_one_block();
+        self.index_after_sync(false);
         Ok(())
     }
 
@@ -651,6 +584,16 @@ impl FileStore {
 }
 
 impl FileStore {
+    /// A truncate to `seq` was logged: tombstones above it delete nothing it does not.
+    pub(super) fn tombstones_above_truncate(&mut self, seq: u64) {
+        let above = self.tombstones.split_off(&seq.saturating_add(1));
+        for (tomb_block, _) in above.into_values() {
+            if let Some(block) = self.blocks.get_mut(&tomb_block) {
+                block.dead_bytes += record::RECORD_BYTES_MIN as u64;
+            }
+        }
+    }
+
     /// The records of block `index` are gone: tombstones for them delete nothing any more.
     fn forget_tombstones_of(&mut self, index: u32) {
         let done: Vec<(u64, u32)> = self
@@ -682,15 +625,10 @@ impl FileStore {
             .append(&buf)
             .and_then(|_| tail.file.sync_data().map_err(|e| StoreError::io("sync", e)));
         self.latch(written)?;
+        self.index.wrote(buf.len() as u64);
         self.logged_first = state.first_seq;
         Ok(())
     }
-}
-
-/// A block rewrite's temporary file (`<block>.tmp`).
-fn is_leftover_rewrite(name: &str) -> bool {
-    name.strip_suffix(".tmp")
-        .is_some_and(|b| block::parse_name(b).is_some())
 }
 
 /// Appends an empty record (tombstone, `First`) to `buf`.

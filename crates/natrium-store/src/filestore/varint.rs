@@ -66,6 +66,13 @@ impl<'a> Cursor<'a> {
         None
     }
 
+    /// Takes the next `len` bytes; `None` if fewer are left.
+    pub fn bytes(&mut self, len: usize) -> Option<&'a [u8]> {
+        let taken = self.buf.get(..len)?;
+        self.buf = self.buf.get(len..)?;
+        Some(taken)
+    }
+
     /// Reads a zig-zag `uvarint`.
     pub fn varint(&mut self) -> Option<i64> {
         self.uvarint().map(unzigzag)

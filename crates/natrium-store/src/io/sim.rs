@@ -163,6 +163,35 @@ impl SimFs {
             .collect()
     }
 
+    /// A separate file system holding the files `keep` accepts, with their current bytes,
+    /// all durable (a copy of the directory tree, e.g. to open it two ways).
+    #[must_use]
+    pub fn copy_where(&self, keep: impl Fn(&Path) -> bool) -> SimFs {
+        let sim = self.lock();
+        let mut copy = Sim {
+            dirs: sim.dirs.clone(),
+            ..Sim::default()
+        };
+        for (path, id) in sim.names.iter().filter(|(p, _)| keep(p)) {
+            let Some(inode) = sim.inodes.get(id) else {
+                continue;
+            };
+            copy.next_inode += 1;
+            let data = inode.data.clone();
+            let inode = Inode {
+                synced: data.clone(),
+                data,
+                unsynced: Vec::new(),
+            };
+            copy.inodes.insert(copy.next_inode, inode);
+            copy.names.insert(path.clone(), copy.next_inode);
+        }
+        copy.durable = copy.names.clone();
+        SimFs {
+            sim: Arc::new(Mutex::new(copy)),
+        }
+    }
+
     /// Simulates a crash and restart: afterwards the file system holds what `mode` keeps,
     /// every byte is durable again, and pending fault rules are dropped.
     pub fn crash(&self, mode: CrashMode) {

@@ -1,6 +1,7 @@
 //! The memory store: [`MemStore`] for streams, [`MemConsumerStore`] for consumers.
 
 mod body;
+mod bulk;
 mod consumer;
 mod enforce;
 mod query;
@@ -11,6 +12,7 @@ mod subjects;
 mod ttl;
 
 pub use body::{MemBody, MsgBody};
+pub(crate) use bulk::{Bounds, RestoredMsg};
 pub use consumer::MemConsumerStore;
 pub(crate) use state::Removal;
 pub use store::MemStore;

@@ -79,6 +79,65 @@ impl<V> Default for SeqMap<V> {
     }
 }
 
+/// Builds a [`SeqMap`] from values in ascending sequence order (bulk loads): chunks are
+/// laid out in a vector, where a value already pushed can still be reached by its position,
+/// and become the map's tree in one sorted build.
+pub(super) struct SeqMapBuilder<V> {
+    chunks: Vec<(u64, Chunk<V>)>,
+    len: usize,
+}
+
+impl<V> Default for SeqMapBuilder<V> {
+    fn default() -> Self {
+        SeqMapBuilder {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<V> SeqMapBuilder<V> {
+    /// Appends `value` at `seq`, which must be above every sequence pushed; its position, or
+    /// `None` (and nothing added) if it is not above.
+    pub(super) fn push(&mut self, seq: u64, value: V) -> Option<(usize, usize)> {
+        let (key, bit) = split(seq);
+        let last_at = self.chunks.len().saturating_sub(1);
+        if let Some((last_key, chunk)) = self.chunks.last_mut() {
+            if *last_key > key || (*last_key == key && chunk.present >> bit != 0) {
+                return None;
+            }
+            if *last_key == key {
+                chunk.present |= 1u64 << bit;
+                chunk.values.push(value);
+                self.len += 1;
+                return Some((last_at, chunk.values.len() - 1));
+            }
+        }
+        let mut values = Vec::with_capacity(CHUNK_SEQS as usize);
+        values.push(value);
+        let present = 1u64 << bit;
+        self.chunks.push((key, Chunk { present, values }));
+        self.len += 1;
+        Some((self.chunks.len() - 1, 0))
+    }
+
+    /// The value pushed at `position`.
+    pub(super) fn get_mut(&mut self, position: (usize, usize)) -> Option<&mut V> {
+        self.chunks
+            .get_mut(position.0)?
+            .1
+            .values
+            .get_mut(position.1)
+    }
+
+    pub(super) fn build(self) -> SeqMap<V> {
+        SeqMap {
+            chunks: self.chunks.into_iter().collect(),
+            len: self.len,
+        }
+    }
+}
+
 fn split(seq: u64) -> (u64, u32) {
     (seq >> CHUNK_BITS, (seq & (CHUNK_SEQS - 1)) as u32)
 }

@@ -28,6 +28,26 @@ pub(super) struct Entry<B> {
 }
 
 impl<B> Entry<B> {
+    /// An entry restored in bulk (`super::bulk`), its subject chain already linked.
+    pub(super) fn restored(
+        body: B,
+        timestamp_ns: i64,
+        subject: SubjectId,
+        links: (u64, u64),
+        size: u64,
+        ttl: MsgTtl,
+    ) -> Self {
+        Entry {
+            body,
+            timestamp_ns,
+            prev_same: links.0,
+            next_same: links.1,
+            subject,
+            size: u32::try_from(size).unwrap_or(u32::MAX),
+            ttl: TtlCode::new(ttl),
+        }
+    }
+
     pub(super) fn size(&self) -> u64 {
         u64::from(self.size)
     }

@@ -18,7 +18,7 @@ use crate::types::{
 /// store keeps its in-memory state in a `MemStore<Loc>`: the same index, with each message's
 /// body replaced by where its record is.
 pub struct MemStore<B: MsgBody = MemBody> {
-    state: MemState<B>,
+    pub(super) state: MemState<B>,
 }
 
 impl MemStore {

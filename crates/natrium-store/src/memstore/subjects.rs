@@ -98,6 +98,36 @@ impl Subjects {
         (id, 0)
     }
 
+    /// Replaces an empty index with `table`'s subjects under their positions as ids, with
+    /// their states; a subject with no messages leaves its id free. False if a subject with
+    /// messages is empty or listed twice.
+    pub(super) fn restore(&mut self, table: Vec<Bytes>, states: Vec<SimpleState>) -> bool {
+        *self = Subjects::default();
+        for (at, (subject, state)) in table.into_iter().zip(states).enumerate() {
+            let Ok(id) = SubjectId::try_from(at) else {
+                return false;
+            };
+            if state.msgs == 0 {
+                self.slots.push(None);
+                self.free.push(id);
+                continue;
+            }
+            if subject.is_empty() || self.ids.insert(subject.clone(), id).is_some() {
+                return false;
+            }
+            self.slots.push(Some(Slot { subject, state }));
+        }
+        true
+    }
+
+    /// Every id's subject, in id order; an id not in use is empty (the file store's index).
+    pub(super) fn table(&self) -> Vec<Bytes> {
+        self.slots
+            .iter()
+            .map(|s| s.as_ref().map(|s| s.subject.clone()).unwrap_or_default())
+            .collect()
+    }
+
     /// Removes message `seq` of subject `id`, whose neighbours on the same subject are `prev`
     /// and `next` (0 for none).
     pub(super) fn remove(&mut self, id: SubjectId, seq: u64, prev: u64, next: u64) {
