@@ -130,9 +130,37 @@ impl<V> SeqMapBuilder<V> {
             .get_mut(position.1)
     }
 
+    /// The map: chunks in runs, split where more than `GAP_CHUNKS` empty chunks would lie
+    /// between two, as inserts would have built them.
     pub(super) fn build(self) -> SeqMap<V> {
+        let mut runs: BTreeMap<u64, Run<V>> = BTreeMap::new();
+        let mut current: Option<(u64, Run<V>)> = None;
+        for (key, mut chunk) in self.chunks {
+            if chunk.values.len() * 4 <= chunk.values.capacity() {
+                chunk.values.shrink_to_fit();
+            }
+            match current.as_mut() {
+                Some((start, run)) if key - run.end(*start) <= GAP_CHUNKS => {
+                    for _ in run.end(*start)..key {
+                        run.chunks.push_back(Chunk::empty());
+                    }
+                    run.chunks.push_back(chunk);
+                    run.live += 1;
+                }
+                _ => {
+                    if let Some((start, run)) = current.take() {
+                        runs.insert(start, run);
+                    }
+                    let chunks = VecDeque::from([chunk]);
+                    current = Some((key, Run { chunks, live: 1 }));
+                }
+            }
+        }
+        if let Some((start, run)) = current {
+            runs.insert(start, run);
+        }
         SeqMap {
-            chunks: self.chunks.into_iter().collect(),
+            runs,
             len: self.len,
         }
     }
@@ -500,6 +528,16 @@ mod tests {
             for s in 0..3100 {
                 prop_assert_eq!(ours.get(s), model.get(&s));
             }
+            // The bulk builder makes the same map from the same entries.
+            let mut builder = SeqMapBuilder::default();
+            for (s, v) in &model {
+                prop_assert!(builder.push(*s, *v).is_some());
+            }
+            let built = builder.build();
+            check_runs(&built);
+            let got: Vec<_> = built.iter().map(|(s, v)| (s, *v)).collect();
+            let all: Vec<_> = model.iter().map(|(s, v)| (*s, *v)).collect();
+            prop_assert_eq!(got, all);
         }
     }
 
