@@ -201,7 +201,17 @@ pub struct JwtAccountLimits {
     pub wildcards: bool,
     #[serde(default)]
     pub disallow_bearer: bool,
-    /// JetStream limits (the untiered form); JetStream is on when a storage limit is not 0.
+    /// JetStream limits, untiered (inline, as the JWT writes them).
+    #[serde(flatten)]
+    pub jetstream: JwtJsLimits,
+    /// JetStream limits by tier (`R1`, `R3`, …), used when the untiered ones are not set.
+    #[serde(default)]
+    pub tiered_limits: std::collections::BTreeMap<String, JwtJsLimits>,
+}
+
+/// One set of JetStream limits of an account JWT; on when a storage limit is not 0.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct JwtJsLimits {
     #[serde(default)]
     pub mem_storage: i64,
     #[serde(default)]
@@ -220,21 +230,48 @@ pub struct JwtAccountLimits {
     pub max_bytes_required: bool,
 }
 
+impl JwtJsLimits {
+    fn enabled(&self) -> bool {
+        self.mem_storage != 0 || self.disk_storage != 0
+    }
+
+    /// As Go reads them: the per-stream caps and `max_ack_pending` are unlimited unless
+    /// positive.
+    fn to_account(&self) -> crate::account::JsAccountLimits {
+        let unlimited_unless_positive = |v: i64| if v > 0 { v } else { -1 };
+        crate::account::JsAccountLimits {
+            max_memory: self.mem_storage,
+            max_store: self.disk_storage,
+            max_streams: self.streams,
+            max_consumers: self.consumer,
+            max_ack_pending: unlimited_unless_positive(self.max_ack_pending),
+            memory_max_stream_bytes: unlimited_unless_positive(self.mem_max_stream_bytes),
+            store_max_stream_bytes: unlimited_unless_positive(self.disk_max_stream_bytes),
+            max_bytes_required: self.max_bytes_required,
+        }
+    }
+}
+
 impl JwtAccountLimits {
-    /// JetStream's limits, when the JWT turns it on. TODO(#15): tiered limits (`tiered_limits`).
+    /// JetStream's limits, when the JWT turns it on: the untiered ones when set, else the
+    /// `R1` tier's (a single server's streams have one replica, so that is the tier Go picks
+    /// for them). A JWT with only other tiers turns JetStream on with no room (Go refuses
+    /// every create there for want of an applicable tier).
     fn jetstream(&self) -> Option<crate::account::JsAccountLimits> {
-        (self.mem_storage != 0 || self.disk_storage != 0).then_some(
-            crate::account::JsAccountLimits {
-                max_memory: self.mem_storage,
-                max_store: self.disk_storage,
-                max_streams: self.streams,
-                max_consumers: self.consumer,
-                max_ack_pending: self.max_ack_pending,
-                memory_max_stream_bytes: self.mem_max_stream_bytes,
-                store_max_stream_bytes: self.disk_max_stream_bytes,
-                max_bytes_required: self.max_bytes_required,
-            },
-        )
+        if self.jetstream.enabled() {
+            return Some(self.jetstream.to_account());
+        }
+        if let Some(r1) = self.tiered_limits.get("R1").filter(|t| t.enabled()) {
+            return Some(r1.to_account());
+        }
+        self.tiered_limits
+            .values()
+            .any(JwtJsLimits::enabled)
+            .then(|| crate::account::JsAccountLimits {
+                max_memory: 0,
+                max_store: 0,
+                ..JwtJsLimits::default().to_account()
+            })
     }
 }
 

@@ -261,3 +261,40 @@ fn jwt_account_message_tracing() {
     let jwt = sign(&claims(&acc.public_key(), &op, "account", nats), &op);
     assert_eq!(decode::<AccountNats>(&jwt).unwrap().spec().msg_trace, None);
 }
+
+#[test]
+fn jwt_account_jetstream_limits_untiered_and_tiered() {
+    let op = KeyPair::new_operator();
+    let acc = KeyPair::new_account();
+    let spec = |limits: Value| {
+        let nats = json!({ "limits": limits });
+        let jwt = sign(&claims(&acc.public_key(), &op, "account", nats), &op);
+        decode::<AccountNats>(&jwt).unwrap().spec().jetstream
+    };
+    assert!(spec(json!({"conn": 5})).is_none());
+    // Untiered: the per-stream caps and max_ack_pending are unlimited unless positive.
+    let js = spec(json!({"mem_storage": 1024, "disk_storage": -1, "streams": 3})).unwrap();
+    assert_eq!((js.max_memory, js.max_store, js.max_streams), (1024, -1, 3));
+    assert_eq!(
+        (
+            js.max_ack_pending,
+            js.memory_max_stream_bytes,
+            js.store_max_stream_bytes
+        ),
+        (-1, -1, -1)
+    );
+    // Tiered only: a single server's streams take the R1 tier.
+    let tiers = json!({"tiered_limits": {
+        "R1": {"mem_storage": 10, "disk_storage": 20, "streams": 2, "max_ack_pending": 7},
+        "R3": {"mem_storage": 30, "disk_storage": 60},
+    }});
+    let js = spec(tiers).unwrap();
+    assert_eq!((js.max_memory, js.max_store, js.max_streams), (10, 20, 2));
+    assert_eq!(js.max_ack_pending, 7);
+    // Untiered limits win over tiers, as in Go.
+    let both = json!({"disk_storage": 5, "tiered_limits": {"R1": {"disk_storage": 99}}});
+    assert_eq!(spec(both).unwrap().max_store, 5);
+    // Only other tiers: JetStream on, with no room for a one-replica stream.
+    let js = spec(json!({"tiered_limits": {"R3": {"disk_storage": 60}}})).unwrap();
+    assert_eq!((js.max_memory, js.max_store), (0, 0));
+}
