@@ -8,6 +8,7 @@
 
 mod account_info;
 mod account_purge;
+mod account_watch;
 pub mod consumer_json;
 pub mod consumer_verbs;
 pub mod consumers;

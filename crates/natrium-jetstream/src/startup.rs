@@ -15,7 +15,7 @@ use crate::service::{banner, JetStream, JetStreamSettings};
 /// As Go: with no accounts configured the global account runs JetStream without limits;
 /// otherwise each account whose configuration turns it on, with its limits, each refused when
 /// its limits do not fit the server beside those enabled before it.
-/// TODO(#15): accounts registered later from JWTs (operator mode).
+/// Accounts a reload adds are handled as they come (`api::account_watch`).
 fn enable_configured_accounts(server: &Server, js: &JetStream) -> Result<(), ApiError> {
     let config = server.config();
     // Go's "global account only": no configured account besides the global and the system one.

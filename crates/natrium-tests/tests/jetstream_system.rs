@@ -274,3 +274,70 @@ async fn jetstream_refusals_carry_the_fields_go_sends() {
         }
     }
 }
+
+/// An account's `$JS.API.INFO` answer, asked again while nothing answers yet (a reload's
+/// accounts are adopted just after the reload is logged).
+async fn info_when_answered(client: &async_nats::Client) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let asked = client.request("$JS.API.INFO", "".into());
+        match tokio::time::timeout(Duration::from_secs(1), asked).await {
+            Ok(Ok(msg)) => return serde_json::from_slice(&msg.payload).expect("json"),
+            _ if tokio::time::Instant::now() < deadline => {}
+            _ => panic!("no answer to $JS.API.INFO"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn jetstream_reload_adds_accounts_with_and_without_jetstream() {
+    let accounts = |extra: &str| {
+        format!(
+            "accounts {{\n\
+               SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
+               A {{ jetstream: enabled, users [ {{user: a, password: a}} ] }}\n\
+               {extra}\n\
+             }}\n\
+             system_account: SYS\n"
+        )
+    };
+    let before = accounts("");
+    let after = accounts(
+        "C { jetstream: enabled, users [ {user: c, password: c} ] }\n\
+         D { users [ {user: d, password: d} ] }",
+    );
+    let mut seen = Vec::new();
+    for go in [false, true] {
+        let store = tempfile::tempdir().expect("tempdir");
+        let js = format!(
+            "jetstream {{ store_dir: \"{}\" }}\n",
+            store.path().display()
+        );
+        let conf = natrium_tests::reload::Conf::new(&format!("{before}{js}"));
+        let server = if go {
+            match ServerProcess::start_go(&["-c", conf.arg()]) {
+                Some(server) => server,
+                None => break,
+            }
+        } else {
+            ServerProcess::start(&["-c", conf.arg()])
+        };
+        conf.write(&format!("{after}{js}"));
+        natrium_tests::reload::sighup(&server, 1);
+        let c = login(&server, "c").await;
+        let d = login(&server, "d").await;
+        let info = info_when_answered(&c).await;
+        assert!(info.get("error").is_none(), "go={go}: {info}");
+        let created = request(
+            &c,
+            "$JS.API.STREAM.CREATE.S",
+            r#"{"name":"S","subjects":["s"]}"#,
+        )
+        .await;
+        assert!(created.get("error").is_none(), "go={go}: {created}");
+        let refused = info_when_answered(&d).await;
+        assert_eq!(refused["error"]["err_code"], 10039, "go={go}: {refused}");
+        seen.push(refused);
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+}

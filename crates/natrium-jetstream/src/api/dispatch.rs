@@ -25,16 +25,14 @@ pub fn start(js: &Arc<JetStream>) {
         .unwrap_or(REQUEST_QUEUE_LIMIT_DEFAULT as usize);
     let sink = ApiInbox::new(client.cid(), limit);
     let inbox = Arc::clone(&sink);
-    let mut subs = ApiSubs::default();
+    let subs = Arc::new(parking_lot::Mutex::new(ApiSubs::default()));
     // Every account: those without JetStream (the system account among them) are told so
-    // (10039). With a domain, `$JS.<domain>.API.>` reaches the same API.
-    let domain = &js.settings.domain;
+    // (10039). Accounts a reload adds are subscribed as they come.
     for account in js.server.accounts() {
-        subs.subscribe(&sink, &account, "$JS.API.>");
-        if !domain.is_empty() {
-            subs.subscribe(&sink, &account, &format!("$JS.{domain}.API.>"));
-        }
+        subs.lock()
+            .subscribe_api(&sink, &account, &js.settings.domain);
     }
+    super::account_watch::start(js, &sink, &subs);
     let js = Arc::clone(js);
     let runtime = tokio::runtime::Handle::current();
     let spawned = std::thread::Builder::new()
@@ -47,7 +45,10 @@ pub fn start(js: &Arc<JetStream>) {
                     advisory::api_limit_reached(&mut client, &js, next.dropped);
                 }
                 if let Some(msg) = next.request {
-                    answer(&js, &mut client, &subs, &msg);
+                    let account = subs.lock().account_of(msg.sid).cloned();
+                    if let Some(account) = account {
+                        answer(&js, &mut client, account, &msg);
+                    }
                 }
             }
         });
@@ -56,10 +57,12 @@ pub fn start(js: &Arc<JetStream>) {
     }
 }
 
-fn answer(js: &Arc<JetStream>, client: &mut InternalClient, subs: &ApiSubs, msg: &Delivery) {
-    let Some(account) = subs.account_of(msg.sid).cloned() else {
-        return;
-    };
+fn answer(
+    js: &Arc<JetStream>,
+    client: &mut InternalClient,
+    account: Arc<natrium_core::account::Account>,
+    msg: &Delivery,
+) {
     let Some(reply) = msg
         .reply
         .as_deref()

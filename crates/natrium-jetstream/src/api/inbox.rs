@@ -114,6 +114,20 @@ impl ApiSubs {
         }
     }
 
+    /// Subscribes the API's subjects in `account`: `$JS.API.>`, and with a domain
+    /// `$JS.<domain>.API.>`, which reaches the same API.
+    pub fn subscribe_api(&mut self, inbox: &Arc<ApiInbox>, account: &Arc<Account>, domain: &str) {
+        self.subscribe(inbox, account, "$JS.API.>");
+        if !domain.is_empty() {
+            self.subscribe(inbox, account, &format!("$JS.{domain}.API.>"));
+        }
+    }
+
+    /// Whether the API is subscribed in `account` (this very account object).
+    pub fn covers(&self, account: &Arc<Account>) -> bool {
+        self.subs.values().any(|(a, _)| Arc::ptr_eq(a, account))
+    }
+
     /// The account of subscription `sid`.
     pub fn account_of(&self, sid: u64) -> Option<&Arc<Account>> {
         self.subs.get(&sid).map(|(account, _)| account)
