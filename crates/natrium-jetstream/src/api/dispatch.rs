@@ -47,7 +47,7 @@ pub fn start(js: &Arc<JetStream>) {
                 if let Some(msg) = next.request {
                     let account = subs.lock().account_of(msg.sid).cloned();
                     if let Some(account) = account {
-                        answer(&js, &mut client, account, &msg);
+                        answer(&js, &mut client, &account, &msg);
                     }
                 }
             }
@@ -60,7 +60,7 @@ pub fn start(js: &Arc<JetStream>) {
 fn answer(
     js: &Arc<JetStream>,
     client: &mut InternalClient,
-    account: Arc<natrium_core::account::Account>,
+    account: &Arc<natrium_core::account::Account>,
     msg: &Delivery,
 ) {
     let Some(reply) = msg
@@ -77,20 +77,20 @@ fn answer(
         return;
     };
     if let Route::AccountPurge(name) = route(verb) {
-        if account_purge::is_system(js, &account) {
+        if account_purge::is_system(js, account) {
             let body = account_purge::purge(js, client, name)
                 .unwrap_or_else(|err| streams::error_response("account_purge_response", &err));
-            client.publish_in(&account, reply, None, &body);
+            client.publish_in(account, reply, None, &body);
         }
         return;
     }
-    if refused_before_lookup(js, client, &account, reply, verb, &msg.payload) {
+    if refused_before_lookup(js, client, account, reply, verb, &msg.payload) {
         return;
     }
     let Some(jsa) = js.account(&account.name) else {
         let route = route(verb);
         // The system account's refusals are typed as system responses, but for INFO.
-        let system = account_purge::is_system(js, &account) && route != Route::Info;
+        let system = account_purge::is_system(js, account) && route != Route::Info;
         if let Some(kind) = route
             .kind()
             .map(|k| if system { "system_response" } else { k })
@@ -101,7 +101,7 @@ fn answer(
             } else {
                 table::NOT_ENABLED_FOR_ACCOUNT.err()
             };
-            client.publish_in(&account, reply, None, &streams::error_response(kind, &err));
+            client.publish_in(account, reply, None, &streams::error_response(kind, &err));
         }
         return;
     };
@@ -114,7 +114,7 @@ fn answer(
         let err = table::REQUIRED_API_LEVEL.err();
         js.count_api(true);
         jsa.count_api(true);
-        client.publish_in(&account, reply, None, &streams::error_response(kind, &err));
+        client.publish_in(account, reply, None, &streams::error_response(kind, &err));
         return;
     }
     let (kind, result): (&str, Result<Vec<u8>, ApiError>) = match route {
@@ -146,14 +146,14 @@ fn answer(
         Ok(body) => body,
         Err(err) => streams::error_response(kind, &err),
     };
-    client.publish_in(&account, reply, None, &body);
+    client.publish_in(account, reply, None, &body);
     for start in req.after_reply.take() {
         start();
     }
     let domain = js.settings.domain.as_str();
-    send_advisories(client, &account, &req, domain);
+    send_advisories(client, account, &req, domain);
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
-    advisory::api_audit(client, &account, || ApiAudit {
+    advisory::api_audit(client, account, || ApiAudit {
         server: js.server.name(),
         client: req.client_info(),
         subject,
