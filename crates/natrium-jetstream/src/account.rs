@@ -477,7 +477,7 @@ impl JsAccount {
         let _ = std::fs::remove_dir_all(self.staging_dir());
         let streams_dir = self.dir.join("streams");
         // The store's I/O trait lists files; stream directories are listed here.
-        for name in crate::service::sorted_dirs(&streams_dir) {
+        for name in crate::dirs::sorted_dirs(&streams_dir) {
             let dir = streams_dir.join(&name);
             let at_rest = js.at_rest(self.name(), &name);
             let meta = match meta::load(js.io.as_ref(), &dir, Kind::StreamMeta, at_rest.as_ref()) {
@@ -548,7 +548,8 @@ impl JsAccount {
             pedantic: false,
             recovering: true,
         };
-        crate::consumer::lifecycle::recover(js, self.name(), stream, &ctx);
+        let files = js.consumer_files(self.name(), &stream.name);
+        crate::consumer::lifecycle::recover(&files, self.name(), stream, &ctx);
     }
 
     /// Consumers of every stream of the account.

@@ -34,6 +34,7 @@ pub mod api;
 pub mod config;
 pub mod consumer;
 pub mod direct;
+mod dirs;
 pub mod errors;
 mod report;
 pub mod resources;

@@ -94,7 +94,7 @@ fn scan_account(
     scan: &mut JsHealthScan,
 ) {
     let jsa = js.account(account);
-    for stream in crate::service::sorted_dirs(&js.streams_dir(account)) {
+    for stream in crate::dirs::sorted_dirs(&js.streams_dir(account)) {
         if !filter.stream.is_empty() {
             if stream != filter.stream {
                 continue;
@@ -132,7 +132,7 @@ fn scan_account(
 impl Reporter {
     fn health_scan(js: &JetStream, filter: JsHealthFilter<'_>) -> JsHealthScan {
         let mut scan = JsHealthScan::default();
-        for account in crate::service::sorted_dirs(&js.settings.store_dir) {
+        for account in crate::dirs::sorted_dirs(&js.settings.store_dir) {
             if !filter.account.is_empty() {
                 if account != filter.account {
                     continue;

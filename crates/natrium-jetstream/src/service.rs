@@ -16,6 +16,7 @@ use natrium_store::seal::{Cipher, ServerKeys};
 use parking_lot::Mutex;
 
 use crate::account::JsAccount;
+use crate::consumer::lifecycle::ConsumerFiles;
 use crate::resources::{Reserved, Usage};
 
 /// Go's JetStream API level, announced in INFO and the banner.
@@ -211,6 +212,14 @@ impl JetStream {
     }
 
     /// How stream `stream` of `account` seals its files, when keys are configured.
+    /// Where stream `stream` of `account` keeps its consumers' files, and with which keys.
+    pub(crate) fn consumer_files(&self, account: &str, stream: &str) -> ConsumerFiles {
+        ConsumerFiles {
+            io: Arc::clone(&self.io),
+            at_rest: self.at_rest(account, stream),
+        }
+    }
+
     pub(crate) fn at_rest(&self, account: &str, stream: &str) -> Option<AtRest> {
         self.keys.as_ref().map(|keys| AtRest {
             keys: Arc::clone(keys),
@@ -231,20 +240,6 @@ impl JetStream {
     pub fn streams_dir(&self, account: &str) -> PathBuf {
         self.settings.store_dir.join(account).join("streams")
     }
-}
-
-/// The directory names under `dir`, sorted (as Go's `os.ReadDir` lists them).
-pub(crate) fn sorted_dirs(dir: &std::path::Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort_unstable();
-    names
 }
 
 #[cfg(test)]

@@ -226,8 +226,12 @@ fn pause(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiErro
     let changed = config.pause_until.map(|t| t.unix_nanos()) != until.map(|t| t.unix_nanos());
     config.pause_until = until;
     set_static_metadata(&mut config);
-    lifecycle::update(req.js, req.jsa.name(), &consumer, config)
-        .map_err(|e| table::CONSUMER_STORE_FAILED.with(&[("err", &e.description)]))?;
+    lifecycle::update(
+        &req.js.consumer_files(req.jsa.name(), &consumer.stream),
+        &consumer,
+        config,
+    )
+    .map_err(|e| table::CONSUMER_STORE_FAILED.with(&[("err", &e.description)]))?;
     let remaining = until.map_or(0, |t| t.unix_nanos().saturating_sub(now_ns()).max(0));
     let until_text = until.map_or_else(
         || super::consumer_json::ZERO_TIME.to_owned(),

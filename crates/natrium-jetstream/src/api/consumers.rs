@@ -236,7 +236,8 @@ fn update_existing(
     check_update(&old, &config, |subject| {
         super::consumer_json::has_interest(req, subject)
     })?;
-    lifecycle::update(req.js, req.jsa.name(), existing, config)?;
+    let files = req.js.consumer_files(req.jsa.name(), &existing.stream);
+    lifecycle::update(&files, existing, config)?;
     Ok(Arc::clone(existing))
 }
 
@@ -295,7 +296,8 @@ fn add_new(
     if !is_valid_asset_name(&name) {
         return Err(table::CONSUMER_BAD_DURABLE_NAME.err());
     }
-    let consumer = lifecycle::add(req.js, req.jsa.name(), stream, &name, config, now_ns())?;
+    let files = req.js.consumer_files(req.jsa.name(), &stream.name);
+    let consumer = lifecycle::add(&files, stream, &name, config, now_ns())?;
     req.advise_consumer(ConsumerEvent::Created {
         stream: stream.name.clone(),
         consumer: name,

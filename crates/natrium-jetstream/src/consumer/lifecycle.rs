@@ -9,8 +9,15 @@ use super::defaults::{set_defaults, EPHEMERAL_INACTIVE_DEFAULT_NS};
 use super::persist::{self, ConsumerMeta};
 use super::running::{starting_seq, Consumer, ConsumerCore};
 use crate::errors::{table, ApiError};
-use crate::service::JetStream;
 use crate::stream::Stream;
+use natrium_store::filestore::at_rest::AtRest;
+use natrium_store::io::StorageIo;
+
+/// Where a stream's consumers keep their files: the storage, and the stream's keys at rest.
+pub struct ConsumerFiles {
+    pub io: Arc<dyn StorageIo>,
+    pub at_rest: Option<AtRest>,
+}
 
 /// Go stamps an ephemeral's config with the default inactive threshold when it sets none.
 pub fn stamp_inactive_threshold(config: &mut ConsumerConfig) {
@@ -29,8 +36,7 @@ fn store_failed(err: &dyn std::fmt::Display) -> ApiError {
 /// # Errors
 /// 10104 when the store can not be opened.
 pub fn add(
-    js: &JetStream,
-    account: &str,
+    files: &ConsumerFiles,
     stream: &Stream,
     name: &str,
     mut config: ConsumerConfig,
@@ -42,11 +48,11 @@ pub fn add(
         .as_ref()
         .filter(|_| !config.mem_storage && !config.direct)
         .map(|d| persist::consumer_dir(d, name));
-    let at_rest = js.at_rest(account, &stream.name);
+    let at_rest = files.at_rest.clone();
     let store = if config.direct {
         None
     } else {
-        let store = persist::open_store(&js.io, dir.as_deref(), &config, at_rest.clone())
+        let store = persist::open_store(&files.io, dir.as_deref(), &config, at_rest.clone())
             .map_err(|e| store_failed(&e))?;
         Some(store)
     };
@@ -56,7 +62,7 @@ pub fn add(
             created_ns,
             config: config.clone(),
         };
-        persist::save_meta(js.io.as_ref(), dir, at_rest.as_ref(), &meta)
+        persist::save_meta(files.io.as_ref(), dir, at_rest.as_ref(), &meta)
             .map_err(|e| store_failed(&e))?;
     }
     let mut store = store;
@@ -101,8 +107,7 @@ pub fn add(
 /// # Errors
 /// 10104 when `meta.dat` can not be written.
 pub fn update(
-    js: &JetStream,
-    account: &str,
+    files: &ConsumerFiles,
     consumer: &Consumer,
     mut config: ConsumerConfig,
 ) -> Result<(), ApiError> {
@@ -118,8 +123,7 @@ pub fn update(
             created_ns: consumer.created_ns,
             config: config.clone(),
         };
-        let at_rest = js.at_rest(account, &consumer.stream);
-        persist::save_meta(js.io.as_ref(), dir, at_rest.as_ref(), &meta)
+        persist::save_meta(files.io.as_ref(), dir, files.at_rest.as_ref(), &meta)
             .map_err(|e| store_failed(&e))?;
     }
     core.config = config;
@@ -159,12 +163,12 @@ pub fn stop_all(stream: &Stream) {
 
 /// Recovers the consumers stored under a file stream's `obs/`, as Go does: each config
 /// defaulted and checked again, an ephemeral restored as one (its inactivity removes it).
-pub fn recover(js: &JetStream, account: &str, stream: &Stream, ctx: &ConsumerContext<'_>) {
+pub fn recover(files: &ConsumerFiles, account: &str, stream: &Stream, ctx: &ConsumerContext<'_>) {
     let Some(dir) = &stream.dir else {
         return;
     };
     let obs = dir.join(persist::CONSUMERS_DIR);
-    let names = crate::service::sorted_dirs(&obs);
+    let names = crate::dirs::sorted_dirs(&obs);
     if names.is_empty() {
         return;
     }
@@ -173,10 +177,9 @@ pub fn recover(js: &JetStream, account: &str, stream: &Stream, ctx: &ConsumerCon
         names.len(),
         stream.name
     );
-    let at_rest = js.at_rest(account, &stream.name);
     for name in names {
         let odir = obs.join(&name);
-        let meta = match persist::load_meta(js.io.as_ref(), &odir, at_rest.as_ref()) {
+        let meta = match persist::load_meta(files.io.as_ref(), &odir, files.at_rest.as_ref()) {
             Ok(Some(meta)) => meta,
             Ok(None) => {
                 tracing::warn!("    Missing consumer metafile {:?}", odir.join("meta.dat"));
@@ -189,8 +192,7 @@ pub fn recover(js: &JetStream, account: &str, stream: &Stream, ctx: &ConsumerCon
         };
         let mut config = meta.config;
         let checked = set_defaults(&mut config, ctx).and_then(|()| check_config(&config, ctx));
-        let added =
-            checked.and_then(|()| add(js, account, stream, &meta.name, config, meta.created_ns));
+        let added = checked.and_then(|()| add(files, stream, &meta.name, config, meta.created_ns));
         if let Err(err) = added {
             tracing::warn!(
                 "    Error adding consumer '{account} > {} > {}': {}",
