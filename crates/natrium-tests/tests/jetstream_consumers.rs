@@ -4,23 +4,16 @@
 //! compared once times are normalised, for the create, info and list documents and every
 //! error the requests provoke.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use natrium_tests::ServerProcess;
 use serde_json::Value;
 
 #[path = "jetstream_consumers/cases.rs"]
 mod cases;
-
-const WAIT: Duration = Duration::from_secs(10);
-
-/// A server with its own store directory, removed with it.
-struct Js {
-    name: &'static str,
-    server: ServerProcess,
-    dir: tempfile::TempDir,
-}
+#[path = "support/jetstream.rs"]
+mod support;
+use support::{launch, login, request, JsServer as Js};
 
 fn config(store: &Path) -> String {
     format!(
@@ -35,77 +28,18 @@ fn config(store: &Path) -> String {
     )
 }
 
-fn conf_path(dir: &Path) -> PathBuf {
-    dir.join("js.conf")
-}
-
-fn launch(dir: &Path, go: bool) -> Option<ServerProcess> {
-    let conf = conf_path(dir);
-    let conf = conf.to_str().expect("utf-8 path").to_owned();
-    let args = ["-c", &conf, "-a", "127.0.0.1", "-p", "-1"];
-    if go {
-        ServerProcess::start_go(&args)
-    } else {
-        Some(ServerProcess::start(&args))
-    }
-}
-
 fn start(name: &'static str, go: bool) -> Option<Js> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(conf_path(dir.path()), config(&dir.path().join("store"))).expect("config");
-    let server = launch(dir.path(), go)?;
-    Some(Js { name, server, dir })
+    Js::start(name, go, config)
 }
 
-/// Ours, then Go's when installed.
 fn servers() -> Vec<Js> {
-    let mut out: Vec<Js> = start("ours", false).into_iter().collect();
-    match start("go", true) {
-        Some(go) => out.push(go),
-        None => eprintln!("Go nats-server not installed: checked against ours alone"),
-    }
-    out
+    support::ours_then_go(config)
 }
 
-async fn login(server: &ServerProcess, user: &str) -> async_nats::Client {
-    async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
-        .connect(server.url())
-        .await
-        .expect("connect")
-}
-
-async fn request(client: &async_nats::Client, subject: &str, body: &str) -> Value {
-    let msg = tokio::time::timeout(
-        WAIT,
-        client.request(subject.to_owned(), body.to_owned().into()),
-    )
-    .await
-    .expect("answer in time")
-    .expect("answer");
-    serde_json::from_slice(&msg.payload).expect("json")
-}
-
-/// Times differ between runs and servers: each becomes a marker; so does the time left of a
-/// pause.
+/// Times differ between runs and servers, and so do the time left of a pause and the
+/// server's name: each becomes a marker.
 fn normalise(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, field) in map.iter_mut() {
-                match key.as_str() {
-                    "created" | "ts" | "first_ts" | "last_ts" => {
-                        let zero = field.as_str() == Some("0001-01-01T00:00:00Z");
-                        *field = Value::from(if zero { "zero" } else { "time" });
-                    }
-                    "pause_remaining" => *field = Value::from("remaining"),
-                    // The server's name.
-                    "leader" => *field = Value::from("server"),
-                    _ => normalise(field),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(normalise),
-        _ => {}
-    }
+    support::normalise_times(value, &["pause_remaining", "leader"]);
 }
 
 /// Runs the cases against one server: every answer, normalised.

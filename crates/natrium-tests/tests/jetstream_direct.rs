@@ -4,19 +4,17 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use async_nats::jetstream::{self, stream};
 use futures::TryStreamExt;
 use natrium_tests::raw::RawClient;
 use natrium_tests::ServerProcess;
 
-const WAIT: Duration = Duration::from_secs(10);
+use support::WAIT;
 
-fn start(dir: &std::path::Path) -> ServerProcess {
-    let dir = dir.display().to_string();
-    ServerProcess::start(&["-js", "-sd", &dir])
-}
+#[path = "support/jetstream.rs"]
+mod support;
+use support::start_js as start;
 
 /// A raw client with headers and no-responders on, subscribed to `r.>` for replies.
 fn raw(server: &ServerProcess) -> RawClient {

@@ -8,13 +8,13 @@
 //! the same configuration; both must give Go's exact error JSON.
 
 use std::path::Path;
-use std::time::Duration;
 
 use natrium_tests::raw::http_get_json;
-use natrium_tests::ServerProcess;
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(10);
+#[path = "support/jetstream.rs"]
+mod support;
+use support::{login, request as ask, JsServer, WAIT};
 
 /// Account A: two memory streams' worth of limits; B: `max_bytes` required and capped per
 /// stream; C: unlimited, bound only by the server's 10000 bytes of memory.
@@ -35,50 +35,8 @@ fn config(store: &Path) -> String {
     )
 }
 
-/// A server with its configuration and store (removed with it).
-struct Js {
-    name: &'static str,
-    server: ServerProcess,
-    dir: tempfile::TempDir,
-}
-
-fn start_in(dir: tempfile::TempDir, name: &'static str, go: bool) -> Option<Js> {
-    let conf = dir.path().join("js.conf");
-    std::fs::write(&conf, config(&dir.path().join("store"))).expect("write config");
-    let conf = conf.to_str().expect("utf-8 path").to_owned();
-    let args = ["-c", &conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
-    let server = if go {
-        ServerProcess::start_go(&args)?
-    } else {
-        ServerProcess::start(&args)
-    };
-    Some(Js { name, server, dir })
-}
-
-/// Ours, then Go's when installed.
-fn servers() -> Vec<Js> {
-    let fresh = || tempfile::tempdir().expect("tempdir");
-    let mut out: Vec<Js> = start_in(fresh(), "ours", false).into_iter().collect();
-    match start_in(fresh(), "go", true) {
-        Some(go) => out.push(go),
-        None => eprintln!("Go nats-server not installed: JetStream limits checked alone"),
-    }
-    out
-}
-
-async fn login(server: &ServerProcess, user: &str) -> async_nats::Client {
-    async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
-        .connect(server.url())
-        .await
-        .unwrap_or_else(|e| panic!("{user} connects: {e}"))
-}
-
-async fn ask(client: &async_nats::Client, subject: &str, body: impl Into<bytes::Bytes>) -> Value {
-    let reply = tokio::time::timeout(WAIT, client.request(subject.to_owned(), body.into()))
-        .await
-        .unwrap_or_else(|_| panic!("{subject}: timed out"))
-        .unwrap_or_else(|e| panic!("{subject}: {e}"));
-    serde_json::from_slice(&reply.payload).expect("JSON reply")
+fn servers() -> Vec<JsServer> {
+    support::ours_then_go(config)
 }
 
 /// Creates (or updates, with `verb` UPDATE) stream `name` with `config`; the answer.
@@ -423,7 +381,7 @@ async fn jetstream_limits_usage_recovered_after_restart() {
         drop(a);
         js.server.kill();
         let go = js.name == "go";
-        let js = start_in(js.dir, js.name, go).expect("restarts");
+        let js = JsServer::start_in(js.dir, js.name, go, config).expect("restarts");
         let a = login(&js.server, "a").await;
         let account = info(&a).await;
         assert_eq!(

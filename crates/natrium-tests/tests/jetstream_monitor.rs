@@ -7,24 +7,16 @@
 //! Also ours alone: a stream whose recovery dropped a damaged record is listed under
 //! `warnings` by `/healthz?details=true`, and the check stays `ok`.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use natrium_tests::json::{comparable_shape, shape_of};
 use natrium_tests::raw::http_get;
 use natrium_tests::ServerProcess;
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(10);
-
-/// A server with its own store directory (kept alive as long as the server).
-struct Js {
-    name: &'static str,
-    server: ServerProcess,
-    store: PathBuf,
-    /// Holds the configuration and the store; removed with the server.
-    dir: tempfile::TempDir,
-}
+#[path = "support/jetstream.rs"]
+mod support;
+use support::{login, request as ask, JsServer};
 
 fn config(store: &Path) -> String {
     format!(
@@ -36,52 +28,8 @@ fn config(store: &Path) -> String {
     )
 }
 
-fn start(name: &'static str, go: bool) -> Option<Js> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = dir.path().join("store");
-    let conf = dir.path().join("js.conf");
-    std::fs::write(&conf, config(&store)).expect("write config");
-    let conf = conf.to_str().expect("utf-8 path").to_owned();
-    let args = ["-c", &conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
-    let server = if go {
-        ServerProcess::start_go(&args)?
-    } else {
-        ServerProcess::start(&args)
-    };
-    Some(Js {
-        name,
-        server,
-        store: store.join("jetstream"),
-        dir,
-    })
-}
-
-/// Ours, then Go's when installed.
-fn servers() -> Vec<Js> {
-    let mut out: Vec<Js> = start("ours", false).into_iter().collect();
-    match start("go", true) {
-        Some(go) => out.push(go),
-        None => eprintln!("Go nats-server not installed: JetStream monitoring checked alone"),
-    }
-    out
-}
-
-async fn login(server: &ServerProcess, user: &str) -> async_nats::Client {
-    async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
-        .connect(server.url())
-        .await
-        .unwrap_or_else(|e| panic!("{user} connects: {e}"))
-}
-
-async fn ask(client: &async_nats::Client, subject: &str, body: &str) -> Value {
-    let reply = tokio::time::timeout(
-        WAIT,
-        client.request(subject.to_owned(), body.to_owned().into()),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("{subject} {body}: timed out"))
-    .unwrap_or_else(|e| panic!("{subject} {body}: {e}"));
-    serde_json::from_slice(&reply.payload).expect("JSON reply")
+fn servers() -> Vec<JsServer> {
+    support::ours_then_go(config)
 }
 
 /// Two streams (file and memory) and three acknowledged messages.
@@ -242,7 +190,7 @@ async fn jetstream_monitor_varz_section_matches_go() {
         let section = varz["jetstream"].clone();
         assert_eq!(
             section["config"]["store_dir"],
-            js.store.display().to_string(),
+            js.store().display().to_string(),
             "{}",
             js.name
         );
@@ -290,7 +238,7 @@ async fn jetstream_monitor_healthz_matches_go() {
                 .map(|q| http(&js.server, &format!("/healthz{q}"))),
         );
         // A stream directory no stream was recovered from.
-        std::fs::create_dir_all(js.store.join("$G/streams/GHOST")).expect("ghost dir");
+        std::fs::create_dir_all(js.store().join("$G/streams/GHOST")).expect("ghost dir");
         answers.push(http(&js.server, "/healthz"));
         answers.push(http(&js.server, "/healthz?details=true"));
         answers.push(http(&js.server, "/healthz?js-enabled-only=true"));
@@ -403,7 +351,7 @@ fn damage(stream_dir: &Path, needle: &[u8]) {
 
 #[tokio::test]
 async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
-    let mut js = start("ours", false).expect("ours");
+    let mut js = JsServer::start("ours", false, config).expect("ours");
     let client = login(&js.server, "a").await;
     let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
     ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
@@ -413,10 +361,8 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
     drop(client);
     // Acknowledged messages are synced: a kill keeps them all.
     js.server.kill();
-    damage(&js.store.join("$G/streams/LOSSY"), b"payload-MARK2");
-    let conf = js.dir.path().join("js.conf");
-    let conf = conf.to_str().expect("path");
-    let server = ServerProcess::start(&["-c", conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"]);
+    damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK2");
+    let server = support::launch(js.dir.path(), false).expect("restart");
     assert_eq!(
         http(&server, "/healthz"),
         (200, r#"{"status":"ok"}"#.into())

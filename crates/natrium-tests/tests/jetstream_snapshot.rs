@@ -12,12 +12,11 @@ use futures::StreamExt;
 use natrium_tests::ServerProcess;
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(10);
+use support::WAIT;
 
-fn start(dir: &std::path::Path) -> ServerProcess {
-    let dir = dir.display().to_string();
-    ServerProcess::start(&["-js", "-sd", &dir])
-}
+#[path = "support/jetstream.rs"]
+mod support;
+use support::start_js as start;
 
 async fn request_raw(client: &async_nats::Client, subject: &str, body: Bytes) -> Bytes {
     tokio::time::timeout(WAIT, client.request(subject.to_owned(), body))

@@ -9,23 +9,9 @@ use futures::TryStreamExt;
 use natrium_tests::ServerProcess;
 use serde_json::Value;
 
-const WAIT: Duration = Duration::from_secs(10);
-
-fn start(dir: &std::path::Path) -> ServerProcess {
-    let dir = dir.display().to_string();
-    ServerProcess::start(&["-js", "-sd", &dir])
-}
-
-async fn request(client: &async_nats::Client, subject: &str, body: &str) -> Value {
-    let msg = tokio::time::timeout(
-        WAIT,
-        client.request(subject.to_owned(), body.to_owned().into()),
-    )
-    .await
-    .expect("answer in time")
-    .expect("answer");
-    serde_json::from_slice(&msg.payload).expect("json")
-}
+#[path = "support/jetstream.rs"]
+mod support;
+use support::{request, start_js as start, WAIT};
 
 #[tokio::test]
 async fn jetstream_stream_lifecycle_through_the_client() {

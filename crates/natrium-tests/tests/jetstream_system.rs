@@ -3,22 +3,16 @@
 //! the cluster-only verbs a single server leaves unanswered, and `STREAM.NAMES`/`STREAM.LIST`
 //! JSON compared field by field.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use futures::StreamExt;
 use natrium_tests::ServerProcess;
 use serde_json::Value;
 
-const WAIT: Duration = Duration::from_secs(10);
-
-/// A server with its own store directory, removed with it.
-struct Js {
-    name: &'static str,
-    server: ServerProcess,
-    store: PathBuf,
-    _dir: tempfile::TempDir,
-}
+#[path = "support/jetstream.rs"]
+mod support;
+use support::{login, normalise_times, ours_then_go, request, WAIT};
 
 fn config(store: &Path) -> String {
     format!(
@@ -33,71 +27,12 @@ fn config(store: &Path) -> String {
     )
 }
 
-fn start(name: &'static str, go: bool) -> Option<Js> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = dir.path().join("store");
-    let conf = dir.path().join("js.conf");
-    std::fs::write(&conf, config(&store)).expect("write config");
-    let conf = conf.to_str().expect("utf-8 path").to_owned();
-    let args = ["-c", &conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
-    let server = if go {
-        ServerProcess::start_go(&args)?
-    } else {
-        ServerProcess::start(&args)
-    };
-    Some(Js {
-        name,
-        server,
-        store: store.join("jetstream"),
-        _dir: dir,
-    })
+fn servers() -> Vec<support::JsServer> {
+    ours_then_go(config)
 }
 
-/// Ours, then Go's when installed.
-fn servers() -> Vec<Js> {
-    let mut out: Vec<Js> = start("ours", false).into_iter().collect();
-    match start("go", true) {
-        Some(go) => out.push(go),
-        None => eprintln!("Go nats-server not installed: checked against ours alone"),
-    }
-    out
-}
-
-async fn login(server: &ServerProcess, user: &str) -> async_nats::Client {
-    async_nats::ConnectOptions::with_user_and_password(user.into(), user.into())
-        .connect(server.url())
-        .await
-        .expect("connect")
-}
-
-async fn request(client: &async_nats::Client, subject: &str, body: &str) -> Value {
-    let msg = tokio::time::timeout(
-        WAIT,
-        client.request(subject.to_owned(), body.to_owned().into()),
-    )
-    .await
-    .expect("answer in time")
-    .expect("answer");
-    serde_json::from_slice(&msg.payload).expect("json")
-}
-
-/// Times and dates differ between runs: each becomes a marker saying whether it was Go's
-/// zero time.
 fn normalise(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, field) in map.iter_mut() {
-                if matches!(key.as_str(), "created" | "ts" | "first_ts" | "last_ts") {
-                    let zero = field.as_str() == Some("0001-01-01T00:00:00Z");
-                    *field = Value::from(if zero { "zero" } else { "time" });
-                } else {
-                    normalise(field);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(normalise),
-        _ => {}
-    }
+    normalise_times(value, &[]);
 }
 
 /// Whether anything answers on `subject` before a later request `INFO` is answered (the API
@@ -129,7 +64,7 @@ async fn jetstream_system_account_purges_an_account_and_leaves_cluster_verbs_una
         )
         .await;
         assert!(created.get("error").is_none(), "{}: {created}", js.name);
-        assert!(js.store.join("A").exists(), "{}", js.name);
+        assert!(js.store().join("A").exists(), "{}", js.name);
 
         // The system account has no JetStream of its own.
         let info = request(&sys, "$JS.API.INFO", "").await;
@@ -151,7 +86,11 @@ async fn jetstream_system_account_purges_an_account_and_leaves_cluster_verbs_una
         let purged = request(&sys, "$JS.API.ACCOUNT.PURGE.A", "").await;
         let names = request(&a, "$JS.API.STREAM.NAMES", "").await;
         assert_eq!(names["total"], 0, "{}: {names}", js.name);
-        assert!(!js.store.join("A").exists(), "{}: directory left", js.name);
+        assert!(
+            !js.store().join("A").exists(),
+            "{}: directory left",
+            js.name
+        );
         assert!(
             js.server.wait_for_log(
                 "Purge request for account A (streams: 1, hasAccount: true)",
