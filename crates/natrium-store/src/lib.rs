@@ -85,6 +85,6 @@ pub use filter::Filter;
 pub use memstore::{MemBody, MemConsumerStore, MemStore, MsgBody};
 pub use stream::StreamStore;
 pub use types::{
-    DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, SimpleState, StorageUpdate,
+    DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, ScrubProgress, SimpleState, StorageUpdate,
     StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState, UpdateReason,
 };

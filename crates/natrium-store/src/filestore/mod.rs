@@ -7,7 +7,8 @@
 //! `store` the data, opening and
 //! write path, `cache` the records kept in memory for loads, `compact` the rewrite of
 //! half-dead blocks, `api` the [`crate::StreamStore`] implementation, `sealed` the compressed
-//! form of blocks that are no longer the tail. `at_rest` holds the server keys and seals the
+//! form of blocks that are no longer the tail, `scrub` the check, after a reopen from the index, of the
+//! records it covered. `at_rest` holds the server keys and seals the
 //! state files; `envelope` is the state file
 //! envelope and its atomic write (§5), `meta` the `meta.dat` files, `consumer_state` the
 //! codec of a consumer's `state.dat` body (§7) over `varint`, and `consumer` the
@@ -30,6 +31,7 @@ pub mod record;
 mod recover;
 mod rekey;
 mod reopen;
+mod scrub;
 mod sealed;
 mod store;
 mod varint;
@@ -47,5 +49,7 @@ mod consumer_tests;
 mod encryption_tests;
 #[cfg(test)]
 mod index_tests;
+#[cfg(test)]
+mod scrub_tests;
 #[cfg(test)]
 mod tests;
