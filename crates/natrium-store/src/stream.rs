@@ -131,6 +131,11 @@ pub trait StreamStore: Send {
         })
     }
 
+    /// Whether [`StreamStore::scrub`] has anything to do.
+    fn wants_scrub(&self) -> bool {
+        false
+    }
+
     /// Work a sync leaves for later so that acknowledgements do not wait for it (the file
     /// store's `index.dat`, when enough was written since the last). The engine calls it
     /// after a group commit's acks went out.

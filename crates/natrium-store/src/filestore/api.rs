@@ -225,6 +225,10 @@ impl StreamStore for FileStore {
         self.scrub_step(budget_bytes)
     }
 
+    fn wants_scrub(&self) -> bool {
+        self.scrub.wanted()
+    }
+
     fn maintain(&mut self) {
         self.index_after_sync(false);
     }

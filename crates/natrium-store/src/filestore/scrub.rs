@@ -64,6 +64,16 @@ impl ScrubState {
         self.pending.remove(&index);
     }
 
+    /// Whether a step has anything to do.
+    pub fn wanted(&self) -> bool {
+        !self.pending.is_empty()
+            || !self
+                .suspects
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+    }
+
     fn has_suspects(&mut self) -> bool {
         !self
             .suspects
@@ -127,11 +137,16 @@ impl FileStore {
                 }
             };
             self.skip_floor_to(index);
-            let (read, stop) = if framed {
-                self.scrub_frame(index, cursor, &mut found)?
+            let checked = if framed {
+                self.scrub_frame(index, cursor, &mut found)
             } else {
-                self.scrub_chunk(index, cursor, &mut found)?
+                self.scrub_chunk(index, cursor, &mut found)
             };
+            if checked.is_err() {
+                // A block that cannot be read is not retried step after step.
+                self.scrub.forget(index);
+            }
+            let (read, stop) = checked?;
             bytes += read;
             if let Some(c) = self.scrub.pending.get_mut(&index) {
                 c.next = stop.at;
