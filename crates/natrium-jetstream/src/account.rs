@@ -597,18 +597,8 @@ fn progress_logger<'a>(
 /// Logs what recovery found damaged, naming the stream and each file.
 fn report_recovery(account: &str, stream: &str, store: &FileStore) {
     for damaged in &store.recovery_report().damaged_files {
-        log_damage(account, stream, damaged);
+        crate::stream::running::log_damage(account, stream, damaged);
     }
-}
-
-/// The error line of one damaged file: recovery's, and the scrub's after a reopen from the
-/// index.
-pub(crate) fn log_damage(account: &str, stream: &str, damaged: &natrium_store::DamagedFile) {
-    tracing::error!(
-        "JetStream stream '{account} > {stream}' lost data in {}: sequences {:?}",
-        damaged.file,
-        damaged.lost
-    );
 }
 
 /// `d` rounded to the nearest millisecond, as Go's `Duration.Round(time.Millisecond)`.

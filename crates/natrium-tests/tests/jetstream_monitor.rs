@@ -457,7 +457,10 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_behind_the_index() {
     js.server.signal("TERM");
     assert!(js.server.wait_exit(Duration::from_secs(10)).is_some());
     let stream_dir = js.store.join("$G/streams/LOSSY");
-    assert!(stream_dir.join("msgs/index.dat").exists(), "written on stop");
+    assert!(
+        stream_dir.join("msgs/index.dat").exists(),
+        "written on stop"
+    );
     damage(&stream_dir, b"payload-MARK10");
     let conf = js.dir.path().join("js.conf");
     let conf = conf.to_str().expect("path");

@@ -238,7 +238,7 @@ impl Stream {
         match core.ingest.store.scrub(SCRUB_STEP_BYTES) {
             Ok(step) => {
                 for damaged in &step.damaged {
-                    crate::account::log_damage(&self.account.name, &self.name, damaged);
+                    log_damage(&self.account.name, &self.name, damaged);
                 }
             }
             Err(err) => tracing::error!(
@@ -382,6 +382,16 @@ impl InlineIngest for Stream {
         }
         true
     }
+}
+
+/// The error line of one damaged file: recovery's, and the scrub's after a reopen from the
+/// index.
+pub(crate) fn log_damage(account: &str, stream: &str, damaged: &natrium_store::DamagedFile) {
+    tracing::error!(
+        "JetStream stream '{account} > {stream}' lost data in {}: sequences {:?}",
+        damaged.file,
+        damaged.lost
+    );
 }
 
 /// The wall clock in Unix nanoseconds.

@@ -43,8 +43,9 @@ pub struct FileStoreOptions {
     pub cache_bytes: u64,
     /// Blocks that are no longer the tail are compressed (stream `compression: s2`).
     pub compress: bool,
-    /// `index.dat` is written at a sync once this many bytes (and at least the size of the
-    /// last index) were written to blocks since the last one (`docs/store-format.md` §6).
+    /// `index.dat` is written by `StreamStore::maintain` once this many bytes (and at least
+    /// the size of the last index) were written to blocks since the last one
+    /// (`docs/store-format.md` §6).
     pub index_bytes: u64,
 }
 
