@@ -598,11 +598,7 @@ fn progress_logger<'a>(
 /// Logs what recovery found damaged, naming the stream and each file.
 fn report_recovery(account: &str, stream: &str, store: &FileStore) {
     for damaged in &store.recovery_report().damaged_files {
-        tracing::error!(
-            "JetStream stream '{account} > {stream}' lost data in {}: sequences {:?}",
-            damaged.file,
-            damaged.lost
-        );
+        crate::stream::running::log_damage(account, stream, damaged);
     }
 }
 

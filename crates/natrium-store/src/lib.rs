@@ -40,9 +40,12 @@
 //!   chunks, subjects interned under 4-byte ids with a per-subject index whose entries chain
 //!   the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! The file store writes `index.dat` on stop and after enough appended data: a reopen loads
-//! the state from it in bulk and scans only what was written after it (`filestore::index`,
-//! `docs/store-format.md` §6); without a usable index it scans every block.
+//! The file store writes `index.dat` on stop and, through `StreamStore::maintain` (after the
+//! acks of a group commit), after enough appended data: a reopen loads the state from it in
+//! bulk and scans only what was written after it (`filestore::index`,
+//! `docs/store-format.md` §6); without a usable index it scans every block. What the index
+//! covered is then checked by `StreamStore::scrub`, a bounded step at a time, and a record
+//! that fails is lost as recovery loses it (`filestore::scrub`, §10).
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -85,6 +88,6 @@ pub use filter::Filter;
 pub use memstore::{MemBody, MemConsumerStore, MemStore, MsgBody};
 pub use stream::StreamStore;
 pub use types::{
-    DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, SimpleState, StorageUpdate,
+    DiscardPolicy, LostData, MsgSizing, MsgTtl, NewMsg, ScrubProgress, SimpleState, StorageUpdate,
     StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState, UpdateReason,
 };

@@ -6,7 +6,8 @@ use bytes::Bytes;
 use crate::error::StoreError;
 use crate::filter::Filter;
 use crate::types::{
-    NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState,
+    NewMsg, ScrubProgress, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg,
+    StreamState,
 };
 
 /// A stream's message storage. Synchronous and single-owner: mutations take `&mut self`, the
@@ -115,4 +116,28 @@ pub trait StreamStore: Send {
     /// Gives back memory kept only to make loads faster (the file store's record cache). The
     /// engine calls it for a stream that has been idle a while.
     fn release_caches(&mut self) {}
+
+    /// Checks up to about `budget_bytes` more of what the store took on trust when it opened
+    /// (the file store's records covered by `index.dat`, and any whose load failed its
+    /// checks). A record that fails is handled as recovery handles it: its message is lost
+    /// (gone from the state, its sequence in `lost`) and the step's report names it. Nothing
+    /// on disk changes. The engine runs it when a stream has nothing else to do, until
+    /// `done`.
+    fn scrub(&mut self, budget_bytes: u64) -> Result<ScrubProgress, StoreError> {
+        let _ = budget_bytes;
+        Ok(ScrubProgress {
+            done: true,
+            ..ScrubProgress::default()
+        })
+    }
+
+    /// Whether [`StreamStore::scrub`] has anything to do.
+    fn wants_scrub(&self) -> bool {
+        false
+    }
+
+    /// Work a sync leaves for later so that acknowledgements do not wait for it (the file
+    /// store's `index.dat`, when enough was written since the last). The engine calls it
+    /// after a group commit's acks went out.
+    fn maintain(&mut self) {}
 }

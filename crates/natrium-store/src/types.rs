@@ -103,6 +103,27 @@ pub struct LostData {
     pub bytes: u64,
 }
 
+/// A block file recovery (or the scrub after it) found damaged, and the sequences lost in it
+/// (ranges a later tombstone showed deleted are still listed: the file is what the report is
+/// about).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DamagedFile {
+    /// The file's path relative to the stream's directory, e.g. `msgs/0000000003.blk`.
+    pub file: String,
+    pub lost: Vec<(u64, u64)>,
+}
+
+/// What one step of [`crate::StreamStore::scrub`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScrubProgress {
+    /// Nothing is left to check (until a load fails its checks).
+    pub done: bool,
+    /// Bytes read by this step.
+    pub bytes: u64,
+    /// Damage this step found, file by file: the same report recovery gives at open.
+    pub damaged: Vec<DamagedFile>,
+}
+
 /// A snapshot of a stream's state (Go's `StreamState` less the consumer count, which the
 /// stream layer knows). Times are Unix nanoseconds; 0 means unset (Go's zero time).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -386,3 +386,56 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
     assert_eq!(state["lost"]["msgs"], json!([2]), "{state}");
     assert_eq!(state["messages"], 2);
 }
+
+/// After a clean stop `index.dat` is written and a reopen trusts the bytes it covers: a byte
+/// flipped in the middle of a block is found by the scrub that follows, which logs it as
+/// recovery does and reports it in `/healthz` and the stream's state.
+#[tokio::test]
+async fn jetstream_monitor_healthz_warns_of_data_lost_behind_the_index() {
+    let mut js = start("ours", false).expect("ours");
+    let client = login(&js.server, "a").await;
+    let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
+    ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
+    for i in 1..=20 {
+        ask(&client, "lossy.x", &format!("payload-MARK{i}")).await;
+    }
+    drop(client);
+    js.server.signal("TERM");
+    assert!(js.server.wait_exit(Duration::from_secs(10)).is_some());
+    let stream_dir = js.store.join("$G/streams/LOSSY");
+    assert!(
+        stream_dir.join("msgs/index.dat").exists(),
+        "written on stop"
+    );
+    damage(&stream_dir, b"payload-MARK10");
+    let conf = js.dir.path().join("js.conf");
+    let conf = conf.to_str().expect("path");
+    let server = ServerProcess::start(&["-c", conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"]);
+    assert!(
+        server.wait_for_log(
+            "JetStream stream '$G > LOSSY' lost data in msgs/0000000001.blk: sequences [(10, 10)]",
+            Duration::from_secs(10)
+        ),
+        "{}",
+        server.log_text()
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let doc = loop {
+        let (code, body) = http(&server, "/healthz?details=true");
+        assert_eq!(code, 200, "{body}");
+        let doc: Value = serde_json::from_str(&body).expect("json");
+        if doc["warnings"][0]["stream"] == "LOSSY" || std::time::Instant::now() > deadline {
+            break doc;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let text = doc["warnings"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("JetStream stream '$G > LOSSY' lost 1 messages"),
+        "{doc}"
+    );
+    let jsz = json_of(&server, "/jsz?streams=true");
+    let state = &jsz["account_details"][0]["stream_detail"][0]["state"];
+    assert_eq!(state["lost"]["msgs"], json!([10]), "{state}");
+    assert_eq!(state["messages"], 19);
+}

@@ -50,6 +50,9 @@ pub fn msg_get(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     } else {
         filter(&get.last_by_subj).and_then(|f| store.load_last_msg(&f))
     };
+    if found.is_err() {
+        stream.after_reads(&core);
+    }
     let msg = found.map_err(|_| table::NO_MESSAGE_FOUND.err())?;
     drop(core);
     let b64 =

@@ -190,6 +190,7 @@ impl DirectGet {
             max_pending,
             out,
         );
+        self.stream.after_reads(&core);
     }
 }
 

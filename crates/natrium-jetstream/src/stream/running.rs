@@ -30,6 +30,8 @@ const BATCH_MAX: usize = 4096;
 /// A stream that stored nothing for this long gives its record cache back (Go's #4638:
 /// memory growing with the number of idle streams).
 const IDLE_CACHE_RELEASE: Duration = Duration::from_secs(30);
+/// Bytes the store's scrub checks per step, between which the ingest task looks for work.
+const SCRUB_STEP_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A running stream.
 pub struct Stream {
@@ -178,7 +180,11 @@ impl Stream {
             let expiry = self.until_next_expiry();
             self.expiry_armed
                 .store(expiry.is_some(), std::sync::atomic::Ordering::Release);
+            // What a reopen from the index took on trust is checked in idle time, a step at
+            // a time (`StreamStore::scrub`); every other branch goes first.
+            let scrubbing = file_backed && self.core.lock().ingest.store.wants_scrub();
             tokio::select! {
+                biased;
                 () = tokio::time::sleep(expiry.unwrap_or_default()), if expiry.is_some() => {
                     if file_backed {
                         let stream = Arc::clone(&self);
@@ -203,6 +209,11 @@ impl Stream {
                     .await;
                     continue;
                 }
+                () = std::future::ready(()), if scrubbing => {
+                    let stream = Arc::clone(&self);
+                    let _ = tokio::task::spawn_blocking(move || stream.scrub_step()).await;
+                    continue;
+                }
             }
             cache_held = file_backed;
             if file_backed {
@@ -218,6 +229,32 @@ impl Stream {
             let _ = core.ingest.store.stop();
         })
         .await;
+    }
+
+    /// One step of the store's scrub: damage it finds is logged as recovery logs it, and
+    /// shows in the stream's state (`lost`) and `/healthz` from then on.
+    fn scrub_step(&self) {
+        let mut core = self.core.lock();
+        match core.ingest.store.scrub(SCRUB_STEP_BYTES) {
+            Ok(step) => {
+                for damaged in &step.damaged {
+                    log_damage(&self.account.name, &self.name, damaged);
+                }
+            }
+            Err(err) => tracing::error!(
+                "JetStream failed to check stream '{} > {}': {err}",
+                self.account.name,
+                self.name
+            ),
+        }
+    }
+
+    /// After reads under `core`: a load that failed its checks left its record to the
+    /// store's scrub, which the ingest task runs.
+    pub(crate) fn after_reads(&self, core: &StreamCore) {
+        if self.dir.is_some() && core.ingest.store.wants_scrub() {
+            self.queue.wake.notify_one();
+        }
     }
 
     /// How long until the store has messages to expire (`max_age`, TTLs), if it ever will.
@@ -249,7 +286,10 @@ impl Stream {
             }
             let stream = Arc::clone(&self);
             let _ = tokio::task::spawn_blocking(move || {
-                let _ = stream.core.lock().ingest.store.sync();
+                let mut core = stream.core.lock();
+                if core.ingest.store.sync().is_ok() {
+                    core.ingest.store.maintain();
+                }
             })
             .await;
         }
@@ -266,6 +306,8 @@ impl Stream {
                 return;
             }
             self.ingest_batch(&mut core, &batch);
+            // The acks are out: what the sync left for later (the index) does not delay them.
+            core.ingest.store.maintain();
             drop(core);
             batch.clear();
         }
@@ -340,6 +382,16 @@ impl InlineIngest for Stream {
         }
         true
     }
+}
+
+/// The error line of one damaged file: recovery's, and the scrub's after a reopen from the
+/// index.
+pub(crate) fn log_damage(account: &str, stream: &str, damaged: &natrium_store::DamagedFile) {
+    tracing::error!(
+        "JetStream stream '{account} > {stream}' lost data in {}: sequences {:?}",
+        damaged.file,
+        damaged.lost
+    );
 }
 
 /// The wall clock in Unix nanoseconds.

@@ -11,7 +11,8 @@ use crate::filter::Filter;
 use crate::limits::{MESSAGE_BYTES_MAX, SUBJECT_BYTES_MAX};
 use crate::stream::StreamStore;
 use crate::types::{
-    NewMsg, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg, StreamState,
+    NewMsg, ScrubProgress, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg,
+    StreamState,
 };
 
 impl FileStore {
@@ -77,15 +78,20 @@ impl StreamStore for FileStore {
     }
 
     fn load_msg(&self, seq: u64) -> Result<StoredMsg, StoreError> {
-        match self.inner.locate(seq) {
+        let loaded = match self.inner.locate(seq) {
             Some((loc, subject)) => self
                 .blocks
                 .get(&loc.block)
-                .ok_or(StoreError::Corrupt { what: "block" })?
-                .load(*loc, seq, subject, &self.cache, self.options.cache_bytes),
+                .ok_or(StoreError::Corrupt { what: "block" })
+                .and_then(|b| b.load(*loc, seq, subject, &self.cache, self.options.cache_bytes)),
             // Not held: the memory state tells `NotFound` from `Eof`.
-            None => self.inner.load_msg(seq),
+            None => return self.inner.load_msg(seq),
+        };
+        if matches!(loaded, Err(StoreError::Corrupt { .. })) {
+            // Its record is checked at the next scrub step, and lost if it fails.
+            self.suspect(seq);
         }
+        loaded
     }
 
     fn load_next_msg(&self, filter: &Filter, start: u64) -> Result<StoredMsg, StoreError> {
@@ -213,6 +219,18 @@ impl StreamStore for FileStore {
 
     fn release_caches(&mut self) {
         FileStore::release_caches(self);
+    }
+
+    fn scrub(&mut self, budget_bytes: u64) -> Result<ScrubProgress, StoreError> {
+        self.scrub_step(budget_bytes)
+    }
+
+    fn wants_scrub(&self) -> bool {
+        self.scrub.wanted()
+    }
+
+    fn maintain(&mut self) {
+        self.index_after_sync(false);
     }
 
     fn stop(&mut self) -> Result<(), StoreError> {

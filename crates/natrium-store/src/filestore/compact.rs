@@ -42,6 +42,7 @@ impl FileStore {
             let records = b.plain_len.saturating_sub(b.data_start);
             Some(b.index) != tail
                 && !b.keep_as_is
+                && !self.scrub.pending(b.index)
                 && b.dead_bytes > 0
                 && b.dead_bytes * 2 >= records
         });
@@ -122,6 +123,8 @@ impl FileStore {
             block.key = new.key;
             block.rewrap = false;
         }
+        // Records moved (an erase in a sealed block): the walk's offsets no longer hold.
+        self.scrub.forget(index);
         Ok(())
     }
 

@@ -17,14 +17,14 @@ use crate::{MsgTtl, NewMsg, StoreConfig, StreamStore};
 
 const INDEX: &str = "/s/msgs/index.dat";
 
-#[derive(Clone, Copy)]
-struct Setup {
-    compress: bool,
-    encrypted: bool,
-    index_bytes: u64,
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Setup {
+    pub compress: bool,
+    pub encrypted: bool,
+    pub index_bytes: u64,
 }
 
-const PLAIN: Setup = Setup {
+pub(super) const PLAIN: Setup = Setup {
     compress: false,
     encrypted: false,
     index_bytes: 1 << 40,
@@ -38,7 +38,7 @@ fn at_rest(setup: Setup) -> Option<AtRest> {
     })
 }
 
-fn open_on(io: Arc<dyn StorageIo>, setup: Setup) -> FileStore {
+pub(super) fn open_on(io: Arc<dyn StorageIo>, setup: Setup) -> FileStore {
     let options = FileStoreOptions {
         block_bytes: 600,
         cache_bytes: 1000,
@@ -49,7 +49,7 @@ fn open_on(io: Arc<dyn StorageIo>, setup: Setup) -> FileStore {
     FileStore::open_at_rest(io, Path::new("/s"), config, options, at_rest(setup)).unwrap()
 }
 
-fn open(fs: &SimFs, setup: Setup) -> FileStore {
+pub(super) fn open(fs: &SimFs, setup: Setup) -> FileStore {
     open_on(Arc::new(fs.clone()), setup)
 }
 
@@ -66,7 +66,7 @@ fn agrees(fs: &SimFs, setup: Setup) -> bool {
     from_index.recovered_from_index()
 }
 
-fn put(store: &mut FileStore, i: u64) {
+pub(super) fn put(store: &mut FileStore, i: u64) {
     let subject = format!("idx.{}", i % 5);
     let mut msg = NewMsg::new(
         subject.as_bytes(),
@@ -111,6 +111,11 @@ fn store_index_stale_after_appends_and_deletes_then_crash() {
         put(&mut store, i);
     }
     store.sync().unwrap();
+    assert!(
+        fs.contents(Path::new(INDEX)).is_none(),
+        "not on the ack path"
+    );
+    store.maintain();
     let written = fs.contents(Path::new(INDEX)).unwrap();
     // More appends, tombstones of messages the index holds, a purge of a subject and a new
     // first sequence: all after the index, synced, and no index written after them.
@@ -255,6 +260,7 @@ fn store_index_is_removed_before_erase_and_rewrites() {
         put(&mut store, i);
     }
     store.sync().unwrap();
+    store.maintain();
     assert!(fs.contents(Path::new(INDEX)).is_some());
     store.erase_msg(5).unwrap();
     assert!(
@@ -269,6 +275,7 @@ fn store_index_is_removed_before_erase_and_rewrites() {
         put(&mut store, i);
     }
     store.sync().unwrap();
+    store.maintain();
     assert!(fs.contents(Path::new(INDEX)).is_some(), "written again");
     drop(store);
     fs.crash(CrashMode::DropUnsynced);
@@ -299,7 +306,7 @@ fn store_index_encrypted_like_the_state_files() {
 }
 
 #[derive(Debug, Clone)]
-enum Step {
+pub(super) enum Step {
     Put(u64),
     Remove(u64),
     Erase(u64),
@@ -311,7 +318,7 @@ enum Step {
     Purge,
 }
 
-fn step() -> impl Strategy<Value = Step> {
+pub(super) fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         10 => (0u64..5).prop_map(Step::Put),
         3 => (1u64..80).prop_map(Step::Remove),
@@ -325,7 +332,7 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn apply(store: &mut FileStore, step: &Step, n: &mut u64) {
+pub(super) fn apply(store: &mut FileStore, step: &Step, n: &mut u64) {
     match step {
         Step::Put(subject) => {
             *n += 1;
@@ -351,7 +358,10 @@ fn apply(store: &mut FileStore, step: &Step, n: &mut u64) {
         Step::Compact(seq) => drop(store.compact(*seq)),
         Step::Truncate(seq) => drop(store.truncate(*seq)),
         Step::Skip => drop(store.skip_msg(0, *n as i64)),
-        Step::Sync => drop(store.sync().unwrap()),
+        Step::Sync => {
+            store.sync().unwrap();
+            store.maintain();
+        }
         Step::Purge => drop(store.purge().unwrap()),
     }
 }

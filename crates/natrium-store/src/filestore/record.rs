@@ -215,6 +215,11 @@ pub fn declared_parts(buf: &[u8]) -> Option<(Kind, usize, usize, usize)> {
     Some((kind, subject, headers, payload))
 }
 
+/// The length a valid fixed header at the start of `buf` declares for its record.
+pub fn declared_len(buf: &[u8]) -> Option<usize> {
+    parse(buf.get(..HEADER_BYTES)?).map(|(len, _)| len)
+}
+
 /// Checks the fixed header; returns the record length and sequence.
 fn parse(header: &[u8]) -> Option<(usize, u64)> {
     let stored_crc = u32_at(header, 32)?;

@@ -257,6 +257,9 @@ pub fn scan_block(
                 if let Some((Kind::Msg, subject, headers, payload)) = record::declared_parts(rest) {
                     let size = MsgSizing::File.size(subject, headers, payload);
                     replay.bad_sizes.insert(seq, size);
+                    // Its sequence is known: lost now, so that a truncate record after it
+                    // does not hide the loss.
+                    replay.lose(seq);
                 }
                 resync(buf, off.saturating_add(len), replay.last)
             }
@@ -336,6 +339,36 @@ fn resync(buf: &[u8], from: usize, last: u64) -> Option<usize> {
                 _ => false,
             },
         )
+}
+
+/// Adds `seq` to the ascending inclusive `ranges`, joining a neighbour it touches.
+pub fn add_seq(ranges: &mut Vec<(u64, u64)>, seq: u64) {
+    let at = ranges.partition_point(|&(_, b)| b < seq);
+    if ranges.get(at).is_some_and(|&(a, _)| a <= seq) {
+        return;
+    }
+    let joins_prev = at > 0 && ranges.get(at - 1).is_some_and(|r| r.1 + 1 == seq);
+    let joins_next = ranges.get(at).is_some_and(|r| r.0 == seq + 1);
+    match (joins_prev, joins_next) {
+        (true, true) => {
+            let next_end = ranges.get(at).map_or(seq, |r| r.1);
+            ranges.remove(at);
+            if let Some(prev) = ranges.get_mut(at - 1) {
+                prev.1 = next_end;
+            }
+        }
+        (true, false) => {
+            if let Some(prev) = ranges.get_mut(at - 1) {
+                prev.1 = seq;
+            }
+        }
+        (false, true) => {
+            if let Some(next) = ranges.get_mut(at) {
+                next.0 = seq;
+            }
+        }
+        (false, false) => ranges.insert(at, (seq, seq)),
+    }
 }
 
 /// Removes `seq` from the inclusive `ranges`: a tombstone says it was deleted, not lost.

@@ -156,9 +156,16 @@ impl FileStore {
             None
         };
         let used = from_index.is_some();
-        let (recovered, basis, size) = match from_index {
-            Some(loaded) => loaded,
-            None => (full_scan(&scan, progress)?, Vec::new(), 0),
+        let (recovered, covered, basis, size) = match from_index {
+            Some(loaded) => {
+                let basis = if loaded.rewrite {
+                    Vec::new()
+                } else {
+                    loaded.covered.clone()
+                };
+                (loaded.recovered, loaded.covered, basis, loaded.size)
+            }
+            None => (full_scan(&scan, progress)?, Vec::new(), Vec::new(), 0),
         };
         self.index.opened(found_index, used, basis, size);
         for name in names.iter().filter(|n| is_leftover_tmp(n)) {
@@ -168,7 +175,10 @@ impl FileStore {
             // key) changes no file.
             let _ = self.io.remove(&self.dir.join(name));
         }
-        self.settle(recovered)
+        self.settle(recovered)?;
+        // What the index covered was taken on trust: checked later, a step at a time.
+        self.start_scrub(&covered);
+        Ok(())
     }
 
     /// Takes a recovered state: the messages and blocks, and each block's live and dead

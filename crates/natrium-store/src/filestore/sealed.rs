@@ -112,7 +112,12 @@ impl FileStore {
         let candidate = self
             .blocks
             .values()
-            .find(|b| Some(b.index) != tail && b.frames.is_none() && !b.keep_as_is)
+            .find(|b| {
+                Some(b.index) != tail
+                    && b.frames.is_none()
+                    && !b.keep_as_is
+                    && !self.scrub.pending(b.index)
+            })
             .map(|b| (b.index, b.key.is_none()));
         if let Some((index, plain)) = candidate {
             // A plain block sealed without keys keeps its record offsets; otherwise the

@@ -25,10 +25,13 @@ use super::block_key;
 use super::cache::{Staging, StoreCache};
 use super::index::IndexState;
 use super::record::{self, Kind, Record};
+use super::recover::add_seq;
+use super::scrub::ScrubState;
 use crate::error::StoreError;
 use crate::io::StorageIo;
 use crate::memstore::{MemStore, Removal};
 use crate::stream::StreamStore;
+pub use crate::types::DamagedFile;
 use crate::types::{LostData, MsgSizing, StoreConfig};
 
 /// File store settings that are not stream limits.
@@ -40,8 +43,9 @@ pub struct FileStoreOptions {
     pub cache_bytes: u64,
     /// Blocks that are no longer the tail are compressed (stream `compression: s2`).
     pub compress: bool,
-    /// `index.dat` is written at a sync once this many bytes (and at least the size of the
-    /// last index) were written to blocks since the last one (`docs/store-format.md` §6).
+    /// `index.dat` is written by `StreamStore::maintain` once this many bytes (and at least
+    /// the size of the last index) were written to blocks since the last one
+    /// (`docs/store-format.md` §6).
     pub index_bytes: u64,
 }
 
@@ -132,6 +136,8 @@ pub struct FileStore {
     seal_scratch: Vec<u8>,
     /// What `index.dat` on disk describes, and what was written since (`super::index`).
     pub(super) index: IndexState,
+    /// What a reopen from the index took on trust and is still to check (`super::scrub`).
+    pub(super) scrub: ScrubState,
 }
 
 /// Recovery's progress, after each block.
@@ -141,15 +147,6 @@ pub struct RecoveryProgress {
     pub blocks_total: u64,
     /// Messages recovered so far.
     pub msgs: u64,
-}
-
-/// A block file recovery found damaged, and the sequences lost in it (ranges a later
-/// tombstone showed deleted are still listed: the file is what the report is about).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DamagedFile {
-    /// The file's path relative to the stream's directory, e.g. `msgs/0000000003.blk`.
-    pub file: String,
-    pub lost: Vec<(u64, u64)>,
 }
 
 /// What recovery found damaged, for the log line naming stream and file and the advisory.
@@ -164,14 +161,32 @@ impl RecoveryReport {
         if lost.is_empty() && !damaged {
             return;
         }
-        let file = format!("msgs/{}", block::file_name(index));
-        match self.damaged_files.iter_mut().find(|f| f.file == file) {
-            Some(entry) => entry.lost.extend_from_slice(lost),
-            None => self.damaged_files.push(DamagedFile {
-                file,
-                lost: lost.to_vec(),
-            }),
+        if let Some(entry) = self.entry(index) {
+            entry.lost.extend_from_slice(lost);
         }
+    }
+
+    /// Notes sequence `seq` lost in block `index` (joined to a range it touches).
+    pub(super) fn note_lost(&mut self, index: u32, seq: u64) {
+        if let Some(entry) = self.entry(index) {
+            add_seq(&mut entry.lost, seq);
+        }
+    }
+
+    /// Block `index`'s entry, added in file order if it has none.
+    fn entry(&mut self, index: u32) -> Option<&mut DamagedFile> {
+        let file = format!("msgs/{}", block::file_name(index));
+        let at = self.damaged_files.partition_point(|f| f.file < file);
+        if self.damaged_files.get(at).is_none_or(|f| f.file != file) {
+            self.damaged_files.insert(
+                at,
+                DamagedFile {
+                    file,
+                    lost: Vec::new(),
+                },
+            );
+        }
+        self.damaged_files.get_mut(at)
     }
 }
 
@@ -257,6 +272,7 @@ impl FileStore {
             at_rest,
             seal_scratch: Vec::new(),
             index: IndexState::default(),
+            scrub: ScrubState::default(),
         };
         store.recover(progress)?;
         store.inner.log_removals();
@@ -536,7 +552,8 @@ impl FileStore {
         self.compact_one_block();
         self.seal_one_block();
         self.rewrap_one_block();
-        self.index_after_sync(false);
+        // `index.dat` is not written here: acks wait for this sync, and the engine writes
+        // the index after it released them (`StreamStore::maintain`).
         Ok(())
     }
 

@@ -105,6 +105,24 @@ impl<B: MsgBody> MemStore<B> {
         self.state.msgs.iter().map(|(seq, e)| (seq, &e.body))
     }
 
+    /// Every held message's sequence and body from `start` on, in order.
+    pub(crate) fn bodies_from(&self, start: u64) -> impl Iterator<Item = (u64, &B)> + '_ {
+        self.state
+            .msgs
+            .range_from(start)
+            .map(|(seq, e)| (seq, &e.body))
+    }
+
+    /// Removes a message whose record turned out damaged (the file store's scrub): the
+    /// callback hears of it, the removal log does not (nothing is written for it). Returns
+    /// its body and accounted size.
+    pub(crate) fn drop_damaged(&mut self, seq: u64) -> Option<(B, u64)> {
+        let log = self.state.removals.take();
+        let removed = self.state.remove(seq, UpdateReason::Removed, false);
+        self.state.removals = log;
+        removed
+    }
+
     fn open(&self) -> Result<(), StoreError> {
         if self.state.closed {
             return Err(StoreError::Closed);

@@ -55,6 +55,8 @@ pub fn run(
             }
             CrashOp::Sync => {
                 assert_eq!(store.sync().unwrap(), model.last, "sync at step {step}");
+                // What the engine does once the acks went out: the index, when due.
+                store.maintain();
                 synced = model.clone();
             }
             CrashOp::Crash => {

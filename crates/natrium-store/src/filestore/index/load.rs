@@ -21,9 +21,17 @@ use crate::io::{read_exact_at, OpenMode};
 use crate::seal::FrameIndex;
 use crate::stream::StreamStore;
 
-/// What an open from the index yields: the recovered state, the blocks and lengths the
-/// index on disk describes (empty if it should be written again), and its size.
-pub type Loaded = (Recovered, Vec<(u32, u64)>, u64);
+/// What an open from the index yields.
+pub struct Loaded {
+    pub recovered: Recovered,
+    /// The blocks and lengths the index on disk describes: the bytes taken on trust.
+    pub covered: Vec<(u32, u64)>,
+    /// The index's size.
+    pub size: u64,
+    /// Opened with `prev_key`, or written plain before keys were configured: to be written
+    /// again.
+    pub rewrite: bool,
+}
 
 /// Recovers from `index.dat` and the bytes after it, or `None` (the full scan's turn).
 pub fn load(scan: &BlockScan<'_>, progress: &mut dyn FnMut(RecoveryProgress)) -> Option<Loaded> {
@@ -38,10 +46,13 @@ pub fn load(scan: &BlockScan<'_>, progress: &mut dyn FnMut(RecoveryProgress)) ->
     )
     .ok()?;
     let body = format::decode(&plain)?;
-    let (recovered, basis) = load_body(scan, body, progress).ok()??;
-    // Opened with `prev_key` or written plain before keys were configured: written again.
-    let basis = if rewrite { Vec::new() } else { basis };
-    Some((recovered, basis, size))
+    let (recovered, covered) = load_body(scan, body, progress).ok()??;
+    Some(Loaded {
+        recovered,
+        covered,
+        size,
+        rewrite,
+    })
 }
 
 /// Where each listed block stands against the directory.

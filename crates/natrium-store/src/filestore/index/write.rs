@@ -1,7 +1,7 @@
 //! Writing `index.dat` (`docs/store-format.md` §6): a snapshot of the in-memory state and
 //! of each block's checks, written by the atomic rule with every block synced, on stop and
-//! at a sync once enough was written since the last; never for a store whose recovery found
-//! damage. Before a block the index covers is changed other than by appending, the index is
+//! by `maintain` (after a sync, once its acks went out) once enough was written since the
+//! last; never for a store whose recovery or scrub found damage. Before a block the index covers is changed other than by appending, the index is
 //! removed (and the directory synced), so no index on disk ever disagrees with the blocks.
 
 use std::io::ErrorKind;
@@ -37,10 +37,10 @@ impl FileStore {
         Ok(())
     }
 
-    /// After a sync (every block synced): writes the index if it does not describe the
-    /// blocks as they are and, unless `stopping`, enough was written since the last one. A
-    /// failed write changes nothing that matters: the index is a cache, and the one on disk
-    /// (if any) still holds with the blocks.
+    /// After a sync (with a block unsynced, nothing is written): writes the index if it does
+    /// not describe the blocks as they are and, unless `stopping`, enough was written since
+    /// the last one. A failed write changes nothing that matters: the index is a cache, and
+    /// the one on disk (if any) still holds with the blocks.
     pub(in crate::filestore) fn index_after_sync(&mut self, stopping: bool) {
         let damaged = self.lost.is_some() || !self.report.damaged_files.is_empty();
         if self.failed || damaged || !self.dirty.is_empty() {
