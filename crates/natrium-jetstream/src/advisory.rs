@@ -419,3 +419,34 @@ pub fn consumer_event(
         }
     }
 }
+
+#[derive(Serialize)]
+struct DataLostBody<'a> {
+    stream: &'a str,
+    file: &'a str,
+    lost: &'a [(u64, u64)],
+}
+
+/// Records of a stream found damaged while it serves (the store's scrub of bytes `index.dat`
+/// vouched for, or a load that failed its checks): Natrium's own advisory, as Go has none,
+/// on `$JS.EVENT.ADVISORY.STREAM.DATA_LOST.<stream>` with the file and the lost sequence
+/// ranges. Losses found while recovering come before anyone can listen: the log line, the
+/// stream's `lost` state and `/healthz` report those.
+pub fn data_lost(
+    client: &mut InternalClient,
+    account: &Arc<Account>,
+    stream: &str,
+    damaged: &natrium_store::DamagedFile,
+) {
+    publish(
+        client,
+        account,
+        &format!("$JS.EVENT.ADVISORY.STREAM.DATA_LOST.{stream}"),
+        "io.natrium.jetstream.advisory.v1.stream_data_lost",
+        DataLostBody {
+            stream,
+            file: &damaged.file,
+            lost: &damaged.lost,
+        },
+    );
+}

@@ -8,6 +8,7 @@
 //! `warnings` by `/healthz?details=true`, and the check stays `ok`.
 
 use std::path::Path;
+use std::time::Duration;
 
 use natrium_tests::json::{comparable_shape, shape_of};
 use natrium_tests::raw::http_get;
@@ -392,7 +393,7 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
 /// recovery does and reports it in `/healthz` and the stream's state.
 #[tokio::test]
 async fn jetstream_monitor_healthz_warns_of_data_lost_behind_the_index() {
-    let mut js = start("ours", false).expect("ours");
+    let mut js = JsServer::start("ours", false, config).expect("ours");
     let client = login(&js.server, "a").await;
     let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
     ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
@@ -401,25 +402,23 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_behind_the_index() {
     }
     drop(client);
     js.server.signal("TERM");
-    assert!(js.server.wait_exit(Duration::from_secs(10)).is_some());
-    let stream_dir = js.store.join("$G/streams/LOSSY");
+    assert!(js.server.wait_exit(support::WAIT).is_some());
+    let stream_dir = js.store().join("$G/streams/LOSSY");
     assert!(
         stream_dir.join("msgs/index.dat").exists(),
         "written on stop"
     );
     damage(&stream_dir, b"payload-MARK10");
-    let conf = js.dir.path().join("js.conf");
-    let conf = conf.to_str().expect("path");
-    let server = ServerProcess::start(&["-c", conf, "-a", "127.0.0.1", "-p", "-1", "-m", "-1"]);
+    let server = support::launch(js.dir.path(), false).expect("restart");
     assert!(
         server.wait_for_log(
             "JetStream stream '$G > LOSSY' lost data in msgs/0000000001.blk: sequences [(10, 10)]",
-            Duration::from_secs(10)
+            support::WAIT
         ),
         "{}",
         server.log_text()
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + support::WAIT;
     let doc = loop {
         let (code, body) = http(&server, "/healthz?details=true");
         assert_eq!(code, 200, "{body}");
@@ -438,4 +437,50 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_behind_the_index() {
     let state = &jsz["account_details"][0]["stream_detail"][0]["state"];
     assert_eq!(state["lost"]["msgs"], json!([10]), "{state}");
     assert_eq!(state["messages"], 19);
+}
+
+/// Damage that appears while the server runs is found when a read meets it: the message is
+/// reported lost, and Natrium's `DATA_LOST` advisory names the file and the sequences.
+#[tokio::test]
+async fn jetstream_monitor_damage_met_while_serving_is_advised() {
+    let mut js = JsServer::start("ours", false, config).expect("ours");
+    let client = login(&js.server, "a").await;
+    let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
+    ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
+    for i in 1..=20 {
+        ask(&client, "lossy.x", &format!("payload-MARK{i}")).await;
+    }
+    drop(client);
+    // Restarted, nothing of the stream is cached: a read goes to the disk.
+    js.server.signal("TERM");
+    assert!(js.server.wait_exit(support::WAIT).is_some());
+    let server = support::launch(js.dir.path(), false).expect("restart");
+    let client = login(&server, "a").await;
+    let mut advisories = client
+        .subscribe("$JS.EVENT.ADVISORY.STREAM.DATA_LOST.LOSSY")
+        .await
+        .expect("subscribe");
+    client.flush().await.expect("flush");
+    damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK10");
+    let got = ask(&client, "$JS.API.STREAM.MSG.GET.LOSSY", r#"{"seq":10}"#).await;
+    assert!(got.get("error").is_some(), "{got}");
+    let advisory = tokio::time::timeout(support::WAIT, futures::StreamExt::next(&mut advisories))
+        .await
+        .expect("advisory in time")
+        .expect("advisory");
+    let doc: Value = serde_json::from_slice(&advisory.payload).expect("json");
+    assert_eq!(
+        doc["type"],
+        "io.natrium.jetstream.advisory.v1.stream_data_lost"
+    );
+    assert_eq!(
+        (&doc["stream"], &doc["file"], &doc["lost"]),
+        (
+            &json!("LOSSY"),
+            &json!("msgs/0000000001.blk"),
+            &json!([[10, 10]])
+        )
+    );
+    let info = ask(&client, "$JS.API.STREAM.INFO.LOSSY", "").await;
+    assert_eq!(info["state"]["messages"], 19, "{info}");
 }

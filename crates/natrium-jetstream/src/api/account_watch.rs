@@ -17,8 +17,17 @@ use crate::service::JetStream;
 pub fn start(js: &Arc<JetStream>, inbox: &Arc<ApiInbox>, subs: &Arc<Mutex<ApiSubs>>) {
     let mut events = js.server.events();
     let (js, inbox, subs) = (Arc::clone(js), Arc::clone(inbox), Arc::clone(subs));
+    let server = js.server.clone();
+    // Shutdown waits for service tasks: this one ends when services must stop.
     js.server.clone().spawn_service(async move {
-        while let Some(event) = events.recv().await {
+        loop {
+            let event = tokio::select! {
+                () = server.shutting_down() => return,
+                event = events.recv() => event,
+            };
+            let Some(event) = event else {
+                return;
+            };
             if let ServerEvent::Account(
                 AccountEvent::Created(account) | AccountEvent::Reloaded(account),
             ) = event

@@ -239,6 +239,8 @@ impl Stream {
             Ok(step) => {
                 for damaged in &step.damaged {
                     log_damage(&self.account.name, &self.name, damaged);
+                    let client = &mut core.client;
+                    crate::advisory::data_lost(client, &self.account, &self.name, damaged);
                 }
             }
             Err(err) => tracing::error!(
