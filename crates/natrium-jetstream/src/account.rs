@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::stream::{Compression, Retention, Storage};
 use crate::config::StreamConfig;
+use crate::consumer::engine::Engine;
 use crate::direct::DirectGet;
 use crate::errors::{table, ApiError};
 use crate::resources::{self, Budget, Quota, Usage};
@@ -55,6 +56,8 @@ pub struct JsAccount {
     /// Each stream's direct-get service, by stream name (locked after `streams`, never
     /// while holding a stream's `core`).
     direct: Mutex<BTreeMap<String, Arc<DirectGet>>>,
+    /// Each stream's consumer engine, by stream name (locked like `direct`).
+    engines: Mutex<BTreeMap<String, Arc<Engine>>>,
 }
 
 impl JsAccount {
@@ -68,6 +71,7 @@ impl JsAccount {
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
             direct: Mutex::new(BTreeMap::new()),
+            engines: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -274,6 +278,10 @@ impl JsAccount {
         if let Some(old) = self.direct.lock().insert(stream.name.clone(), direct) {
             old.stop();
         }
+        let engine = Engine::start(&js.server, &js.settings.domain, &stream);
+        if let Some(old) = self.engines.lock().insert(stream.name.clone(), engine) {
+            old.stop();
+        }
         Ok(stream)
     }
 
@@ -459,6 +467,12 @@ impl JsAccount {
         if let Some(direct) = self.direct.lock().remove(name) {
             direct.stop();
         }
+        if let Some(engine) = self.engines.lock().remove(name) {
+            for consumer in stream.consumers.lock().values() {
+                engine.farewell(consumer);
+            }
+            engine.stop();
+        }
         crate::consumer::lifecycle::stop_all(&stream);
         stream.stop();
         if let Some(dir) = &stream.dir {
@@ -549,6 +563,16 @@ impl JsAccount {
             recovering: true,
         };
         crate::consumer::lifecycle::recover(js, self.name(), stream, &ctx);
+        if let Some(engine) = self.engine(&stream.name) {
+            for name in stream.consumers.lock().keys() {
+                engine.look_at(name);
+            }
+        }
+    }
+
+    /// The consumer engine of stream `name`.
+    pub fn engine(&self, name: &str) -> Option<Arc<Engine>> {
+        self.engines.lock().get(name).cloned()
     }
 
     /// Consumers of every stream of the account.
@@ -563,6 +587,9 @@ impl JsAccount {
     pub fn stop_all(&self) {
         for direct in self.direct.lock().values() {
             direct.stop();
+        }
+        for engine in self.engines.lock().values() {
+            engine.stop();
         }
         for stream in self.streams() {
             crate::consumer::lifecycle::stop_all(&stream);

@@ -7,19 +7,8 @@ use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
 use serde::Serialize;
 
+use crate::event::{has_interest, typed_json};
 use crate::service::JetStream;
-use crate::stream::running::now_ns;
-
-/// Go's `TypedEvent` header of every advisory.
-#[derive(Serialize)]
-struct Typed<'a, T: Serialize> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    id: String,
-    timestamp: String,
-    #[serde(flatten)]
-    body: T,
-}
 
 /// `io.nats.jetstream.advisory.v1.api_audit`.
 #[derive(Serialize)]
@@ -69,12 +58,6 @@ struct StreamActionBody<'a> {
     domain: &'a str,
 }
 
-/// Whether a publish on `subject` in `account` would reach a subscriber there.
-fn has_interest(account: &Account, subject: &str) -> bool {
-    let result = account.sublist.matches(subject.as_bytes());
-    !(result.plain.is_empty() && result.queues.is_empty())
-}
-
 fn publish<T: Serialize>(
     client: &mut InternalClient,
     account: &Arc<Account>,
@@ -85,13 +68,7 @@ fn publish<T: Serialize>(
     if !has_interest(account, subject) {
         return;
     }
-    let doc = Typed {
-        kind,
-        id: natrium_core::events::event_id(),
-        timestamp: natrium_gofmt::time::rfc3339_nanos(now_ns()),
-        body,
-    };
-    let json = crate::config::to_go_json(&doc);
+    let json = typed_json(kind, body);
     client.publish_in(account, subject, None, &json);
 }
 

@@ -2,7 +2,8 @@
 //!
 //! - [`config`]: the JSON documents clients send and receive (stream configuration with Go's
 //!   defaults and checks).
-//! - [`errors`]: Go's JetStream API error table, one entry per `err_code`.
+//! - [`errors`]: Go's JetStream API error table, one entry per `err_code`; [`event`]: what
+//!   every advisory shares.
 //! - [`service`]: start-up, the enabled accounts ([`account`]), shutdown.
 //! - [`api`]: the `$JS.API` requests and their JSON answers.
 //! - `report`: what monitoring reads (`/jsz`, `/varz`, `/healthz`) through the server.
@@ -35,6 +36,7 @@ pub mod config;
 pub mod consumer;
 pub mod direct;
 pub mod errors;
+pub mod event;
 mod report;
 pub mod resources;
 pub mod service;

@@ -99,7 +99,7 @@ pub fn consumer_info(
         },
         num_ack_pending: snap.state.pending.len(),
         num_redelivered: snap.state.redelivered.len(),
-        num_waiting: 0,
+        num_waiting: snap.num_waiting,
         num_pending: snap.num_pending,
         push_bound: config.is_push() && has_interest(req, &config.deliver_subject),
         paused: remaining > 0,

@@ -181,7 +181,10 @@ fn delete(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiErr
         .jsa
         .stream(stream)
         .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
-    lifecycle::delete(&stream, name)?;
+    let consumer = lifecycle::delete(&stream, name)?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        engine.farewell(&consumer);
+    }
     req.advise_consumer(ConsumerEvent::Deleted {
         stream: stream.name.clone(),
         consumer: name.to_owned(),

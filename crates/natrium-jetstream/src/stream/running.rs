@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{IngestQueue, InlineIngest};
 use super::ingest::{Ingest, Outcome};
+use super::signal::Signal;
 use crate::config::stream::{Discard, PersistMode, Storage};
 use crate::config::StreamConfig;
 use crate::consumer::Consumer;
@@ -47,6 +48,8 @@ pub struct Stream {
     /// The ingest task waits for an expiry; when not, a store made elsewhere (inline) wakes it
     /// so it can arm one.
     expiry_armed: std::sync::atomic::AtomicBool,
+    /// Tells the consumer engine that messages were stored (`crate::consumer::engine`).
+    pub(crate) signal: Arc<Signal>,
 }
 
 /// What `core` guards.
@@ -126,6 +129,7 @@ impl Stream {
             queue,
             stop: CancellationToken::new(),
             expiry_armed: std::sync::atomic::AtomicBool::new(false),
+            signal: Arc::default(),
         });
         if stream.dir.is_none() {
             let weak = Arc::downgrade(&stream);
@@ -306,6 +310,10 @@ impl Stream {
             core.ingest.ack(outcome, &mut core.ack);
             core.client
                 .publish_in(&self.account, reply, None, &core.ack);
+        }
+        if outcomes.iter().any(|o| matches!(o, Outcome::Stored(_))) {
+            // Stored and (when acks wait for it) synced: consumers may deliver it now.
+            self.signal.stored();
         }
         core.outcomes = outcomes;
     }
