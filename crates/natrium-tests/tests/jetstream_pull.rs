@@ -317,3 +317,28 @@ async fn jetstream_pull_resumes_after_kill_9() {
     assert_eq!(payloads(&again), ["m3", "m4"]);
     assert!(again.iter().all(|m| delivered(m) == 2));
 }
+
+#[tokio::test]
+async fn jetstream_pull_interest_retention_waits_for_every_consumer() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let (_client, js) = connect(&server).await;
+    let mut s = stream(&js, "I", &["i.>"], RetentionPolicy::Interest).await;
+    let a = consumer(&s, durable("A")).await;
+    let b = consumer(&s, durable("B")).await;
+    publish(&js, "i.x", "one").await;
+    publish(&js, "i.x", "two").await;
+    for m in fetch(&a, 2).await {
+        m.double_ack().await.unwrap();
+    }
+    assert_eq!(
+        s.info().await.unwrap().state.messages,
+        2,
+        "B still needs them"
+    );
+    let got = fetch(&b, 2).await;
+    got[0].double_ack().await.unwrap();
+    assert_eq!(s.info().await.unwrap().state.messages, 1);
+    got[1].double_ack().await.unwrap();
+    assert_eq!(s.info().await.unwrap().state.messages, 0);
+}

@@ -231,6 +231,10 @@ fn pause(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiErro
     set_static_metadata(&mut config);
     lifecycle::update(req.js, req.jsa.name(), &consumer, config)
         .map_err(|e| table::CONSUMER_STORE_FAILED.with(&[("err", &e.description)]))?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        // Paused or resumed: its waiting requests are looked at again.
+        engine.look_at(&consumer.name);
+    }
     let remaining = until.map_or(0, |t| t.unix_nanos().saturating_sub(now_ns()).max(0));
     let until_text = until.map_or_else(
         || super::consumer_json::ZERO_TIME.to_owned(),

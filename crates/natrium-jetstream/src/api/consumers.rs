@@ -237,6 +237,9 @@ fn update_existing(
         super::consumer_json::has_interest(req, subject)
     })?;
     lifecycle::update(req.js, req.jsa.name(), existing, config)?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        engine.look_at(&existing.name);
+    }
     Ok(Arc::clone(existing))
 }
 

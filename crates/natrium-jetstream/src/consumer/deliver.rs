@@ -185,6 +185,8 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
 /// Delivers to the waiting requests what there is, then sweeps the queue.
 pub fn deliver(core: &mut ConsumerCore, r: &mut Round<'_>) {
     let mut stop = Stop::Nothing;
+    // TODO(#16): push delivery (deliver_subject, flow control, heartbeats), ordered
+    // consumers, `replay_policy: original` and `rate_limit_bps`.
     if !core.config.is_push() {
         let filter = store_filter(&core.config);
         while !paused(core, r.now) && !core.delivery.waiting.is_empty() {

@@ -122,7 +122,8 @@ pub fn decode_next(body: &[u8], now: i64) -> Result<NextRequest, String> {
 }
 
 /// Go's checks of a request against the consumer's limits, in Go's order: the status text
-/// of the refusal.
+/// of the refusal. TODO(#16): priority groups are checked but not applied (overflow,
+/// pinning with `Nats-Pin-Id` and `423`, prioritized order).
 pub fn check_limits(req: &NextRequest, config: &ConsumerConfig, now: i64) -> Result<(), String> {
     if config.max_batch > 0 && req.batch > config.max_batch {
         return Err(format!(

@@ -10,6 +10,10 @@ use super::running::{store_filter, Consumer};
 use crate::stream::Stream;
 
 /// Removes the messages at `seqs` that no consumer of `stream` needs any more.
+///
+/// TODO(#16): an interest stream with no consumer keeps what it stores (Go drops it at
+/// once), and removals do not yet update the consumers' pending counts (Go's
+/// `decStreamPending`); the next ack-wait check finds them.
 pub fn release(stream: &Stream, seqs: &mut Vec<u64>) {
     if seqs.is_empty() {
         return;

@@ -158,6 +158,22 @@ fn exchange(server: &ServerProcess) -> Vec<(&'static str, Vec<Frame>)> {
     send(&mut c, &ack, 10, "+ACK");
     out.push(("double ack", vec![read_frame(&mut c, 10)]));
 
+    for (i, body) in ["two", "three"].iter().enumerate() {
+        send(&mut c, "s.b", 904 + i as u32, body);
+        read_frame(&mut c, 904 + i as u32);
+    }
+    let two = next(&mut c, 12, r#"{"batch":1,"no_wait":true}"#);
+    send(
+        &mut c,
+        two.reply.as_deref().expect("ack subject"),
+        13,
+        "+NXT",
+    );
+    out.push((
+        "ack next",
+        vec![normalised(&two), normalised(&read_frame(&mut c, 13))],
+    ));
+
     send(
         &mut c,
         "$JS.API.CONSUMER.MSG.NEXT.S.C",
@@ -228,6 +244,9 @@ fn jetstream_pull_statuses_raw_like_go() {
         delivery[0].reply.as_deref(),
         Some("$JS.ACK.S.C.1.1.1.<ts>.0")
     );
+    let (_, nxt) = ours.iter().find(|(s, _)| *s == "ack next").unwrap();
+    assert_eq!(nxt[1].payload, "three");
+    assert_eq!(nxt[1].reply.as_deref(), Some("$JS.ACK.S.C.1.3.3.<ts>.0"));
     let (_, acked) = ours.iter().find(|(s, _)| *s == "double ack").unwrap();
     assert_eq!(
         (acked[0].headers.as_deref(), acked[0].payload.as_str()),
