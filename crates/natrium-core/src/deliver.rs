@@ -206,6 +206,40 @@ impl Publisher {
         delivered
     }
 
+    /// Delivers `msg` to the subscriptions matching `route` rather than its own subject, which
+    /// the receivers see (a JetStream delivery: routed to a pull request's reply subject,
+    /// seen with the stored message's subject, as Go's `pa.deliver` does). No 503 is sent.
+    pub fn publish_routed(
+        &mut self,
+        account: &Arc<Account>,
+        route: &[u8],
+        msg: &Message<'_>,
+    ) -> usize {
+        let payload_len = msg.headers.map_or(0, <[u8]>::len) + msg.payload.len();
+        self.batch.in_msgs += 1;
+        self.batch.in_bytes += payload_len as u64;
+        let result = self.lookup(account, route);
+        let mut delivered = if result.plain.is_empty() && result.queues.is_empty() {
+            0
+        } else {
+            self.set_template(msg, payload_len);
+            let n = self.deliver_matches(&result, msg, payload_len);
+            if !self.finished_subs.is_empty() {
+                self.remove_finished(account);
+            }
+            n
+        };
+        if let Some(links) = account.links() {
+            // Other accounts see the delivery on the subject it is routed by.
+            let routed = Message {
+                subject: route,
+                ..*msg
+            };
+            delivered += self.cross_account(account, &links, &routed, 0);
+        }
+        delivered
+    }
+
     fn set_template(&mut self, msg: &Message<'_>, payload_len: usize) {
         match msg.headers {
             Some(h) => self

@@ -184,7 +184,18 @@ impl InternalClient {
         self.send(account, &msg);
     }
 
+    /// Delivers one message to the subscribers of `route` in `account`, who receive it on
+    /// `subject` with `reply` and an optional header block (a JetStream delivery: routed to
+    /// a pull request's reply subject, seen on the stored subject with the ack subject).
+    pub fn deliver_routed(&mut self, account: &Arc<Account>, route: &str, msg: &Message<'_>) {
+        self.send_with(account, msg, Some(route.as_bytes()));
+    }
+
     fn send(&mut self, account: &Arc<Account>, msg: &Message<'_>) {
+        self.send_with(account, msg, None);
+    }
+
+    fn send_with(&mut self, account: &Arc<Account>, msg: &Message<'_>, route: Option<&[u8]>) {
         // A publisher's match cache belongs to one account: elsewhere, use a fresh one
         // (these are replies to requests, a handful at a time).
         let mut other;
@@ -194,7 +205,10 @@ impl InternalClient {
             other = Publisher::new(self.inbox.cid, Arc::clone(&self.stats));
             &mut other
         };
-        publisher.publish(account, msg);
+        match route {
+            Some(route) => publisher.publish_routed(account, route, msg),
+            None => publisher.publish(account, msg),
+        };
         // As in Go, the server's own publishes are not counted as messages received; what
         // they deliver to clients is counted as sent.
         publisher.batch.in_msgs = 0;

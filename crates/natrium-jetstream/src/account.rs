@@ -20,15 +20,17 @@ use natrium_store::{FileStore, FileStoreOptions, MemStore, StreamStore};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
+use crate::clock::now_ns;
 use crate::config::stream::{Compression, Retention, Storage};
 use crate::config::StreamConfig;
+use crate::consumer::engine::Engine;
 use crate::direct::DirectGet;
 use crate::errors::{table, ApiError};
 use crate::resources::{self, Budget, Quota, Usage};
 use crate::service::JetStream;
 use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
 use crate::stream::ingest::{store_failed, Ingest};
-use crate::stream::running::{now_ns, store_config, Stream, StreamParts};
+use crate::stream::running::{store_config, Stream, StreamParts};
 
 /// The account's directory of restores in progress (Go's name).
 const STAGING_DIR: &str = "__snapshots__";
@@ -55,6 +57,8 @@ pub struct JsAccount {
     /// Each stream's direct-get service, by stream name (locked after `streams`, never
     /// while holding a stream's `core`).
     direct: Mutex<BTreeMap<String, Arc<DirectGet>>>,
+    /// Each stream's consumer engine, by stream name (locked like `direct`).
+    engines: Mutex<BTreeMap<String, Arc<Engine>>>,
 }
 
 impl JsAccount {
@@ -68,6 +72,7 @@ impl JsAccount {
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
             direct: Mutex::new(BTreeMap::new()),
+            engines: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -274,6 +279,10 @@ impl JsAccount {
         if let Some(old) = self.direct.lock().insert(stream.name.clone(), direct) {
             old.stop();
         }
+        let engine = Engine::start(&js.server, &js.settings.domain, &stream);
+        if let Some(old) = self.engines.lock().insert(stream.name.clone(), engine) {
+            old.stop();
+        }
         Ok(stream)
     }
 
@@ -459,6 +468,12 @@ impl JsAccount {
         if let Some(direct) = self.direct.lock().remove(name) {
             direct.stop();
         }
+        if let Some(engine) = self.engines.lock().remove(name) {
+            for consumer in stream.consumers.lock().values() {
+                engine.farewell(consumer);
+            }
+            engine.stop();
+        }
         crate::consumer::lifecycle::stop_all(&stream);
         stream.stop();
         if let Some(dir) = &stream.dir {
@@ -550,6 +565,16 @@ impl JsAccount {
         };
         let files = js.consumer_files(self.name(), &stream.name);
         crate::consumer::lifecycle::recover(&files, self.name(), stream, &ctx);
+        if let Some(engine) = self.engine(&stream.name) {
+            for name in stream.consumers.lock().keys() {
+                engine.look_at(name);
+            }
+        }
+    }
+
+    /// The consumer engine of stream `name`.
+    pub fn engine(&self, name: &str) -> Option<Arc<Engine>> {
+        self.engines.lock().get(name).cloned()
     }
 
     /// Consumers of every stream of the account.
@@ -564,6 +589,9 @@ impl JsAccount {
     pub fn stop_all(&self) {
         for direct in self.direct.lock().values() {
             direct.stop();
+        }
+        for engine in self.engines.lock().values() {
+            engine.stop();
         }
         for stream in self.streams() {
             crate::consumer::lifecycle::stop_all(&stream);

@@ -7,19 +7,7 @@ use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
 use serde::Serialize;
 
-use crate::service::JetStream;
-use crate::stream::running::now_ns;
-
-/// Go's `TypedEvent` header of every advisory.
-#[derive(Serialize)]
-struct Typed<'a, T: Serialize> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    id: String,
-    timestamp: String,
-    #[serde(flatten)]
-    body: T,
-}
+use crate::event::{has_interest, typed_json};
 
 /// `io.nats.jetstream.advisory.v1.api_audit`.
 #[derive(Serialize)]
@@ -69,12 +57,6 @@ struct StreamActionBody<'a> {
     domain: &'a str,
 }
 
-/// Whether a publish on `subject` in `account` would reach a subscriber there.
-fn has_interest(account: &Account, subject: &str) -> bool {
-    let result = account.sublist.matches(subject.as_bytes());
-    !(result.plain.is_empty() && result.queues.is_empty())
-}
-
 fn publish<T: Serialize>(
     client: &mut InternalClient,
     account: &Arc<Account>,
@@ -85,13 +67,7 @@ fn publish<T: Serialize>(
     if !has_interest(account, subject) {
         return;
     }
-    let doc = Typed {
-        kind,
-        id: natrium_core::events::event_id(),
-        timestamp: natrium_gofmt::time::rfc3339_nanos(now_ns()),
-        body,
-    };
-    let json = crate::config::to_go_json(&doc);
+    let json = typed_json(kind, body);
     client.publish_in(account, subject, None, &json);
 }
 
@@ -124,16 +100,21 @@ struct LimitReachedBody<'a> {
 
 /// The API queue overflowed and `dropped` requests went (`$JS.EVENT.ADVISORY.API.LIMIT_REACHED`,
 /// in the system account, as Go sends it).
-pub fn api_limit_reached(client: &mut InternalClient, js: &JetStream, dropped: u64) {
-    let system = js.server.system_account();
+pub fn api_limit_reached(
+    client: &mut InternalClient,
+    server: &natrium_core::Server,
+    domain: &str,
+    dropped: u64,
+) {
+    let system = server.system_account();
     publish(
         client,
         &system,
         "$JS.EVENT.ADVISORY.API.LIMIT_REACHED",
         "io.nats.jetstream.advisory.v1.api_limit_reached",
         LimitReachedBody {
-            server: js.server.name(),
-            domain: &js.settings.domain,
+            server: server.name(),
+            domain,
             dropped,
         },
     );
@@ -418,35 +399,4 @@ pub fn consumer_event(
             publish(client, account, &subject, kind, body);
         }
     }
-}
-
-#[derive(Serialize)]
-struct DataLostBody<'a> {
-    stream: &'a str,
-    file: &'a str,
-    lost: &'a [(u64, u64)],
-}
-
-/// Records of a stream found damaged while it serves (the store's scrub of bytes `index.dat`
-/// vouched for, or a load that failed its checks): Natrium's own advisory, as Go has none,
-/// on `$JS.EVENT.ADVISORY.STREAM.DATA_LOST.<stream>` with the file and the lost sequence
-/// ranges. Losses found while recovering come before anyone can listen: the log line, the
-/// stream's `lost` state and `/healthz` report those.
-pub fn data_lost(
-    client: &mut InternalClient,
-    account: &Arc<Account>,
-    stream: &str,
-    damaged: &natrium_store::DamagedFile,
-) {
-    publish(
-        client,
-        account,
-        &format!("$JS.EVENT.ADVISORY.STREAM.DATA_LOST.{stream}"),
-        "io.natrium.jetstream.advisory.v1.stream_data_lost",
-        DataLostBody {
-            stream,
-            file: &damaged.file,
-            lost: &damaged.lost,
-        },
-    );
 }

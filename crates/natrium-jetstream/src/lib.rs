@@ -2,7 +2,8 @@
 //!
 //! - [`config`]: the JSON documents clients send and receive (stream configuration with Go's
 //!   defaults and checks).
-//! - [`errors`]: Go's JetStream API error table, one entry per `err_code`.
+//! - [`errors`]: Go's JetStream API error table, one entry per `err_code`; [`event`]: what
+//!   every advisory shares.
 //! - [`service`]: start-up, the enabled accounts ([`account`]), shutdown.
 //! - [`api`]: the `$JS.API` requests and their JSON answers.
 //! - `report`: what monitoring reads (`/jsz`, `/varz`, `/healthz`) through the server.
@@ -31,11 +32,13 @@
 pub mod account;
 pub mod advisory;
 pub mod api;
+mod clock;
 pub mod config;
 pub mod consumer;
 pub mod direct;
 mod dirs;
 pub mod errors;
+pub mod event;
 mod report;
 pub mod resources;
 pub mod service;

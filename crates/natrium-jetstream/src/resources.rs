@@ -75,7 +75,7 @@ impl Usage {
 /// Whether a line last logged at `slot` (Unix ms, 0 for never) may be logged again after
 /// `every`; if so, `slot` takes the time.
 fn rate_limited(slot: &AtomicI64, every: Duration) -> bool {
-    let now = crate::stream::running::now_ns() / 1_000_000;
+    let now = crate::clock::now_ns() / 1_000_000;
     let last = slot.load(Ordering::Relaxed);
     let every = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
     if last != 0 && now.saturating_sub(last) < every {

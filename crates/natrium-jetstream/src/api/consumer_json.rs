@@ -4,11 +4,11 @@ use serde::Serialize;
 
 use super::request::Request;
 use super::responses::{encode, Empty, Paged};
+use crate::clock::now_ns;
 use crate::consumer::running::num_pending;
 use crate::consumer::update::with_dynamic_metadata;
 use crate::consumer::{Consumer, ConsumerConfig};
 use crate::errors::ApiError;
-use crate::stream::running::now_ns;
 use crate::stream::Stream;
 
 /// `SequenceInfo` (no `last_active` before a first delivery or ack).
@@ -99,7 +99,7 @@ pub fn consumer_info(
         },
         num_ack_pending: snap.state.pending.len(),
         num_redelivered: snap.state.redelivered.len(),
-        num_waiting: 0,
+        num_waiting: snap.num_waiting,
         num_pending: snap.num_pending,
         push_bound: config.is_push() && has_interest(req, &config.deliver_subject),
         paused: remaining > 0,

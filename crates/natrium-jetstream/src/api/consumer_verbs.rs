@@ -10,6 +10,7 @@ use super::request::Request;
 use super::responses::{encode, Empty, Paged};
 use super::router::ConsumerRoute;
 use crate::advisory::ConsumerEvent;
+use crate::clock::now_ns;
 use crate::config::decode::decode_checked_embedded;
 use crate::config::gotime::GoTime;
 use crate::config::gotype::{GoStruct, GoType};
@@ -18,7 +19,6 @@ use crate::consumer::check::is_valid_group_name;
 use crate::consumer::update::set_static_metadata;
 use crate::consumer::{lifecycle, Consumer};
 use crate::errors::{table, ApiError};
-use crate::stream::running::now_ns;
 use crate::stream::Stream;
 
 /// Go's page sizes of `NAMES` and `LIST`.
@@ -181,7 +181,10 @@ fn delete(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiErr
         .jsa
         .stream(stream)
         .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
-    lifecycle::delete(&stream, name)?;
+    let consumer = lifecycle::delete(&stream, name)?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        engine.farewell(&consumer);
+    }
     req.advise_consumer(ConsumerEvent::Deleted {
         stream: stream.name.clone(),
         consumer: name.to_owned(),
@@ -232,6 +235,10 @@ fn pause(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiErro
         config,
     )
     .map_err(|e| table::CONSUMER_STORE_FAILED.with(&[("err", &e.description)]))?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        // Paused or resumed: its waiting requests are looked at again.
+        engine.look_at(&consumer.name);
+    }
     let remaining = until.map_or(0, |t| t.unix_nanos().saturating_sub(now_ns()).max(0));
     let until_text = until.map_or_else(
         || super::consumer_json::ZERO_TIME.to_owned(),

@@ -10,6 +10,7 @@ use super::request::Request;
 use super::responses::encode;
 use super::router::ConsumerRoute;
 use crate::advisory::ConsumerEvent;
+use crate::clock::now_ns;
 use crate::config::check::is_valid_asset_name;
 use crate::config::stream::Retention;
 use crate::consumer::check::{check_config, NAME_BYTES_MAX};
@@ -20,7 +21,6 @@ use crate::consumer::defaults::set_defaults;
 use crate::consumer::update::{check_update, copy_metadata, set_static_metadata};
 use crate::consumer::{lifecycle, Consumer};
 use crate::errors::{table, ApiError};
-use crate::stream::running::now_ns;
 use crate::stream::Stream;
 
 /// Answers a consumer verb.
@@ -238,6 +238,9 @@ fn update_existing(
     })?;
     let files = req.js.consumer_files(req.jsa.name(), &existing.stream);
     lifecycle::update(&files, existing, config)?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        engine.look_at(&existing.name);
+    }
     Ok(Arc::clone(existing))
 }
 

@@ -42,7 +42,12 @@ pub fn start(js: &Arc<JetStream>) {
             loop {
                 let next = inbox.next();
                 if next.dropped > 0 {
-                    advisory::api_limit_reached(&mut client, &js, next.dropped);
+                    advisory::api_limit_reached(
+                        &mut client,
+                        &js.server,
+                        &js.settings.domain,
+                        next.dropped,
+                    );
                 }
                 if let Some(msg) = next.request {
                     let account = subs.lock().account_of(msg.sid).cloned();

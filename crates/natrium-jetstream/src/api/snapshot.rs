@@ -20,6 +20,7 @@ use super::request::Request;
 use super::responses::{encode, RestoreResponse, SnapshotResponse, StreamStateJson};
 use super::streams::context;
 use crate::advisory::{self, Span};
+use crate::clock::now_ns;
 use crate::config::gotype::{GoStruct, GoType};
 use crate::config::{check_stream_config, decode_checked, decode_request, decode_stream_request};
 use crate::errors::{table, ApiError};
@@ -28,7 +29,6 @@ use crate::snapshot::restore::Restore;
 use crate::snapshot::send::{self, Transfer};
 use crate::snapshot::sinks::{ChunkQueue, SinkSub};
 use crate::snapshot::TransferGuard;
-use crate::stream::running::now_ns;
 
 static SNAPSHOT_SCHEMA: GoStruct = GoStruct {
     name: "JSApiStreamSnapshotRequest",

@@ -11,13 +11,13 @@ use super::responses::{
     StreamListResponse, StreamNamesResponse, StreamStateJson, Success,
 };
 use crate::advisory::StreamAction;
+use crate::clock::now_ns;
 use crate::config::context::CheckContext;
 use crate::config::metadata::with_dynamic_metadata;
 use crate::config::stream::Storage;
 use crate::config::{decode_request, decode_stream_request, StreamConfig};
 use crate::errors::{table, ApiError};
 use crate::stream::ingest::store_failed;
-use crate::stream::running::now_ns;
 use crate::stream::Stream;
 
 /// Go's page sizes for NAMES and LIST.

@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use super::check::check_config;
 use super::config::ConsumerConfig;
+use super::config::DeliverPolicy;
 use super::context::ConsumerContext;
 use super::defaults::{set_defaults, EPHEMERAL_INACTIVE_DEFAULT_NS};
 use super::persist::{self, ConsumerMeta};
-use super::running::{starting_seq, Consumer, ConsumerCore};
+use super::running::{starting_seq, store_filter, Consumer, ConsumerCore};
+use super::state::DeliveryState;
+use crate::clock::now_ns;
 use crate::errors::{table, ApiError};
 use crate::stream::Stream;
 use natrium_store::filestore::at_rest::AtRest;
@@ -66,22 +69,28 @@ pub fn add(
             .map_err(|e| store_failed(&e))?;
     }
     let mut store = store;
-    let next_seq = match store.as_mut() {
+    let (next_seq, delivery) = match store.as_mut() {
         Some(s) if s.has_state() => {
             let state = s.state().map_err(|e| store_failed(&e))?;
-            state.delivered.stream + 1
+            let delivery = DeliveryState::recovered(&state, config.ack_wait, now_ns());
+            (state.delivered.stream + 1, delivery)
         }
         other => {
             let core = stream.core.lock();
             let one_per_subject = core.config.max_msgs_per_subject == 1;
-            let next = starting_seq(&config, core.ingest.store.as_ref(), one_per_subject);
+            let store = core.ingest.store.as_ref();
+            let next = starting_seq(&config, store, one_per_subject);
+            let mut delivery = DeliveryState::starting(next);
+            if config.deliver_policy == DeliverPolicy::LastPerSubject && !one_per_subject {
+                delivery.last_per_subject = last_per_subject(&config, store, next);
+            }
             drop(core);
             if let Some(s) = other {
                 if next > 1 {
                     s.set_starting(next - 1).map_err(|e| store_failed(&e))?;
                 }
             }
-            next
+            (next, delivery)
         }
     };
     let consumer = Arc::new(Consumer::new(
@@ -93,6 +102,7 @@ pub fn add(
             store,
             next_seq,
             dir,
+            delivery,
         },
     ));
     stream
@@ -100,6 +110,26 @@ pub fn add(
         .lock()
         .insert(name.to_owned(), Arc::clone(&consumer));
     Ok(consumer)
+}
+
+/// Go's skip list of a deliver-last-per-subject consumer: the last message of each subject
+/// its filters match, from `next` on, then on after the stream's last sequence.
+fn last_per_subject(
+    config: &ConsumerConfig,
+    store: &dyn natrium_store::StreamStore,
+    next: u64,
+) -> Option<(std::collections::VecDeque<u64>, u64)> {
+    let mut seqs: Vec<u64> = store
+        .subjects_state(&store_filter(config))
+        .iter()
+        .map(|(_, s)| s.last)
+        .filter(|seq| *seq >= next)
+        .collect();
+    if seqs.is_empty() {
+        return None;
+    }
+    seqs.sort_unstable();
+    Some((seqs.into(), store.fast_state().last_seq + 1))
 }
 
 /// Applies a checked update to a consumer: stored first, then taken.

@@ -1,6 +1,5 @@
-//! A consumer of a stream: its configuration, its state in a store, and where it starts.
-//! Delivery (pull requests, push delivery, acks) is added on top of this type; for now a
-//! consumer is created, described, paused, updated, persisted and deleted.
+//! A consumer of a stream: its configuration, its state in a store, where it starts, and its
+//! delivery bookkeeping (served by the stream's consumer engine, `super::engine`).
 //!
 //! Locking: a consumer's `core` is taken after the stream's consumer map and before the
 //! stream's `core` (which is held only to read the stream's store).
@@ -11,6 +10,7 @@ use natrium_store::{ConsumerState, ConsumerStore, Filter, StreamStore};
 use parking_lot::Mutex;
 
 use super::config::{ConsumerConfig, DeliverPolicy};
+use super::state::DeliveryState;
 
 /// A consumer.
 pub struct Consumer {
@@ -30,6 +30,8 @@ pub struct ConsumerCore {
     pub next_seq: u64,
     /// The consumer's directory (`obs/<name>/`) when its config and state are on disk.
     pub dir: Option<PathBuf>,
+    /// Delivery bookkeeping (pending acks, redeliveries, waiting requests).
+    pub delivery: DeliveryState,
 }
 
 /// Counters of a consumer's info, as of now.
@@ -38,6 +40,7 @@ pub struct ConsumerSnapshot {
     pub config: ConsumerConfig,
     pub state: ConsumerState,
     pub num_pending: u64,
+    pub num_waiting: usize,
 }
 
 impl Consumer {
@@ -82,6 +85,7 @@ impl Consumer {
         }
         ConsumerSnapshot {
             num_pending: pending(&core.config, next),
+            num_waiting: core.delivery.waiting.len(),
             config: core.config.clone(),
             state,
         }

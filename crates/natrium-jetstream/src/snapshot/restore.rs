@@ -32,13 +32,13 @@ use crate::advisory::{self, ClientInfo, Span};
 use crate::api::responses::encode;
 use crate::api::streams::{error_response, stream_info};
 use crate::api::Request;
+use crate::clock::now_ns;
 use crate::config::stream::Storage;
 use crate::config::StreamConfig;
 use crate::errors::{table, ApiError};
 use crate::service::{friendly_bytes, JetStream};
 use crate::stream::headers::PublishHeaders;
 use crate::stream::ingest::{parse_ttl, store_failed};
-use crate::stream::running::now_ns;
 
 /// Go's restore inactivity timeout: no chunk for this long and the restore is abandoned.
 pub const INACTIVITY: Duration = Duration::from_secs(5);

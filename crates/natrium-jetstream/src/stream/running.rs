@@ -14,12 +14,15 @@ use natrium_conf::options::SyncPolicy;
 use natrium_core::account::{Account, SubRef};
 use natrium_core::endpoint::{Delivery, Sink, Subscription};
 use natrium_core::internal::InternalClient;
+
+use crate::clock::now_ns;
 use natrium_store::{DiscardPolicy, StoreConfig};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{IngestQueue, InlineIngest};
 use super::ingest::{Ingest, Outcome};
+use super::signal::Signal;
 use crate::config::stream::{Discard, PersistMode, Storage};
 use crate::config::StreamConfig;
 use crate::consumer::Consumer;
@@ -49,6 +52,8 @@ pub struct Stream {
     /// The ingest task waits for an expiry; when not, a store made elsewhere (inline) wakes it
     /// so it can arm one.
     expiry_armed: std::sync::atomic::AtomicBool,
+    /// Tells the consumer engine that messages were stored (`crate::consumer::engine`).
+    pub(crate) signal: Arc<Signal>,
 }
 
 /// What `core` guards.
@@ -128,6 +133,7 @@ impl Stream {
             queue,
             stop: CancellationToken::new(),
             expiry_armed: std::sync::atomic::AtomicBool::new(false),
+            signal: Arc::default(),
         });
         if stream.dir.is_none() {
             let weak = Arc::downgrade(&stream);
@@ -240,7 +246,7 @@ impl Stream {
                 for damaged in &step.damaged {
                     log_damage(&self.account.name, &self.name, damaged);
                     let client = &mut core.client;
-                    crate::advisory::data_lost(client, &self.account, &self.name, damaged);
+                    crate::event::data_lost(client, &self.account, &self.name, damaged);
                 }
             }
             Err(err) => tracing::error!(
@@ -351,6 +357,10 @@ impl Stream {
             core.client
                 .publish_in(&self.account, reply, None, &core.ack);
         }
+        if outcomes.iter().any(|o| matches!(o, Outcome::Stored(_))) {
+            // Stored and (when acks wait for it) synced: consumers may deliver it now.
+            self.signal.stored();
+        }
         core.outcomes = outcomes;
     }
 
@@ -394,11 +404,4 @@ pub(crate) fn log_damage(account: &str, stream: &str, damaged: &natrium_store::D
         damaged.file,
         damaged.lost
     );
-}
-
-/// The wall clock in Unix nanoseconds.
-pub fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
 }

@@ -1,0 +1,449 @@
+//! Pull delivery of one consumer, as Go's consumer loop does it: a request is checked and
+//! queued (`processNextMsgRequest`), then messages go to the waiting requests one at a time
+//! (redeliveries first, then the next stored message the filters match) until nothing is
+//! left, `max_ack_pending` is reached or nobody waits; then the queue is swept (expired
+//! requests get `408`, finished `no_wait` ones `404`, heartbeats are sent).
+//!
+//! Runs with the consumer's `core` locked; the stream's `core` is taken inside for each read
+//! of its store (the documented order). Everything sent goes to the round's [`Outbox`].
+
+use bytes::Bytes;
+use natrium_store::{Filter, StoreError, StoredMsg};
+
+use super::ack::reply_subject;
+use super::config::AckPolicy;
+use super::outbox::{Advice, Delivered, Outbox};
+use super::pull::{self, Waiting};
+use super::running::{num_pending, store_filter, ConsumerCore};
+use super::state::AckTiming;
+use crate::stream::Stream;
+
+/// Go's reason for a pending message that left the stream.
+pub const DELETED_REASON: &str = "Unacknowledged message was deleted";
+
+/// One consumer's share of a round.
+pub struct Round<'a> {
+    pub stream: &'a Stream,
+    pub consumer: &'a str,
+    pub domain: &'a str,
+    /// The stream's retention is `limits` (acks remove nothing).
+    pub limits: bool,
+    pub now: i64,
+    pub out: &'a mut Outbox,
+}
+
+impl Round<'_> {
+    /// Whether anyone could receive a message on `subject` (a reply, an advisory).
+    pub fn listened(&self, subject: &str) -> bool {
+        let account = &self.stream.account;
+        account.links().is_some() || crate::event::has_interest(account, subject)
+    }
+
+    pub fn advise(&mut self, advice: Advice, seqs: (u64, u64), deliveries: u64, reason: &str) {
+        let facts = Delivered {
+            stream: &self.stream.name,
+            consumer: self.consumer,
+            consumer_seq: seqs.0,
+            stream_seq: seqs.1,
+            deliveries,
+            reason,
+            domain: self.domain,
+        };
+        let account = &self.stream.account;
+        self.out
+            .advise(advice, &facts, |s| crate::event::has_interest(account, s));
+    }
+}
+
+/// Why delivery stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Nothing,
+    MaxAckPending,
+}
+
+/// The consumer's ack timing from its config.
+pub fn timing(core: &ConsumerCore) -> AckTiming<'_> {
+    AckTiming {
+        ack_wait: core.config.ack_wait,
+        backoff: &core.config.backoff,
+        max_deliver: u64::try_from(core.config.max_deliver).unwrap_or(0),
+    }
+}
+
+fn max_ack_pending(core: &ConsumerCore) -> usize {
+    if core.config.ack_policy == AckPolicy::None {
+        return 0;
+    }
+    usize::try_from(core.config.max_ack_pending).unwrap_or(0)
+}
+
+fn paused(core: &ConsumerCore, now: i64) -> bool {
+    core.config
+        .pause_until
+        .is_some_and(|t| t.unix_nanos() > now)
+}
+
+/// Records a change in the state store; a failure is logged (the memory state goes on, as
+/// Go's does).
+pub fn stored(result: Result<(), StoreError>, r: &Round<'_>) {
+    if let Err(err) = result {
+        if !matches!(err, StoreError::NotFound | StoreError::Closed) {
+            tracing::warn!(
+                "JetStream consumer '{} > {} > {}' failed to store its state: {err}",
+                r.stream.account.name,
+                r.stream.name,
+                r.consumer
+            );
+        }
+    }
+}
+
+/// Messages left to deliver, from the cache kept up to date with the stream's last sequence.
+fn pending_count(core: &mut ConsumerCore, r: &Round<'_>) -> u64 {
+    let sc = r.stream.core.lock();
+    let store = sc.ingest.store.as_ref();
+    let state = store.fast_state();
+    let next = core.next_seq;
+    let count = if next > state.last_seq {
+        0
+    } else {
+        match core.delivery.num_pending {
+            Some((count, through)) if through == state.last_seq => count,
+            Some((count, through))
+                if through < state.last_seq
+                    && core.config.deliver_policy
+                        != super::config::DeliverPolicy::LastPerSubject =>
+            {
+                let from = next.max(through + 1);
+                count
+                    + store
+                        .num_pending(from, &store_filter(&core.config), false)
+                        .0
+            }
+            _ => num_pending(&core.config, next, store),
+        }
+        .min(state.msgs)
+        .min(state.last_seq - next + 1)
+    };
+    core.delivery.num_pending = Some((count, state.last_seq));
+    count
+}
+
+/// Handles a pull request on `reply`.
+pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body: &[u8]) {
+    if core.config.is_push() {
+        r.out
+            .status(reply, pull::status("409 Consumer is push based"));
+        return;
+    }
+    let req = match pull::decode_next(body, r.now) {
+        Ok(req) => req,
+        Err(err) => {
+            r.out
+                .status(reply, pull::status(&format!("400 Bad Request - {err}")));
+            return;
+        }
+    };
+    if let Err(text) = pull::check_limits(&req, &core.config, r.now) {
+        r.out.status(reply, pull::status(&text));
+        return;
+    }
+    let max_waiting = usize::try_from(core.config.max_waiting).unwrap_or(0);
+    if core.delivery.waiting.len() >= max_waiting {
+        process_waiting(core, r, false);
+    }
+    if req.no_wait {
+        let available = pending_count(core, r) + core.delivery.redeliver_queued() as u64;
+        if available == 0 && req.expires_at == 0 {
+            r.out.status(reply, pull::status("404 No Messages"));
+            return;
+        }
+        if available > 0 {
+            let wanted = process_waiting(core, r, false);
+            if available < u64::try_from(wanted).unwrap_or(0) {
+                r.out.status(reply, pull::status("408 Requests Pending"));
+                return;
+            }
+        }
+    }
+    if core.delivery.waiting.len() >= max_waiting {
+        if req.heartbeat == 0 {
+            r.out.status(reply, pull::status("409 Exceeded MaxWaiting"));
+        }
+        return;
+    }
+    let waiting = Waiting::new(reply.to_owned(), &req, r.now);
+    if let Some(due) = waiting.due() {
+        let d = &mut core.delivery;
+        d.wait_due = Some(d.wait_due.map_or(due, |w| w.min(due)));
+    }
+    core.delivery.waiting.queue.push_back(waiting);
+    deliver(core, r);
+}
+
+/// Delivers to the waiting requests what there is, then sweeps the queue.
+pub fn deliver(core: &mut ConsumerCore, r: &mut Round<'_>) {
+    let mut stop = Stop::Nothing;
+    // TODO(#16): push delivery (deliver_subject, flow control, heartbeats), ordered
+    // consumers, `replay_policy: original` and `rate_limit_bps`.
+    if !core.config.is_push() {
+        let filter = store_filter(&core.config);
+        while !paused(core, r.now) && !core.delivery.waiting.is_empty() {
+            match next_msg(core, r, &filter) {
+                Ok((msg, dc)) => {
+                    if !send_one(core, r, &msg, dc) {
+                        break;
+                    }
+                }
+                Err(why) => {
+                    stop = why;
+                    break;
+                }
+            }
+        }
+    }
+    process_waiting(core, r, stop != Stop::MaxAckPending);
+}
+
+/// Go's `getNextMsg`: a redelivery first, else (below `max_ack_pending`) the next message.
+fn next_msg(
+    core: &mut ConsumerCore,
+    r: &mut Round<'_>,
+    filter: &Filter,
+) -> Result<(StoredMsg, u64), Stop> {
+    let max_deliver = u64::try_from(core.config.max_deliver).unwrap_or(0);
+    while let Some(seq) = core.delivery.next_to_redeliver() {
+        let dc = core.delivery.inc_delivery_count(seq);
+        if max_deliver > 0 && dc > max_deliver {
+            if dc == max_deliver + 1 {
+                r.advise(Advice::MaxDeliver, (0, seq), dc - 1, "");
+            }
+            if let Some(p) = core.delivery.pending.remove(&seq) {
+                if let Some(store) = core.store.as_mut() {
+                    stored(
+                        store.update_delivered(p.consumer_seq, seq, dc, p.timestamp_ns),
+                        r,
+                    );
+                }
+                core.delivery
+                    .move_ack_floor(p.consumer_seq, seq, core.next_seq);
+                r.out.touch(r.consumer);
+            }
+            continue;
+        }
+        let loaded = r.stream.core.lock().ingest.store.load_msg(seq);
+        if let Ok(msg) = loaded {
+            return Ok((msg, dc));
+        }
+        core.delivery.dec_delivery_count(seq);
+        if let Some(p) = core.delivery.pending.get(&seq).copied() {
+            let seqs = (seq, p.consumer_seq);
+            super::acking::terminate(core, r, seqs, dc - 1, DELETED_REASON);
+        }
+    }
+    let max = max_ack_pending(core);
+    if max > 0 && core.delivery.pending.len() >= max {
+        return Err(Stop::MaxAckPending);
+    }
+    if let Some((seqs, resume)) = core.delivery.last_per_subject.as_mut() {
+        let seq = seqs.pop_front();
+        let resume = *resume;
+        if seqs.is_empty() {
+            core.delivery.last_per_subject = None;
+            core.next_seq = resume;
+        }
+        if let Some(seq) = seq {
+            core.next_seq = core.next_seq.max(seq + 1);
+            let loaded = r.stream.core.lock().ingest.store.load_msg(seq);
+            return loaded.map(|m| (m, 1)).map_err(|_| Stop::Nothing);
+        }
+    }
+    let sc = r.stream.core.lock();
+    let store = sc.ingest.store.as_ref();
+    if let Ok(msg) = store.load_next_msg(filter, core.next_seq) {
+        core.next_seq = msg.seq + 1;
+        return Ok((msg, 1));
+    }
+    // Nothing matches up to the last sequence: the next search starts after it.
+    core.next_seq = core.next_seq.max(store.fast_state().last_seq + 1);
+    Err(Stop::Nothing)
+}
+
+/// Sends one message to the next waiting request; `false` (the message put back) when no
+/// request can take it.
+fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64) -> bool {
+    if dc == 1 {
+        if let Some((count, _)) = core.delivery.num_pending.as_mut() {
+            *count = count.saturating_sub(1);
+        }
+    }
+    let pending = pending_count(core, r);
+    let mut ack = String::with_capacity(64);
+    let seqs = (dc, msg.seq, core.delivery.dseq);
+    reply_subject(
+        &mut ack,
+        &r.stream.name,
+        r.consumer,
+        seqs,
+        msg.timestamp_ns,
+        pending,
+    );
+    let (headers, payload) = if core.config.headers_only {
+        headers_only(msg)
+    } else {
+        (msg.headers.clone(), msg.payload.clone())
+    };
+    let size = msg.subject.len() + ack.len() + headers.len() + payload.len();
+    let Some((reply, left_msgs, left_bytes)) = next_waiting(core, r, size) else {
+        put_back(core, msg.seq, dc);
+        return false;
+    };
+    let dseq = core.delivery.dseq;
+    core.delivery.dseq += 1;
+    if let Some(store) = core.store.as_mut() {
+        stored(
+            store.update_delivered(dseq, msg.seq, dc, msg.timestamp_ns),
+            r,
+        );
+    }
+    if core.config.ack_policy == AckPolicy::None {
+        core.delivery.ack_floor.consumer = dseq;
+        core.delivery.ack_floor.stream = msg.seq;
+        if !r.limits {
+            r.out.released.push((r.consumer.to_owned(), msg.seq));
+        }
+    } else {
+        let rdc = core.delivery.rdc.get(&msg.seq).copied().unwrap_or(0);
+        let wait = timing(core).wait_for(rdc);
+        core.delivery.track_pending(msg.seq, dseq, r.now, wait);
+    }
+    r.out.touch(r.consumer);
+    let headers = (!headers.is_empty()).then_some(headers);
+    r.out.delivery(&reply, &msg.subject, ack, headers, payload);
+    if left_msgs <= 0 && left_bytes > 0 {
+        let done = pull::status_pending("409 Batch Completed", left_msgs, left_bytes);
+        r.out.status(&reply, done);
+    }
+    true
+}
+
+/// Go's `convertToHeadersOnly`: the headers plus `Nats-Msg-Size`, no payload.
+fn headers_only(msg: &StoredMsg) -> (Bytes, Bytes) {
+    let mut block = Vec::with_capacity(msg.headers.len() + 32);
+    match msg.headers.len() {
+        n if n > 2 => block.extend_from_slice(msg.headers.get(..n - 2).unwrap_or_default()),
+        _ => block.extend_from_slice(b"NATS/1.0\r\n"),
+    }
+    block.extend_from_slice(format!("Nats-Msg-Size: {}\r\n\r\n", msg.payload.len()).as_bytes());
+    (Bytes::from(block), Bytes::new())
+}
+
+/// A message no request took goes back: the next one to read again, or a redelivery back
+/// on the queue.
+fn put_back(core: &mut ConsumerCore, seq: u64, dc: u64) {
+    let d = &mut core.delivery;
+    if dc == 1 && seq + 1 == core.next_seq {
+        core.next_seq = seq;
+        if let Some((count, _)) = d.num_pending.as_mut() {
+            *count += 1;
+        }
+    } else if !d.on_redeliver_queue(seq) {
+        d.dec_delivery_count(seq);
+        d.add_to_redeliver_queue(seq);
+    }
+}
+
+/// Go's `nextWaiting`: the request the next message of `size` bytes goes to, after
+/// dropping those that expired (`408`), can not take it (`409 Message Size Exceeds
+/// MaxBytes`) or whose requester left.
+fn next_waiting(
+    core: &mut ConsumerCore,
+    r: &mut Round<'_>,
+    size: usize,
+) -> Option<(String, i64, i64)> {
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    loop {
+        let head = core.delivery.waiting.queue.front_mut()?;
+        if head.expired(r.now) {
+            let text = pull::status_pending("408 Request Timeout", head.n, head.bytes);
+            r.out.status(&head.reply, text);
+            core.delivery.waiting.queue.pop_front();
+            continue;
+        }
+        if head.bytes > 0 {
+            if size <= head.bytes {
+                head.bytes -= size;
+                if head.bytes == 0 {
+                    head.n = 1;
+                }
+            } else {
+                let text =
+                    pull::status_pending("409 Message Size Exceeds MaxBytes", head.n, head.bytes);
+                r.out.status(&head.reply, text);
+                core.delivery.waiting.queue.pop_front();
+                continue;
+            }
+        }
+        if r.listened(&head.reply) {
+            return core.delivery.waiting.pop(r.now);
+        }
+        core.delivery.waiting.queue.pop_front();
+    }
+}
+
+/// Go's `processWaiting`: answers expired requests (`408 Request Timeout`) and, at the end
+/// of the stream (`eos`), `no_wait` ones that are done (`404 No Messages`); drops those
+/// whose requester left; sends due heartbeats. Returns the messages still wanted.
+pub fn process_waiting(core: &mut ConsumerCore, r: &mut Round<'_>, eos: bool) -> i64 {
+    let now = r.now;
+    let last = (
+        core.delivery.dseq.saturating_sub(1),
+        core.next_seq.saturating_sub(1),
+    );
+    let mut queue = std::mem::take(&mut core.delivery.waiting.queue);
+    queue.retain_mut(|w| {
+        let expired = w.expired(now);
+        if expired {
+            r.out.status(
+                &w.reply,
+                pull::status_pending("408 Request Timeout", w.n, w.bytes),
+            );
+            return false;
+        }
+        if eos && w.no_wait && (w.expires_at == 0 || w.delivered > 0) {
+            r.out.status(&w.reply, pull::status("404 No Messages"));
+            return false;
+        }
+        if !r.listened(&w.reply) {
+            return false;
+        }
+        if w.heartbeat_at != 0 && now > w.heartbeat_at {
+            r.out.status(&w.reply, pull::idle_heartbeat(last.0, last.1));
+            w.heartbeat_at = now.saturating_add(w.heartbeat);
+        }
+        true
+    });
+    core.delivery.waiting.queue = queue;
+    core.delivery.wait_due = core.delivery.waiting.due();
+    core.delivery.waiting.wanted()
+}
+
+/// Answers every waiting request with `409 Consumer Deleted` (the consumer is going).
+pub fn release_waiting(core: &mut ConsumerCore, out: &mut Outbox) {
+    for w in core.delivery.waiting.queue.drain(..) {
+        out.status(&w.reply, pull::status("409 Consumer Deleted"));
+    }
+}
+
+/// When this consumer's timer must fire next: its ack wait, a request's expiry or
+/// heartbeat, or the end of a pause while requests wait.
+pub fn due(core: &ConsumerCore, now: i64) -> Option<i64> {
+    let d = &core.delivery;
+    let pause = core
+        .config
+        .pause_until
+        .map(|t| t.unix_nanos())
+        .filter(|t| *t > now && !d.waiting.is_empty());
+    [d.ack_due, d.wait_due, pause].into_iter().flatten().min()
+}

@@ -1,0 +1,345 @@
+//! A stream's consumer engine: one task per stream serving all its consumers' pull requests
+//! (`$JS.API.CONSUMER.MSG.NEXT.<stream>.*`), acks (`$JS.ACK.<stream>.…`, both forms) and
+//! timers, woken by the stream when it stored messages a waiting request may take.
+//!
+//! Overflow rule: never drop. Requests and acks go into an [`IngestQueue`]; past
+//! [`QUEUE_MSGS_MAX`] messages or [`QUEUE_BYTES_MAX`] bytes the sender is stalled until the
+//! task catches up (an ack is never lost; Go's queues for them are unbounded).
+//!
+//! Timers are cheap when idle: the task holds one ordered set of (due time, consumer) and
+//! sleeps until its first entry; a consumer is entered only when something falls due (an
+//! ack wait, a request's expiry or heartbeat, the end of a pause while requests wait), so a
+//! stream with thousands of idle consumers sleeps without waking.
+//!
+//! Each round works under the consumer locks, then stores the state of every consumer it
+//! changed (one write each), removes what interest or work-queue retention released, and
+//! only then publishes what the round produced: a delivered message or an answered double
+//! ack is never ahead of the state that records it.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use natrium_core::account::SubRef;
+use natrium_core::deliver::Message;
+use natrium_core::endpoint::{Delivery, Sink, Subscription};
+use natrium_core::internal::InternalClient;
+use natrium_core::Server;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::acking::{on_ack, on_timer};
+use super::deliver::{deliver, due, on_request, release_waiting, Round};
+use super::outbox::{Outbox, Outgoing};
+use super::running::{Consumer, ConsumerCore};
+use crate::clock::now_ns;
+use crate::config::stream::Retention;
+use crate::stream::capture::IngestQueue;
+use crate::stream::Stream;
+
+/// Requests and acks queued per stream before senders are stalled.
+pub const QUEUE_MSGS_MAX: usize = 8192;
+pub const QUEUE_BYTES_MAX: usize = 8 * 1024 * 1024;
+/// Requests and acks handled per round (bounds one blocking section).
+const BATCH_MAX: usize = 256;
+
+const SID_NEXT: u64 = 1;
+const SID_ACK: u64 = 2;
+const SID_ACK_V2: u64 = 3;
+
+/// The engine of one stream.
+pub struct Engine {
+    stream: Arc<Stream>,
+    queue: Arc<IngestQueue>,
+    subs: Mutex<Vec<Arc<Subscription>>>,
+    /// Messages to send on the next round (answers to requests of a deleted consumer).
+    farewells: Mutex<Vec<Outgoing>>,
+    /// Consumers to look at on the next round (recovered, paused or resumed, updated).
+    look: Mutex<Vec<String>>,
+    stop: CancellationToken,
+    domain: String,
+}
+
+/// What the task owns between rounds.
+struct Worker {
+    client: InternalClient,
+    timers: BTreeSet<(i64, String)>,
+    /// Consumers with waiting requests.
+    active: BTreeSet<String>,
+    batch: Vec<Delivery>,
+}
+
+impl Engine {
+    /// Subscribes the stream's request and ack subjects and starts the task.
+    pub fn start(server: &Server, domain: &str, stream: &Arc<Stream>) -> Arc<Engine> {
+        let (client, _inbox) = InternalClient::start(server, Arc::clone(&stream.account));
+        let queue = Arc::new(IngestQueue::new(
+            client.cid(),
+            QUEUE_MSGS_MAX,
+            QUEUE_BYTES_MAX,
+        ));
+        let engine = Arc::new(Engine {
+            stream: Arc::clone(stream),
+            queue,
+            subs: Mutex::new(Vec::new()),
+            farewells: Mutex::new(Vec::new()),
+            look: Mutex::new(Vec::new()),
+            stop: CancellationToken::new(),
+            domain: domain.to_owned(),
+        });
+        engine.subscribe();
+        let worker = Worker {
+            client,
+            timers: BTreeSet::new(),
+            active: BTreeSet::new(),
+            batch: Vec::new(),
+        };
+        tokio::spawn(Arc::clone(&engine).run(worker));
+        engine
+    }
+
+    fn subscribe(&self) {
+        let name = &self.stream.name;
+        let sink: Arc<dyn Sink> = Arc::clone(&self.queue) as Arc<dyn Sink>;
+        let subjects = [
+            (SID_NEXT, format!("$JS.API.CONSUMER.MSG.NEXT.{name}.*")),
+            (SID_ACK, format!("$JS.ACK.{name}.*.*.*.*.*.*")),
+            (SID_ACK_V2, format!("$JS.ACK.*.*.{name}.*.*.*.*.*.>")),
+        ];
+        let mut subs = self.subs.lock();
+        for (sid, subject) in subjects {
+            let sub = Arc::new(Subscription::for_sink(
+                Arc::clone(&sink),
+                sid,
+                subject.as_bytes(),
+                None,
+            ));
+            if self
+                .stream
+                .account
+                .subscribe(SubRef(Arc::clone(&sub)))
+                .is_ok()
+            {
+                subs.push(sub);
+            }
+        }
+    }
+
+    /// Unsubscribes and ends the task once what is queued was handled.
+    pub fn stop(&self) {
+        for sub in self.subs.lock().drain(..) {
+            let _ = self.stream.account.unsubscribe(&SubRef(sub));
+        }
+        self.stop.cancel();
+    }
+
+    /// A deleted consumer's waiting requests are answered `409 Consumer Deleted`.
+    pub fn farewell(&self, consumer: &Consumer) {
+        let mut out = Outbox::default();
+        release_waiting(&mut consumer.core.lock(), &mut out);
+        if !out.msgs.is_empty() {
+            self.farewells.lock().extend(out.msgs);
+            self.stream.signal.notify.notify_one();
+        }
+    }
+
+    /// Asks the next round to look at `name` (its timers, its waiting requests).
+    pub fn look_at(&self, name: &str) {
+        self.look.lock().push(name.to_owned());
+        self.stream.signal.notify.notify_one();
+    }
+
+    async fn run(self: Arc<Self>, mut worker: Worker) {
+        let file_backed = self.stream.dir.is_some();
+        loop {
+            let first_due = worker.timers.first().map(|(t, _)| *t);
+            let sleep = first_due.map_or(Duration::ZERO, |t| {
+                Duration::from_nanos(u64::try_from(t.saturating_sub(now_ns())).unwrap_or(0))
+            });
+            tokio::select! {
+                () = self.queue.wake.notified() => {}
+                () = self.stream.signal.notify.notified() => {}
+                () = tokio::time::sleep(sleep), if first_due.is_some() => {}
+                () = self.stop.cancelled() => {
+                    self.round(&mut worker);
+                    break;
+                }
+            }
+            if file_backed {
+                // Store reads and state writes may wait on the disk: off the async workers.
+                let me = Arc::clone(&self);
+                let handed = tokio::task::spawn_blocking(move || {
+                    me.round(&mut worker);
+                    worker
+                })
+                .await;
+                match handed {
+                    Ok(back) => worker = back,
+                    Err(_) => return,
+                }
+            } else {
+                self.round(&mut worker);
+            }
+        }
+    }
+
+    /// One round: queued requests and acks, deliveries of newly stored messages, due timers;
+    /// then state stored, retention applied, and everything published.
+    fn round(&self, w: &mut Worker) {
+        let now = now_ns();
+        let mut out = Outbox::default();
+        out.msgs.append(&mut self.farewells.lock());
+        let limits = self.stream.core.lock().config.retention == Retention::Limits;
+        let mut step = Step {
+            engine: self,
+            w,
+            out: &mut out,
+            now,
+            limits,
+        };
+        step.inbound();
+        step.looked_at();
+        if self.stream.signal.take_stored() {
+            let active: Vec<String> = step.w.active.iter().cloned().collect();
+            for name in active {
+                step.with_consumer(&name, deliver);
+            }
+        }
+        step.timers();
+        self.finish(w, out);
+        if !self.queue.is_empty() {
+            self.queue.wake.notify_one();
+        }
+    }
+
+    /// Stores the state of the consumers changed, releases acknowledged messages, publishes.
+    fn finish(&self, w: &mut Worker, mut out: Outbox) {
+        for name in &out.touched {
+            let consumer = self.stream.consumers.lock().get(name).cloned();
+            if let Some(store) = consumer.as_ref() {
+                if let Some(store) = store.core.lock().store.as_mut() {
+                    if let Err(err) = store.sync() {
+                        tracing::warn!(
+                            "JetStream consumer '{} > {} > {name}' failed to write its state: {err}",
+                            self.stream.account.name,
+                            self.stream.name
+                        );
+                    }
+                }
+            }
+        }
+        let mut seqs: Vec<u64> = out.released.drain(..).map(|(_, s)| s).collect();
+        super::retention::release(&self.stream, &mut seqs);
+        let account = &self.stream.account;
+        for m in out.msgs.drain(..) {
+            let msg = Message {
+                subject: m.subject.as_bytes(),
+                reply: m.reply.as_deref().map(str::as_bytes),
+                headers: m.headers.as_deref(),
+                payload: &m.payload,
+            };
+            w.client
+                .deliver_routed(account, m.route.as_deref().unwrap_or(&m.subject), &msg);
+        }
+    }
+}
+
+/// The work of a round.
+struct Step<'a> {
+    engine: &'a Engine,
+    w: &'a mut Worker,
+    out: &'a mut Outbox,
+    now: i64,
+    limits: bool,
+}
+
+impl Step<'_> {
+    /// Runs `f` on consumer `name` locked, then notes whether it has requests waiting and
+    /// when its timer is due.
+    fn with_consumer(&mut self, name: &str, f: impl FnOnce(&mut ConsumerCore, &mut Round<'_>)) {
+        let stream = &self.engine.stream;
+        let Some(consumer) = stream.consumers.lock().get(name).cloned() else {
+            self.w.active.remove(name);
+            return;
+        };
+        let mut core = consumer.core.lock();
+        let mut round = Round {
+            stream,
+            consumer: name,
+            domain: &self.engine.domain,
+            limits: self.limits,
+            now: self.now,
+            out: self.out,
+        };
+        f(&mut core, &mut round);
+        if core.delivery.waiting.is_empty() {
+            self.w.active.remove(name);
+        } else if !self.w.active.contains(name) {
+            self.w.active.insert(name.to_owned());
+        }
+        stream.signal.set_waiting(self.w.active.len());
+        if let Some(due) = due(&core, self.now) {
+            if core.delivery.armed.is_none_or(|armed| armed > due) {
+                core.delivery.armed = Some(due);
+                self.w.timers.insert((due, name.to_owned()));
+            }
+        }
+    }
+
+    /// The queued requests and acks, in order.
+    fn inbound(&mut self) {
+        let mut batch = std::mem::take(&mut self.w.batch);
+        self.engine.queue.take(BATCH_MAX, &mut batch);
+        for msg in batch.drain(..) {
+            let reply = msg
+                .reply
+                .as_deref()
+                .and_then(|r| std::str::from_utf8(r).ok())
+                .filter(|r| !r.is_empty());
+            let Ok(subject) = std::str::from_utf8(&msg.subject) else {
+                continue;
+            };
+            if msg.sid == SID_NEXT {
+                let Some(reply) = reply else {
+                    continue;
+                };
+                let name = subject.rsplit('.').next().unwrap_or_default();
+                self.with_consumer(name, |core, r| on_request(core, r, reply, &msg.payload));
+            } else if let Some((_, name)) = super::ack::route(subject.as_bytes()) {
+                self.with_consumer(name, |core, r| {
+                    on_ack(core, r, subject, reply, &msg.payload);
+                });
+            }
+        }
+        self.w.batch = batch;
+    }
+
+    fn looked_at(&mut self) {
+        let names: Vec<String> = std::mem::take(&mut *self.engine.look.lock());
+        for name in names {
+            self.with_consumer(&name, |core, r| {
+                core.delivery.armed = None;
+                on_timer(core, r);
+            });
+        }
+    }
+
+    /// The consumers whose timer fell due.
+    fn timers(&mut self) {
+        let mut due = VecDeque::new();
+        while let Some((t, _)) = self.w.timers.first() {
+            if *t > self.now {
+                break;
+            }
+            if let Some((_, name)) = self.w.timers.pop_first() {
+                due.push_back(name);
+            }
+        }
+        for name in due {
+            self.with_consumer(&name, |core, r| {
+                core.delivery.armed = None;
+                on_timer(core, r);
+            });
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! Pull requests as Go reads and queues them: the body of `CONSUMER.MSG.NEXT` (a bare count
+//! or Go's `JSApiConsumerGetNextRequest`), the checks against the consumer's request limits
+//! with Go's status texts, and the wait queue of requests (`max_waiting`) served one
+//! message per request in turn. Pure: times are Unix nanoseconds passed in.
+
+use std::collections::VecDeque;
+
+use serde::Deserialize;
+
+use super::config::{ConsumerConfig, PriorityPolicy};
+
+/// `Nats-Pending-Messages` / `Nats-Pending-Bytes` (Go's `JSPullRequestPending…`).
+pub const PENDING_MSGS: &str = "Nats-Pending-Messages";
+pub const PENDING_BYTES: &str = "Nats-Pending-Bytes";
+
+/// A status-only header block: `NATS/1.0 <text>` and an empty line.
+pub fn status(text: &str) -> Vec<u8> {
+    format!("NATS/1.0 {text}\r\n\r\n").into_bytes()
+}
+
+/// A status with the request's pending counts (`408 Request Timeout`, `409 Message Size
+/// Exceeds MaxBytes`, `409 Batch Completed`).
+pub fn status_pending(text: &str, msgs: i64, bytes: i64) -> Vec<u8> {
+    format!("NATS/1.0 {text}\r\n{PENDING_MSGS}: {msgs}\r\n{PENDING_BYTES}: {bytes}\r\n\r\n")
+        .into_bytes()
+}
+
+/// `100 Idle Heartbeat` with the last consumer and stream sequences delivered.
+pub fn idle_heartbeat(last_consumer: u64, last_stream: u64) -> Vec<u8> {
+    format!(
+        "NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: {last_consumer}\r\n\
+         Nats-Last-Stream: {last_stream}\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+/// The priority-group fields of a request (ADR-42).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct PriorityGroup {
+    pub group: String,
+    pub min_pending: i64,
+    pub min_ack_pending: i64,
+    pub id: String,
+    pub priority: i64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Wire {
+    expires: i64,
+    batch: i64,
+    max_bytes: i64,
+    no_wait: bool,
+    idle_heartbeat: i64,
+    #[serde(flatten)]
+    group: PriorityGroup,
+}
+
+/// The JSON request; as in Go, a `null` field leaves its zero value.
+fn decode_wire(body: &[u8]) -> Result<Wire, String> {
+    let mut value: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.retain(|_, v| !v.is_null());
+    }
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+/// A decoded pull request (Go's `nextReqFromMsg`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NextRequest {
+    /// Unix nanoseconds when it expires; 0 never.
+    pub expires_at: i64,
+    pub batch: i64,
+    pub max_bytes: i64,
+    pub no_wait: bool,
+    /// Nanoseconds between idle heartbeats; 0 none.
+    pub heartbeat: i64,
+    /// Present for a JSON request.
+    pub group: Option<PriorityGroup>,
+}
+
+/// Reads a request body received at `now`: empty is one message, a number is a batch, a
+/// JSON object is the full request; anything else is one message, as in Go.
+///
+/// # Errors
+/// The text after `400 Bad Request - `.
+pub fn decode_next(body: &[u8], now: i64) -> Result<NextRequest, String> {
+    let body = body.trim_ascii();
+    let one = NextRequest {
+        batch: 1,
+        ..NextRequest::default()
+    };
+    match body.first() {
+        None => Ok(one),
+        Some(b'{') => {
+            let wire = decode_wire(body)?;
+            if wire.idle_heartbeat > 0 && wire.idle_heartbeat.saturating_mul(2) > wire.expires {
+                return Err("heartbeat value too large".to_owned());
+            }
+            Ok(NextRequest {
+                expires_at: if wire.expires == 0 {
+                    0
+                } else {
+                    now.saturating_add(wire.expires)
+                },
+                batch: wire.batch,
+                max_bytes: wire.max_bytes,
+                no_wait: wire.no_wait,
+                heartbeat: wire.idle_heartbeat,
+                group: Some(wire.group),
+            })
+        }
+        Some(_) => Ok(std::str::from_utf8(body)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+            .map_or(one, |batch| NextRequest {
+                batch,
+                ..NextRequest::default()
+            })),
+    }
+}
+
+/// Go's checks of a request against the consumer's limits, in Go's order: the status text
+/// of the refusal. TODO(#16): priority groups are checked but not applied (overflow,
+/// pinning with `Nats-Pin-Id` and `423`, prioritized order).
+pub fn check_limits(req: &NextRequest, config: &ConsumerConfig, now: i64) -> Result<(), String> {
+    if config.max_batch > 0 && req.batch > config.max_batch {
+        return Err(format!(
+            "409 Exceeded MaxRequestBatch of {}",
+            config.max_batch
+        ));
+    }
+    if req.expires_at != 0
+        && config.max_expires > 0
+        && req.expires_at > now.saturating_add(config.max_expires)
+    {
+        return Err(format!(
+            "409 Exceeded MaxRequestExpires of {}",
+            natrium_gofmt::go_duration_nanos(config.max_expires)
+        ));
+    }
+    if req.max_bytes > 0 && config.max_bytes > 0 && req.max_bytes > config.max_bytes {
+        return Err(format!(
+            "409 Exceeded MaxRequestMaxBytes of {}",
+            config.max_bytes
+        ));
+    }
+    let Some(group) = &req.group else {
+        return Ok(());
+    };
+    let policy = config.priority_policy;
+    if (group.min_pending != 0 || group.min_ack_pending != 0) && policy != PriorityPolicy::Overflow
+    {
+        return Err("400 Bad Request - Not a Overflow Priority consumer".to_owned());
+    }
+    if !group.id.is_empty() && policy != PriorityPolicy::PinnedClient {
+        return Err("400 Bad Request - Not a Pinned Client Priority consumer".to_owned());
+    }
+    if !(0..=9).contains(&group.priority) {
+        return Err("400 Bad Request - Priority must be between 0 and 9".to_owned());
+    }
+    if policy != PriorityPolicy::None {
+        if group.group.is_empty() {
+            return Err("400 Bad Request - Priority Group missing".to_owned());
+        }
+        if !config.priority_groups.contains(&group.group) {
+            return Err("400 Bad Request - Invalid Priority Group".to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// A request waiting for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    pub reply: String,
+    /// Messages still wanted (Go's `n`; may go below 1 for a request of batch 0).
+    pub n: i64,
+    /// Messages delivered to it.
+    pub delivered: i64,
+    /// Bytes left under its `max_bytes`; 0 no limit.
+    pub bytes: i64,
+    pub expires_at: i64,
+    pub heartbeat: i64,
+    /// When the next idle heartbeat is due; 0 none.
+    pub heartbeat_at: i64,
+    pub no_wait: bool,
+}
+
+impl Waiting {
+    pub fn new(reply: String, req: &NextRequest, now: i64) -> Self {
+        Waiting {
+            reply,
+            n: req.batch,
+            delivered: 0,
+            bytes: req.max_bytes,
+            expires_at: req.expires_at,
+            heartbeat: req.heartbeat,
+            heartbeat_at: if req.heartbeat > 0 {
+                now.saturating_add(req.heartbeat)
+            } else {
+                0
+            },
+            no_wait: req.no_wait,
+        }
+    }
+
+    pub fn expired(&self, now: i64) -> bool {
+        self.expires_at != 0 && now > self.expires_at
+    }
+
+    /// The earliest of its expiry and its next heartbeat.
+    pub fn due(&self) -> Option<i64> {
+        [self.expires_at, self.heartbeat_at]
+            .into_iter()
+            .filter(|t| *t != 0)
+            .min()
+    }
+}
+
+/// The wait queue: first in, first served, one message per request in turn (a request with
+/// more to take goes to the back).
+#[derive(Debug, Default)]
+pub struct WaitQueue {
+    pub queue: VecDeque<Waiting>,
+}
+
+impl WaitQueue {
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Messages the waiting requests still want (Go's batch pending).
+    pub fn wanted(&self) -> i64 {
+        self.queue.iter().map(|w| w.n).sum()
+    }
+
+    /// Takes one message for the head request; it stays (at the back) while it wants more.
+    /// Returns the reply subject and what the request still wants (messages, bytes).
+    /// A request that stays has its next heartbeat set from `now`.
+    pub fn pop(&mut self, now: i64) -> Option<(String, i64, i64)> {
+        let mut head = self.queue.pop_front()?;
+        head.delivered += 1;
+        head.n -= 1;
+        let taken = (head.reply.clone(), head.n, head.bytes);
+        if head.n > 0 {
+            if head.heartbeat > 0 {
+                head.heartbeat_at = now.saturating_add(head.heartbeat);
+            }
+            self.queue.push_back(head);
+        }
+        Some(taken)
+    }
+
+    /// The earliest expiry or heartbeat of a waiting request.
+    pub fn due(&self) -> Option<i64> {
+        self.queue.iter().filter_map(Waiting::due).min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consumer_pull_request_forms() {
+        assert_eq!(decode_next(b"", 0).unwrap().batch, 1);
+        assert_eq!(decode_next(b" 10 ", 0).unwrap().batch, 10);
+        assert_eq!(decode_next(b"x", 0).unwrap().batch, 1);
+        let req = decode_next(
+            br#"{"batch":5,"expires":2000,"max_bytes":9,"no_wait":true,"idle_heartbeat":1000}"#,
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                req.batch,
+                req.expires_at,
+                req.max_bytes,
+                req.no_wait,
+                req.heartbeat
+            ),
+            (5, 2100, 9, true, 1000)
+        );
+        assert_eq!(
+            decode_next(br#"{"batch":1,"idle_heartbeat":10}"#, 0).unwrap_err(),
+            "heartbeat value too large"
+        );
+        assert!(decode_next(br#"{"batch":"x"}"#, 0).is_err());
+    }
+
+    #[test]
+    fn consumer_pull_limits_in_go_order() {
+        let config = ConsumerConfig {
+            max_batch: 2,
+            max_expires: 1_000_000_000,
+            max_bytes: 10,
+            ..ConsumerConfig::default()
+        };
+        let req = |batch, expires_at, max_bytes| NextRequest {
+            expires_at,
+            batch,
+            max_bytes,
+            ..NextRequest::default()
+        };
+        assert_eq!(
+            check_limits(&req(3, 0, 0), &config, 0).unwrap_err(),
+            "409 Exceeded MaxRequestBatch of 2"
+        );
+        assert_eq!(
+            check_limits(&req(1, 2_000_000_000, 0), &config, 0).unwrap_err(),
+            "409 Exceeded MaxRequestExpires of 1s"
+        );
+        assert_eq!(
+            check_limits(&req(1, 0, 11), &config, 0).unwrap_err(),
+            "409 Exceeded MaxRequestMaxBytes of 10"
+        );
+        assert!(check_limits(&req(2, 1_000_000_000, 10), &config, 0).is_ok());
+        let grouped = NextRequest {
+            batch: 1,
+            group: Some(PriorityGroup {
+                id: "x".into(),
+                ..PriorityGroup::default()
+            }),
+            ..NextRequest::default()
+        };
+        assert_eq!(
+            check_limits(&grouped, &config, 0).unwrap_err(),
+            "400 Bad Request - Not a Pinned Client Priority consumer"
+        );
+    }
+
+    #[test]
+    fn consumer_pull_wait_queue_round_robin() {
+        let mut q = WaitQueue::default();
+        let req = |batch| NextRequest {
+            batch,
+            ..NextRequest::default()
+        };
+        q.queue.push_back(Waiting::new("a".into(), &req(2), 0));
+        q.queue.push_back(Waiting::new("b".into(), &req(1), 0));
+        assert_eq!(q.wanted(), 3);
+        assert_eq!(q.pop(0).unwrap().0, "a");
+        assert_eq!(q.pop(0).unwrap().0, "b");
+        assert_eq!(q.pop(0).unwrap(), ("a".into(), 0, 0));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn consumer_pull_status_bytes() {
+        assert_eq!(
+            status("404 No Messages"),
+            b"NATS/1.0 404 No Messages\r\n\r\n"
+        );
+        assert_eq!(
+            status_pending("408 Request Timeout", 3, 0),
+            b"NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 3\r\nNats-Pending-Bytes: 0\r\n\r\n"
+        );
+        assert_eq!(
+            idle_heartbeat(4, 9),
+            b"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 4\r\nNats-Last-Stream: 9\r\n\r\n"
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! Interest and work-queue retention: a message acknowledged by a consumer is removed from
+//! the stream once no consumer still needs it (Go's `ackMsg` and `noInterest`). Runs after a
+//! round, with no consumer locked: each consumer is locked in turn, then the stream's store.
+
+use std::sync::Arc;
+
+use natrium_store::Filter;
+
+use super::running::{store_filter, Consumer};
+use crate::stream::Stream;
+
+/// Removes the messages at `seqs` that no consumer of `stream` needs any more.
+///
+/// TODO(#16): an interest stream with no consumer keeps what it stores (Go drops it at
+/// once), and removals do not yet update the consumers' pending counts (Go's
+/// `decStreamPending`); the next ack-wait check finds them.
+pub fn release(stream: &Stream, seqs: &mut Vec<u64>) {
+    if seqs.is_empty() {
+        return;
+    }
+    seqs.sort_unstable();
+    seqs.dedup();
+    let consumers: Vec<Arc<Consumer>> = stream.consumers.lock().values().cloned().collect();
+    for seq in seqs.drain(..) {
+        if !consumers.iter().any(|c| needs(stream, c, seq)) {
+            let removed = stream.core.lock().ingest.store.remove_msg(seq);
+            if let Err(err) = removed {
+                tracing::debug!("JetStream could not remove acknowledged message {seq}: {err}");
+            }
+        }
+    }
+}
+
+/// Whether consumer `c` still needs the message at `seq` (its filter matches it and it is
+/// not acknowledged there).
+fn needs(stream: &Stream, c: &Consumer, seq: u64) -> bool {
+    let core = c.core.lock();
+    if core.config.direct {
+        return false;
+    }
+    let filter: Filter = store_filter(&core.config);
+    if !filter.is_all() {
+        let subject = stream.core.lock().ingest.store.subject_for_seq(seq);
+        match subject {
+            Ok(subject) if filter.matches(&subject) => {}
+            _ => return false,
+        }
+    }
+    core.delivery
+        .need_ack(core.config.ack_policy, seq, core.next_seq)
+}
