@@ -484,3 +484,53 @@ async fn jetstream_monitor_damage_met_while_serving_is_advised() {
     let info = ask(&client, "$JS.API.STREAM.INFO.LOSSY", "").await;
     assert_eq!(info["state"]["messages"], 19, "{info}");
 }
+
+/// A pull consumer reading past a record damaged while the server runs gets every other
+/// message, in order: the damaged one is reported lost, not delivered, and does not stop it.
+#[tokio::test]
+async fn jetstream_monitor_consumer_reads_past_a_record_lost_while_serving() {
+    use async_nats::jetstream::consumer::pull::Config;
+    let mut js = JsServer::start("ours", false, config).expect("ours");
+    let client = login(&js.server, "a").await;
+    let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
+    ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
+    for i in 1..=20 {
+        ask(&client, "lossy.x", &format!("payload-MARK{i}:")).await;
+    }
+    drop(client);
+    js.server.signal("TERM");
+    assert!(js.server.wait_exit(support::WAIT).is_some());
+    let server = support::launch(js.dir.path(), false).expect("restart");
+    damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK10:");
+    let client = login(&server, "a").await;
+    let stream = async_nats::jetstream::new(client)
+        .get_stream("LOSSY")
+        .await
+        .expect("stream");
+    let consumer = stream
+        .create_consumer(Config {
+            durable_name: Some("READER".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("consumer");
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + support::WAIT;
+    while seen.len() < 19 && tokio::time::Instant::now() < deadline {
+        let mut batch = consumer
+            .batch()
+            .max_messages(20)
+            .expires(Duration::from_millis(500))
+            .messages()
+            .await
+            .expect("batch");
+        while let Some(Ok(msg)) = futures::StreamExt::next(&mut batch).await {
+            seen.push(String::from_utf8_lossy(&msg.payload).into_owned());
+        }
+    }
+    let want: Vec<String> = (1..=20)
+        .filter(|i| *i != 10)
+        .map(|i| format!("payload-MARK{i}:"))
+        .collect();
+    assert_eq!(seen, want);
+}

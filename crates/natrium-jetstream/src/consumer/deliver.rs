@@ -261,13 +261,23 @@ fn next_msg(
     }
     let sc = r.stream.core.lock();
     let store = sc.ingest.store.as_ref();
-    if let Ok(msg) = store.load_next_msg(filter, core.next_seq) {
-        core.next_seq = msg.seq + 1;
-        return Ok((msg, 1));
+    match store.load_next_msg(filter, core.next_seq) {
+        Ok(msg) => {
+            core.next_seq = msg.seq + 1;
+            Ok((msg, 1))
+        }
+        Err(StoreError::Eof | StoreError::NotFound) => {
+            // Nothing matches up to the last sequence: the next search starts after it.
+            core.next_seq = core.next_seq.max(store.fast_state().last_seq + 1);
+            Err(Stop::Nothing)
+        }
+        Err(_) => {
+            // A damaged record: the position stays, the store's scrub takes the record out
+            // (reporting it lost), and a later round delivers what follows it.
+            r.stream.after_reads(&sc);
+            Err(Stop::Nothing)
+        }
     }
-    // Nothing matches up to the last sequence: the next search starts after it.
-    core.next_seq = core.next_seq.max(store.fast_state().last_seq + 1);
-    Err(Stop::Nothing)
 }
 
 /// Sends one message to the next waiting request; `false` (the message put back) when no

@@ -248,6 +248,10 @@ impl Stream {
                     let client = &mut core.client;
                     crate::event::data_lost(client, &self.account, &self.name, damaged);
                 }
+                if !step.damaged.is_empty() {
+                    // Consumers held at a damaged record move past it now it is gone.
+                    self.signal.stored();
+                }
             }
             Err(err) => tracing::error!(
                 "JetStream failed to check stream '{} > {}': {err}",
