@@ -280,3 +280,36 @@ async fn jetstream_reload_adds_accounts_with_and_without_jetstream() {
     }
     assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
 }
+
+#[tokio::test]
+async fn jetstream_no_ack_stream_stores_without_answering() {
+    for js in servers() {
+        let a = login(&js.server, "a").await;
+        let body = r#"{"name":"Q","subjects":["q.>"],"no_ack":true}"#;
+        let created = request(&a, "$JS.API.STREAM.CREATE.Q", body).await;
+        assert!(created.get("error").is_none(), "{}: {created}", js.name);
+        let inbox = a.new_inbox();
+        let mut replies = a.subscribe(inbox.clone()).await.expect("subscribe");
+        for subject in ["q.1", "q.2"] {
+            a.publish_with_reply(subject, inbox.clone(), "x".into())
+                .await
+                .expect("publish");
+        }
+        // Stored in order before the stream answers an info request after them.
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let info = request(&a, "$JS.API.STREAM.INFO.Q", "").await;
+            if info["state"]["messages"] == 2 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}: {info}",
+                js.name
+            );
+        }
+        a.flush().await.expect("flush");
+        let none = tokio::time::timeout(Duration::from_millis(50), replies.next()).await;
+        assert!(none.is_err(), "{}: a no_ack stream answered", js.name);
+    }
+}

@@ -350,7 +350,9 @@ impl Stream {
                 }
             }
         }
-        for (msg, outcome) in batch.iter().zip(&outcomes) {
+        // `no_ack`: Go answers nothing, not even a refusal.
+        let answers = if core.config.no_ack { 0 } else { batch.len() };
+        for (msg, outcome) in batch.iter().zip(&outcomes).take(answers) {
             let Some(reply) = msg.reply.as_deref() else {
                 continue;
             };
