@@ -2,7 +2,8 @@
 //! back. A pure codec over `Read`/`Write`: no clock, no I/O of its own, no store.
 //!
 //! The archive is logical, not a copy of the store's files: a state record, then every
-//! message with its sequence and time, then an end record, all inside the Snappy frame
+//! message with its sequence and time, then one record per consumer (unless the snapshot
+//! left them out), then an end record, all inside the Snappy frame
 //! format (CRC-checked frames of at most 64 KiB). A memory stream archives as a file stream
 //! does, an encrypted store's archive holds no key, and restoring rebuilds the store
 //! through its own API, so its files are checked and written as any others.
@@ -14,10 +15,14 @@
 //!   MSG    2 seq u64 | time i64 | subject len u32 | headers len u32
 //!            | subject | headers | payload (the rest of the body)
 //!   END    3 empty body
+//!   CONSUMER 4 version u8 (1) | created i64 | name len u32 | config len u32 | state len u32
+//!            | name | config (JSON) | state (the body of a consumer's `state.dat`)
 //! ```
 //! All integers little-endian. The state comes first and once; messages follow in strictly
 //! increasing sequence inside `first_seq..=last_seq` (a sequence not archived was deleted);
-//! the end record is last and nothing follows it. A missing end is a truncated archive.
+//! consumer records follow the last message, each name once; the end record is last and
+//! nothing follows it. A missing end is a truncated archive. An archive written before
+//! consumer records existed simply has none.
 //!
 //! Decoding reads peer bytes: every length is checked against the caller's limits before a
 //! byte is buffered, arithmetic is checked, and malformed input is an error, never a panic.
@@ -26,6 +31,8 @@ use std::io::{self, Read, Write};
 
 use bytes::{Bytes, BytesMut};
 
+use crate::consumer::ConsumerState;
+use crate::filestore::consumer_state;
 use crate::types::StoredMsg;
 
 /// The first eight bytes of every archive (after decompression).
@@ -34,6 +41,13 @@ pub const MAGIC: &[u8; 8] = b"NATRSNP1";
 const TAG_STATE: u8 = 1;
 const TAG_MSG: u8 = 2;
 const TAG_END: u8 = 3;
+const TAG_CONSUMER: u8 = 4;
+/// The consumer record's layout version, its body's first byte.
+const CONSUMER_VERSION: u8 = 1;
+/// Version, created time, name, config and state lengths.
+const CONSUMER_FIXED_BYTES: usize = 21;
+/// Longest consumer name (file names end there).
+const CONSUMER_NAME_BYTES_MAX: usize = 255;
 const STATE_BODY_BYTES: usize = 32;
 /// Sequence, time, subject length, headers length.
 const MSG_FIXED_BYTES: usize = 24;
@@ -59,11 +73,23 @@ pub struct ArchiveMsg {
     pub payload: Bytes,
 }
 
+/// One archived consumer: what recreates it with its position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveConsumer {
+    pub name: String,
+    /// Unix nanoseconds of the consumer's creation.
+    pub created_ns: i64,
+    /// Its configuration as JSON (the store does not read it).
+    pub config: Bytes,
+    pub state: ConsumerState,
+}
+
 /// What [`ArchiveReader::next_record`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
     State(ArchiveState),
     Msg(ArchiveMsg),
+    Consumer(ArchiveConsumer),
     /// The end record, with nothing after it.
     End,
 }
@@ -83,6 +109,8 @@ pub enum ArchiveError {
     Malformed(&'static str),
     #[error("message sequence {0} out of order")]
     OutOfOrder(u64),
+    #[error("consumer {0:?} twice in snapshot")]
+    DuplicateConsumer(String),
     #[error("snapshot has data after its end")]
     TrailingData,
     #[error("snapshot decompression: {0}")]
@@ -139,6 +167,32 @@ impl<W: Write> ArchiveWriter<W> {
         )
     }
 
+    /// Appends one consumer; after the last message.
+    ///
+    /// # Errors
+    /// The writer's errors; `InvalidInput` for a consumer whose parts do not fit the format.
+    pub fn consumer(&mut self, consumer: &ArchiveConsumer) -> io::Result<()> {
+        let bad = |what| io::Error::new(io::ErrorKind::InvalidInput, what);
+        if consumer.name.is_empty() || consumer.name.len() > CONSUMER_NAME_BYTES_MAX {
+            return Err(bad("consumer name length"));
+        }
+        let mut state = Vec::new();
+        consumer_state::encode(&consumer.state, &mut state);
+        let len = |n: usize| u32::try_from(n).map_err(|_| bad("consumer too large"));
+        let mut fixed = Vec::with_capacity(CONSUMER_FIXED_BYTES);
+        fixed.push(CONSUMER_VERSION);
+        fixed.extend_from_slice(&consumer.created_ns.to_le_bytes());
+        fixed.extend_from_slice(&len(consumer.name.len())?.to_le_bytes());
+        fixed.extend_from_slice(&len(consumer.config.len())?.to_le_bytes());
+        fixed.extend_from_slice(&len(state.len())?.to_le_bytes());
+        debug_assert_eq!(fixed.len(), CONSUMER_FIXED_BYTES);
+        write_record(
+            &mut self.out,
+            TAG_CONSUMER,
+            &[&fixed, consumer.name.as_bytes(), &consumer.config, &state],
+        )
+    }
+
     /// The writer underneath, to take the compressed bytes written so far out of it. Bytes
     /// still in the encoder's 64 KiB frame buffer reach it on [`ArchiveWriter::flush`].
     pub fn get_mut(&mut self) -> &mut W {
@@ -182,6 +236,9 @@ pub struct ArchiveLimits {
     pub subject_bytes_max: usize,
     /// Largest headers + payload of one message.
     pub msg_bytes_max: usize,
+    /// Largest consumer record (its config and state, which grows with the pending
+    /// messages: about 10 bytes each).
+    pub consumer_bytes_max: usize,
 }
 
 impl Default for ArchiveLimits {
@@ -189,9 +246,13 @@ impl Default for ArchiveLimits {
         Self {
             subject_bytes_max: crate::limits::SUBJECT_BYTES_MAX,
             msg_bytes_max: crate::limits::MESSAGE_BYTES_MAX,
+            consumer_bytes_max: CONSUMER_RECORD_BYTES_MAX,
         }
     }
 }
+
+/// Default largest consumer record: room for about six million pending messages.
+pub const CONSUMER_RECORD_BYTES_MAX: usize = 64 * 1024 * 1024;
 
 /// Where a reader is in the archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +263,8 @@ enum Expect {
     Msgs {
         last: u64,
     },
+    /// Consumers or the end.
+    Consumers,
     Done,
 }
 
@@ -211,6 +274,8 @@ pub struct ArchiveReader<R: Read> {
     limits: ArchiveLimits,
     expect: Expect,
     state: ArchiveState,
+    /// The consumer names read so far (each once).
+    consumers: std::collections::HashSet<String>,
 }
 
 impl<R: Read> ArchiveReader<R> {
@@ -220,6 +285,7 @@ impl<R: Read> ArchiveReader<R> {
             limits,
             expect: Expect::Magic,
             state: ArchiveState::default(),
+            consumers: std::collections::HashSet::new(),
         }
     }
 
@@ -251,7 +317,11 @@ impl<R: Read> ArchiveReader<R> {
         let record = match (self.expect, tag) {
             (Expect::State, TAG_STATE) => Record::State(self.read_state(len)?),
             (Expect::Msgs { last }, TAG_MSG) => Record::Msg(self.read_msg(len, last)?),
-            (Expect::Msgs { .. }, TAG_END) => {
+            (Expect::Msgs { .. } | Expect::Consumers, TAG_CONSUMER) => {
+                self.expect = Expect::Consumers;
+                Record::Consumer(self.read_consumer(len)?)
+            }
+            (Expect::Msgs { .. } | Expect::Consumers, TAG_END) => {
                 if len != 0 {
                     return Err(ArchiveError::Malformed("end record with a body"));
                 }
@@ -346,6 +416,53 @@ impl<R: Read> ArchiveReader<R> {
     }
 }
 
+impl<R: Read> ArchiveReader<R> {
+    fn read_consumer(&mut self, len: usize) -> Result<ArchiveConsumer, ArchiveError> {
+        if len > self.limits.consumer_bytes_max {
+            return Err(ArchiveError::TooLarge(len as u64));
+        }
+        if len < CONSUMER_FIXED_BYTES {
+            return Err(ArchiveError::Malformed("consumer record size"));
+        }
+        let mut body = vec![0u8; len];
+        read_exact(&mut self.input, &mut body)?;
+        let (fixed, rest) = body.split_at(CONSUMER_FIXED_BYTES);
+        let (version, fixed) = fixed.split_at(1);
+        if version != [CONSUMER_VERSION] {
+            return Err(ArchiveError::Malformed("consumer record version"));
+        }
+        let (created, lens) = fixed.split_at(8);
+        let mut lens = lens.chunks_exact(4).map(|b| le_u32(b) as usize);
+        let mut next_len = || lens.next().unwrap_or_default();
+        let (name_len, config_len, state_len) = (next_len(), next_len(), next_len());
+        let total = name_len
+            .checked_add(config_len)
+            .and_then(|n| n.checked_add(state_len));
+        if total != Some(rest.len()) {
+            return Err(ArchiveError::Malformed("consumer part lengths"));
+        }
+        let (name, rest) = rest.split_at(name_len);
+        let (config, state) = rest.split_at(config_len);
+        if name.is_empty() || name.len() > CONSUMER_NAME_BYTES_MAX {
+            return Err(ArchiveError::Malformed("consumer name length"));
+        }
+        let Ok(name) = std::str::from_utf8(name) else {
+            return Err(ArchiveError::Malformed("consumer name"));
+        };
+        let state =
+            consumer_state::decode(state).map_err(|_| ArchiveError::Malformed("consumer state"))?;
+        if !self.consumers.insert(name.to_owned()) {
+            return Err(ArchiveError::DuplicateConsumer(name.to_owned()));
+        }
+        Ok(ArchiveConsumer {
+            name: name.to_owned(),
+            created_ns: le_u64(created) as i64,
+            config: Bytes::copy_from_slice(config),
+            state,
+        })
+    }
+}
+
 fn le_u64(b: &[u8]) -> u64 {
     let mut n = [0u8; 8];
     for (d, s) in n.iter_mut().zip(b) {
@@ -383,25 +500,32 @@ fn read_some(input: &mut impl Read, buf: &mut [u8]) -> Result<usize, ArchiveErro
     }
 }
 
+/// A whole archive, decoded.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Decoded {
+    pub state: ArchiveState,
+    pub msgs: Vec<ArchiveMsg>,
+    pub consumers: Vec<ArchiveConsumer>,
+}
+
 /// Decodes a whole archive held in memory (tests and the fuzz target).
 ///
 /// # Errors
 /// As [`ArchiveReader::next_record`]; a missing end record is [`ArchiveError::Truncated`].
-pub fn decode_all(
-    bytes: &[u8],
-    limits: ArchiveLimits,
-) -> Result<(ArchiveState, Vec<ArchiveMsg>), ArchiveError> {
+pub fn decode_all(bytes: &[u8], limits: ArchiveLimits) -> Result<Decoded, ArchiveError> {
     let mut reader = ArchiveReader::new(bytes, limits);
     let mut state = None;
-    let mut msgs = Vec::new();
+    let mut out = Decoded::default();
     while let Some(record) = reader.next_record()? {
         match record {
             Record::State(s) => state = Some(s),
-            Record::Msg(m) => msgs.push(m),
+            Record::Msg(m) => out.msgs.push(m),
+            Record::Consumer(c) => out.consumers.push(c),
             Record::End => {}
         }
     }
-    state.map(|s| (s, msgs)).ok_or(ArchiveError::Truncated)
+    out.state = state.ok_or(ArchiveError::Truncated)?;
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -49,8 +49,13 @@ fn archive_round_trips_messages_and_gaps() {
         msg(7, "c", b"", b""),
     ];
     let bytes = encode(&state, &msgs);
-    let (got_state, got) = decode_all(&bytes, ArchiveLimits::default()).unwrap();
+    let Decoded {
+        state: got_state,
+        msgs: got,
+        consumers,
+    } = decode_all(&bytes, ArchiveLimits::default()).unwrap();
     assert_eq!(got_state, state);
+    assert!(consumers.is_empty());
     assert_eq!(got.len(), 2);
     for (a, b) in got.iter().zip(&msgs) {
         assert_eq!(a.seq, b.seq);
@@ -64,9 +69,8 @@ fn archive_round_trips_messages_and_gaps() {
 #[test]
 fn archive_empty_stream_round_trips() {
     let bytes = encode(&ArchiveState::default(), &[]);
-    let (state, msgs) = decode_all(&bytes, ArchiveLimits::default()).unwrap();
-    assert_eq!(state, ArchiveState::default());
-    assert!(msgs.is_empty());
+    let got = decode_all(&bytes, ArchiveLimits::default()).unwrap();
+    assert_eq!(got, Decoded::default());
 }
 
 #[test]
@@ -152,6 +156,7 @@ fn archive_checks_sizes_before_buffering() {
     let limits = ArchiveLimits {
         subject_bytes_max: 16,
         msg_bytes_max: 8,
+        consumer_bytes_max: 64,
     };
     let big = encode(&state, &[msg(1, "a", b"", &[0; 9])]);
     assert!(matches!(
@@ -194,7 +199,8 @@ proptest! {
         }
         let state = ArchiveState { first_seq: first, last_seq: seq.max(first - 1) + tail, msgs: msgs.len() as u64, bytes: 0 };
         let bytes = encode(&state, &msgs);
-        let (got_state, got) = decode_all(&bytes, ArchiveLimits::default()).unwrap();
+        let Decoded { state: got_state, msgs: got, .. } =
+            decode_all(&bytes, ArchiveLimits::default()).unwrap();
         prop_assert_eq!(got_state, state);
         prop_assert_eq!(got.len(), msgs.len());
         for (a, b) in got.iter().zip(&msgs) {
@@ -215,6 +221,192 @@ proptest! {
         let _ = decode_all(&reframe(&framed), ArchiveLimits::default());
         let state = ArchiveState { first_seq: 1, last_seq: 3, msgs: 2, bytes: 0 };
         let mut plain = raw(&encode(&state, &[msg(1, "a", b"h", b"p"), msg(3, "b", b"", b"q")]));
+        let at = flip.0 % plain.len();
+        plain[at] ^= flip.1.max(1);
+        let _ = decode_all(&reframe(&plain), ArchiveLimits::default());
+    }
+}
+
+fn consumer(name: &str, state: ConsumerState) -> ArchiveConsumer {
+    ArchiveConsumer {
+        name: name.to_owned(),
+        created_ns: 1_700_000_000_123_456_789,
+        config: Bytes::from_static(br#"{"durable_name":"d","ack_policy":"explicit"}"#),
+        state,
+    }
+}
+
+fn sample_state() -> ConsumerState {
+    use crate::consumer::{Pending, SequencePair};
+    let mut state = ConsumerState {
+        delivered: SequencePair {
+            consumer: 9,
+            stream: 12,
+        },
+        ack_floor: SequencePair {
+            consumer: 4,
+            stream: 6,
+        },
+        ..ConsumerState::default()
+    };
+    for (seq, dseq) in [(8, 6), (11, 8)] {
+        let p = Pending {
+            consumer_seq: dseq,
+            timestamp_ns: 1_700_000_000_000_000_000 + seq,
+        };
+        state.pending.insert(seq as u64, p);
+    }
+    state.redelivered.insert(8, 2);
+    state
+}
+
+fn encode_with(state: &ArchiveState, msgs: &[StoredMsg], cons: &[ArchiveConsumer]) -> Vec<u8> {
+    let mut w = ArchiveWriter::new(Vec::new(), state).unwrap();
+    for m in msgs {
+        w.msg(m).unwrap();
+    }
+    for c in cons {
+        w.consumer(c).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+#[test]
+fn archive_round_trips_consumers_after_messages() {
+    let state = ArchiveState {
+        first_seq: 1,
+        last_seq: 12,
+        msgs: 1,
+        bytes: 10,
+    };
+    let cons = [
+        consumer("d", sample_state()),
+        consumer("e", ConsumerState::default()),
+    ];
+    let bytes = encode_with(&state, &[msg(3, "a", b"", b"x")], &cons);
+    let got = decode_all(&bytes, ArchiveLimits::default()).unwrap();
+    assert_eq!(got.msgs.len(), 1);
+    assert_eq!(got.consumers, cons);
+    // With no messages at all.
+    let bytes = encode_with(&state, &[], &cons[..1]);
+    assert_eq!(
+        decode_all(&bytes, ArchiveLimits::default())
+            .unwrap()
+            .consumers,
+        cons[..1]
+    );
+}
+
+#[test]
+fn archive_refuses_bad_consumer_records() {
+    let state = ArchiveState {
+        first_seq: 1,
+        last_seq: 3,
+        msgs: 1,
+        bytes: 1,
+    };
+    let limits = ArchiveLimits::default();
+    let cons = [consumer("d", sample_state())];
+    // A message after a consumer.
+    let mut w = ArchiveWriter::new(Vec::new(), &state).unwrap();
+    w.consumer(&cons[0]).unwrap();
+    w.msg(&msg(2, "a", b"", b"")).unwrap();
+    assert!(matches!(
+        decode_all(&w.finish().unwrap(), limits),
+        Err(ArchiveError::BadTag(TAG_MSG))
+    ));
+    // The same name twice.
+    let twice = [cons[0].clone(), cons[0].clone()];
+    assert!(matches!(
+        decode_all(&encode_with(&state, &[], &twice), limits),
+        Err(ArchiveError::DuplicateConsumer(_))
+    ));
+    // Too large for the limit, refused from its header.
+    let small = ArchiveLimits {
+        consumer_bytes_max: 30,
+        ..limits
+    };
+    assert!(matches!(
+        decode_all(&encode_with(&state, &[], &cons), small),
+        Err(ArchiveError::TooLarge(_))
+    ));
+    // Another version; a damaged state; a name length past the body.
+    let plain = raw(&encode_with(&state, &[], &cons));
+    let at = plain.iter().position(|b| *b == TAG_CONSUMER).unwrap();
+    for (offset, value) in [(5, 2u8), (plain.len() - at - 7, 0xff), (14, 0xff)] {
+        let mut bad = plain.clone();
+        bad[at + offset] = value;
+        assert!(
+            matches!(
+                decode_all(&reframe(&bad), limits),
+                Err(ArchiveError::Malformed(_))
+            ),
+            "offset {offset}"
+        );
+    }
+    // An empty name is refused by the writer.
+    let mut w = ArchiveWriter::new(Vec::new(), &state).unwrap();
+    assert!(w.consumer(&consumer("", ConsumerState::default())).is_err());
+}
+
+fn arb_consumer_state() -> impl Strategy<Value = ConsumerState> {
+    use crate::consumer::{Pending, SequencePair};
+    (
+        0u64..1000,
+        0u64..100,
+        prop::collection::btree_map(1u64..200, (0u64..50, any::<i64>()), 0..20),
+        prop::collection::btree_map(1u64..200, 1u64..10, 0..10),
+    )
+        .prop_map(|(floor, ahead, pending, redelivered)| {
+            let pending = pending
+                .into_iter()
+                .map(|(gap, (dseq, ts))| {
+                    let p = Pending {
+                        consumer_seq: floor + dseq,
+                        timestamp_ns: ts,
+                    };
+                    (floor + gap, p)
+                })
+                .collect();
+            ConsumerState {
+                ack_floor: SequencePair {
+                    consumer: floor,
+                    stream: floor,
+                },
+                delivered: SequencePair {
+                    consumer: floor + ahead,
+                    stream: floor + 200,
+                },
+                pending,
+                redelivered,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn archive_prop_consumers_round_trip(
+        states in prop::collection::vec((arb_consumer_state(), any::<i64>(), prop::collection::vec(any::<u8>(), 0..64)), 0..5),
+        flip in any::<(usize, u8)>(),
+    ) {
+        let state = ArchiveState { first_seq: 1, last_seq: 2, msgs: 1, bytes: 1 };
+        let cons: Vec<ArchiveConsumer> = states
+            .into_iter()
+            .enumerate()
+            .map(|(i, (state, created_ns, config))| ArchiveConsumer {
+                name: format!("c{i}"),
+                created_ns,
+                config: Bytes::from(config),
+                state,
+            })
+            .collect();
+        let bytes = encode_with(&state, &[msg(2, "a", b"", b"p")], &cons);
+        let got = decode_all(&bytes, ArchiveLimits::default()).unwrap();
+        prop_assert_eq!(&got.consumers, &cons);
+        // A flipped byte: an error or a valid archive, never a panic.
+        let mut plain = raw(&bytes);
         let at = flip.0 % plain.len();
         plain[at] ^= flip.1.max(1);
         let _ = decode_all(&reframe(&plain), ArchiveLimits::default());

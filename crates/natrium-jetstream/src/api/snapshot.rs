@@ -41,13 +41,14 @@ static SNAPSHOT_SCHEMA: GoStruct = GoStruct {
     ],
 };
 
-/// `JSApiStreamSnapshotRequest`. There are no consumers yet, so `no_consumers` changes
-/// nothing; `jsck` only changes the log line, as in Go 2.15 (reading the messages checks
+/// `JSApiStreamSnapshotRequest`. `no_consumers` leaves the consumers out of the archive;
+/// `jsck` only changes the log line, as in Go 2.15 (reading the messages checks
 /// them).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct SnapshotRequest {
     deliver_subject: String,
+    no_consumers: bool,
     chunk_size: i64,
     window_size: i64,
     jsck: bool,
@@ -75,6 +76,12 @@ pub fn snapshot(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
         let core = stream.core.lock();
         (core.config.clone(), core.ingest.store.fast_state())
     };
+    // Read just after the stream's state (docs/store-format.md §13).
+    let consumers = if ask.no_consumers {
+        Vec::new()
+    } else {
+        crate::snapshot::consumers::collect(&stream)
+    };
     let (chunk_bytes, window_bytes) = send::sizes(ask.chunk_size, ask.window_size);
     let state_json = StreamStateJson::of(&state);
     let body = encode(
@@ -98,6 +105,7 @@ pub fn snapshot(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
             msgs: state.msgs,
             bytes: state.bytes,
         },
+        consumers,
         guard,
     };
     let who = req.client_info();

@@ -42,8 +42,24 @@ pub fn add(
     files: &ConsumerFiles,
     stream: &Stream,
     name: &str,
+    config: ConsumerConfig,
+    created_ns: i64,
+) -> Result<Arc<Consumer>, ApiError> {
+    add_with_state(files, stream, name, config, created_ns, None)
+}
+
+/// [`add`], with the state the consumer resumes from when `initial` is given (a restored
+/// snapshot's): stored first, then recovered as after a restart.
+///
+/// # Errors
+/// 10104 when the store can not be opened or refuses the state.
+pub fn add_with_state(
+    files: &ConsumerFiles,
+    stream: &Stream,
+    name: &str,
     mut config: ConsumerConfig,
     created_ns: i64,
+    initial: Option<&natrium_store::ConsumerState>,
 ) -> Result<Arc<Consumer>, ApiError> {
     stamp_inactive_threshold(&mut config);
     let dir = stream
@@ -69,6 +85,9 @@ pub fn add(
             .map_err(|e| store_failed(&e))?;
     }
     let mut store = store;
+    if let (Some(s), Some(state)) = (store.as_mut(), initial) {
+        s.force_update(state).map_err(|e| store_failed(&e))?;
+    }
     let (next_seq, delivery) = match store.as_mut() {
         Some(s) if s.has_state() => {
             let state = s.state().map_err(|e| store_failed(&e))?;

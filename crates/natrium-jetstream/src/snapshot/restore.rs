@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use bytes::{Buf, Bytes};
 use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
-use natrium_store::archive::{ArchiveError, ArchiveLimits, ArchiveMsg, ArchiveReader, Record};
+use natrium_store::archive::{
+    ArchiveConsumer, ArchiveError, ArchiveLimits, ArchiveMsg, ArchiveReader, Record,
+};
 use natrium_store::{NewMsg, StreamStore};
 
 use super::sinks::{ChunkQueue, SinkSub};
@@ -76,6 +78,8 @@ impl Drop for Staging {
 struct Built {
     store: Box<dyn StreamStore>,
     staging: Option<Staging>,
+    /// The archived consumers, recreated once the stream exists.
+    consumers: Vec<ArchiveConsumer>,
 }
 
 impl Restore {
@@ -132,11 +136,15 @@ impl Restore {
 
     /// Makes the built store a stream of the account.
     fn adopt(&self, built: Built) -> Result<Arc<crate::stream::Stream>, ApiError> {
-        let Built { mut store, staging } = built;
+        let Built {
+            mut store,
+            staging,
+            consumers,
+        } = built;
         if self.jsa.subjects_overlap(&self.config, None) {
             return Err(table::STREAM_SUBJECT_OVERLAP.err());
         }
-        match &staging {
+        let stream = match &staging {
             None => self
                 .jsa
                 .adopt_restored(&self.js, self.config.clone(), Some(store), None),
@@ -146,7 +154,13 @@ impl Restore {
                 self.jsa
                     .adopt_restored(&self.js, self.config.clone(), None, Some(&staging.0))
             }
+        }?;
+        // As Go, a consumer that can not be recreated fails the restore and the stream goes.
+        if let Err(err) = super::consumers::restore(&self.js, &self.jsa, &stream, consumers) {
+            let _ = self.jsa.delete_stream(&self.js, &stream.name);
+            return Err(err);
         }
+        Ok(stream)
     }
 
     /// The final answer, logged as Go logs it.
@@ -222,15 +236,21 @@ fn build(
             .compact(state.first_seq)
             .map_err(|e| store_failed(&e))?;
     }
+    let mut consumers = Vec::new();
     loop {
         match reader.next_record().map_err(|e| archive_failed(&e))? {
             Some(Record::Msg(msg)) => writer.msg(msg)?,
+            Some(Record::Consumer(consumer)) => consumers.push(consumer),
             Some(Record::End) | None => break,
             Some(Record::State(_)) => return Err(restore_failed(&"unexpected stream state")),
         }
     }
     writer.finish(state.last_seq)?;
-    Ok(Built { store, staging })
+    Ok(Built {
+        store,
+        staging,
+        consumers,
+    })
 }
 
 /// Stores archived messages at their sequences, skipping the deleted ones.

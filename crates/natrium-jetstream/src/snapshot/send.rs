@@ -7,7 +7,8 @@
 //! compressed unlocked. Publishing goes on meanwhile: the archive holds the messages up to
 //! the last sequence of the state taken when the snapshot began; a message removed before
 //! the transfer reaches it (limits, expiry, a delete) is archived as a deleted sequence.
-//! What is buffered is at most one chunk plus one batch.
+//! What is buffered is at most one chunk plus one batch. The consumers' records, read when
+//! the snapshot began, follow the messages.
 //!
 //! Flow control, as Go's: `window / chunk` chunks may be unacknowledged; each full chunk
 //! carries the reply `$JS.SNAPSHOT.ACK.<stream>.<id>.<size>.<index>` and any message there
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use natrium_core::account::{Account, InterestListener};
 use natrium_core::internal::InternalClient;
-use natrium_store::archive::{ArchiveState, ArchiveWriter};
+use natrium_store::archive::{ArchiveConsumer, ArchiveState, ArchiveWriter};
 use natrium_store::{Filter, StoreError, StoredMsg};
 
 use super::sinks::{AckWindow, SinkSub, Wake};
@@ -67,6 +68,8 @@ pub struct Transfer {
     pub chunk_bytes: usize,
     pub window_bytes: usize,
     pub state: ArchiveState,
+    /// The consumers to archive after the messages (none with `no_consumers`).
+    pub consumers: Vec<ArchiveConsumer>,
     /// Its place among the transfers running, freed when it ends.
     pub guard: TransferGuard,
 }
@@ -148,7 +151,8 @@ impl Transfer {
         let mut free = slots;
         let mut index = 1u64;
         let mut ack_by = Instant::now() + ACK_TIMEOUT;
-        let mut archive = match Archive::new(&self.state) {
+        let consumers = std::mem::take(&mut self.consumers);
+        let mut archive = match Archive::new(&self.state, consumers) {
             Ok(archive) => archive,
             Err(err) => return Ending::Failed(err),
         };
@@ -210,10 +214,11 @@ struct Archive {
     next_seq: u64,
     read_all: bool,
     batch: Vec<StoredMsg>,
+    consumers: Vec<ArchiveConsumer>,
 }
 
 impl Archive {
-    fn new(state: &ArchiveState) -> Result<Self, String> {
+    fn new(state: &ArchiveState, consumers: Vec<ArchiveConsumer>) -> Result<Self, String> {
         let writer = ArchiveWriter::new(Vec::new(), state).map_err(|e| e.to_string())?;
         Ok(Self {
             writer: Some(writer),
@@ -221,6 +226,7 @@ impl Archive {
             next_seq: state.first_seq.max(1),
             read_all: false,
             batch: Vec::new(),
+            consumers,
         })
     }
 
@@ -243,7 +249,10 @@ impl Archive {
                 return Ok(Chunk::Last(std::mem::take(&mut self.rest)));
             }
             if self.read_all {
-                if let Some(writer) = self.writer.take() {
+                if let Some(mut writer) = self.writer.take() {
+                    for consumer in self.consumers.drain(..) {
+                        writer.consumer(&consumer).map_err(|e| e.to_string())?;
+                    }
                     self.rest = writer.finish().map_err(|e| e.to_string())?;
                 }
                 continue;
