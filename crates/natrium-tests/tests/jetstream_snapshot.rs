@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
 use bytes::Bytes;
-use futures::StreamExt;
 use natrium_tests::ServerProcess;
 use serde_json::{json, Value};
 
