@@ -1,6 +1,8 @@
 //! Snapshot and restore drivers shared by the snapshot tests: a snapshot received with its
 //! chunks acknowledged (or not), a restore sent in chunks as `nats stream restore` sends it.
 
+#![allow(dead_code)]
+
 use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{json, Value};
