@@ -253,13 +253,14 @@ async fn jetstream_reload_adds_accounts_with_and_without_jetstream() {
             store.path().display()
         );
         let conf = natrium_tests::reload::Conf::new(&format!("{before}{js}"));
+        let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"];
         let server = if go {
-            match ServerProcess::start_go(&["-c", conf.arg()]) {
+            match ServerProcess::start_go(&args) {
                 Some(server) => server,
                 None => break,
             }
         } else {
-            ServerProcess::start(&["-c", conf.arg()])
+            ServerProcess::start(&args)
         };
         conf.write(&format!("{after}{js}"));
         natrium_tests::reload::sighup(&server, 1);
