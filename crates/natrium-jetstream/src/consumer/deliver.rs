@@ -14,9 +14,13 @@ use super::ack::reply_subject;
 use super::config::AckPolicy;
 use super::outbox::{Advice, Delivered, Outbox};
 use super::pull::{self, Waiting};
+use super::push::FC_REQUEST;
 use super::running::{num_pending, store_filter, ConsumerCore};
 use super::state::AckTiming;
 use crate::stream::Stream;
+
+/// Push deliveries of one consumer in a round (bounds the round's outbox).
+const PUSH_ROUND_MAX: usize = 1024;
 
 /// Go's reason for a pending message that left the stream.
 pub const DELETED_REASON: &str = "Unacknowledged message was deleted";
@@ -137,6 +141,7 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
             .status(reply, pull::status("409 Consumer is push based"));
         return;
     }
+    core.delivery.push.last_active = r.now;
     let req = match pull::decode_next(body, r.now) {
         Ok(req) => req,
         Err(err) => {
@@ -182,28 +187,71 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
     deliver(core, r);
 }
 
-/// Delivers to the waiting requests what there is, then sweeps the queue.
+/// Delivers to the waiting requests what there is, then sweeps the queue; a push consumer
+/// delivers to its deliver subject.
 pub fn deliver(core: &mut ConsumerCore, r: &mut Round<'_>) {
+    if core.config.is_push() {
+        deliver_push(core, r);
+        return;
+    }
     let mut stop = Stop::Nothing;
-    // TODO(#16): push delivery (deliver_subject, flow control, heartbeats), ordered
-    // consumers, `replay_policy: original` and `rate_limit_bps`.
-    if !core.config.is_push() {
-        let filter = store_filter(&core.config);
-        while !paused(core, r.now) && !core.delivery.waiting.is_empty() {
-            match next_msg(core, r, &filter) {
-                Ok((msg, dc)) => {
-                    if !send_one(core, r, &msg, dc) {
-                        break;
-                    }
-                }
-                Err(why) => {
-                    stop = why;
+    let filter = store_filter(&core.config);
+    while !paused(core, r.now) && !core.delivery.waiting.is_empty() {
+        match next_msg(core, r, &filter) {
+            Ok((msg, dc)) => {
+                if !send_one(core, r, &msg, dc) {
                     break;
                 }
+            }
+            Err(why) => {
+                stop = why;
+                break;
             }
         }
     }
     process_waiting(core, r, stop != Stop::MaxAckPending);
+}
+
+/// Push delivery while the deliver subject has interest and the flow-control window is
+/// open, at most [`PUSH_ROUND_MAX`] messages a round (the rest on the next round).
+/// TODO(#16): `replay_policy: original` and `rate_limit_bps` are not applied.
+fn deliver_push(core: &mut ConsumerCore, r: &mut Round<'_>) {
+    let filter = store_filter(&core.config);
+    let mut sent = 0;
+    while !paused(core, r.now) && core.delivery.push.active && !core.delivery.push.stalled() {
+        if sent == PUSH_ROUND_MAX {
+            r.out.again(r.consumer);
+            break;
+        }
+        match next_msg(core, r, &filter) {
+            Ok((msg, dc)) => {
+                send_one(core, r, &msg, dc);
+                sent += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    let hb = core.config.idle_heartbeat;
+    if sent > 0 && hb > 0 {
+        core.delivery.push.hb_due = Some(r.now.saturating_add(hb));
+    }
+}
+
+/// Sends the flow-control request a push delivery of `size` bytes calls for.
+fn flow_control(core: &mut ConsumerCore, r: &mut Round<'_>, size: usize) {
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    if core.delivery.push.sent(size) {
+        let seed = u64::try_from(r.now).unwrap_or(0) ^ core.delivery.dseq;
+        let p = &mut core.delivery.push;
+        let fc = p.next_fc_reply(&r.stream.name, r.consumer, seed);
+        p.requested(fc.clone());
+        r.out.push(
+            &core.config.deliver_subject,
+            Some(fc),
+            Some(Bytes::from_static(FC_REQUEST)),
+            Bytes::new(),
+        );
+    }
 }
 
 /// Go's `getNextMsg`: a redelivery first, else (below `max_ack_pending`) the next message.
@@ -305,7 +353,12 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
         (msg.headers.clone(), msg.payload.clone())
     };
     let size = msg.subject.len() + ack.len() + headers.len() + payload.len();
-    let Some((reply, left_msgs, left_bytes)) = next_waiting(core, r, size) else {
+    let (reply, left_msgs, left_bytes) = if core.config.is_push() {
+        (core.config.deliver_subject.clone(), 1, 0)
+    } else if let Some(target) = next_waiting(core, r, size) {
+        core.delivery.push.last_active = r.now;
+        target
+    } else {
         put_back(core, msg.seq, dc);
         return false;
     };
@@ -330,7 +383,11 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
     }
     r.out.touch(r.consumer);
     let headers = (!headers.is_empty()).then_some(headers);
+    let sent = reply.len() + ack.len() + headers.as_ref().map_or(0, Bytes::len) + payload.len();
     r.out.delivery(&reply, &msg.subject, ack, headers, payload);
+    if core.config.is_push() {
+        flow_control(core, r, sent);
+    }
     if left_msgs <= 0 && left_bytes > 0 {
         let done = pull::status_pending("409 Batch Completed", left_msgs, left_bytes);
         r.out.status(&reply, done);
@@ -447,13 +504,18 @@ pub fn release_waiting(core: &mut ConsumerCore, out: &mut Outbox) {
 }
 
 /// When this consumer's timer must fire next: its ack wait, a request's expiry or
-/// heartbeat, or the end of a pause while requests wait.
+/// heartbeat, the end of a pause while requests wait (or the deliver subject has
+/// interest), a push heartbeat, its inactivity.
 pub fn due(core: &ConsumerCore, now: i64) -> Option<i64> {
     let d = &core.delivery;
     let pause = core
         .config
         .pause_until
         .map(|t| t.unix_nanos())
-        .filter(|t| *t > now && !d.waiting.is_empty());
-    [d.ack_due, d.wait_due, pause].into_iter().flatten().min()
+        .filter(|t| *t > now && (!d.waiting.is_empty() || d.push.active));
+    let heartbeat = d.push.hb_due.filter(|_| d.push.active);
+    [d.ack_due, d.wait_due, pause, heartbeat, d.push.delete_due]
+        .into_iter()
+        .flatten()
+        .min()
 }
