@@ -1,14 +1,15 @@
 //! JetStream push consumers through `async-nats`: delivery and acks, a deliver group spread
 //! over two queue subscribers, no delivery (and `push_bound` false) without interest, flow
 //! control answered by the client, ordered push and ordered pull consumers reading 1,000
-//! messages in order, and an inactive ephemeral removed. The raw status lines (idle
+//! messages in order, `rate_limit_bps` and `replay_policy: original` pacing, and an
+//! inactive ephemeral removed. The raw status lines (idle
 //! heartbeats, flow control, a stalled consumer) and their comparison with Go are in
 //! `raw.rs`.
 
 use std::time::Duration;
 
 use async_nats::jetstream::consumer::push::{Config as PushConfig, OrderedConfig};
-use async_nats::jetstream::consumer::{pull, AckPolicy, PushConsumer};
+use async_nats::jetstream::consumer::{pull, AckPolicy, PushConsumer, ReplayPolicy};
 use async_nats::jetstream::stream::{Config as StreamConfig, Stream};
 use async_nats::jetstream::Context;
 use futures::StreamExt;
@@ -292,4 +293,90 @@ async fn jetstream_push_inactive_ephemeral_is_removed() {
     assert_eq!(deleted, names);
     let mut s = s;
     assert_eq!(s.info().await.unwrap().state.consumer_count, 0);
+}
+
+/// Reads `n` messages from a push consumer; returns the time each came.
+async fn arrivals(consumer: PushConsumer, n: usize) -> Vec<std::time::Instant> {
+    let mut messages = consumer.messages().await.expect("messages");
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        tokio::time::timeout(WAIT, messages.next())
+            .await
+            .expect("in time")
+            .expect("some")
+            .expect("ok");
+        out.push(std::time::Instant::now());
+    }
+    out
+}
+
+#[tokio::test]
+async fn jetstream_push_rate_limit_paces_delivery() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let (client, js) = connect(&server).await;
+    js.create_stream(StreamConfig {
+        name: "R".into(),
+        subjects: vec!["r.>".into()],
+        max_message_size: 1000,
+        ..Default::default()
+    })
+    .await
+    .expect("stream");
+    for _ in 0..5 {
+        js.publish("r.x", vec![b'x'; 900].into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    // 80,000 bits a second is 10,000 bytes; a bucket of 1,000 (the stream's max message
+    // size): after the first, each ~900-byte message waits ~90 ms. (async-nats names the
+    // field `rate_limit`, which the server refuses as Go does: the request is made here.)
+    let mut sub = client.subscribe("deliver.r").await.unwrap();
+    let body = r#"{"stream_name":"R","config":{"name":"RL","deliver_subject":"deliver.r","ack_policy":"none","rate_limit_bps":80000}}"#;
+    let reply = client
+        .request("$JS.API.CONSUMER.CREATE.R.RL", body.into())
+        .await
+        .expect("create");
+    assert!(
+        std::str::from_utf8(&reply.payload)
+            .unwrap()
+            .contains("\"rate_limit_bps\":80000"),
+        "{reply:?}"
+    );
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        tokio::time::timeout(WAIT, sub.next())
+            .await
+            .expect("in time")
+            .expect("msg");
+        times.push(std::time::Instant::now());
+    }
+    let spread = times[4] - times[0];
+    assert!(spread >= Duration::from_millis(300), "{spread:?}");
+}
+
+#[tokio::test]
+async fn jetstream_push_replay_original_keeps_the_spacing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let (_client, js) = connect(&server).await;
+    let s = stream(&js, "RO", "ro.>").await;
+    publish_n(&js, "ro.x", 1).await;
+    // The stored spacing the replay must keep (setting up timestamps, not synchronising).
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    publish_n(&js, "ro.x", 1).await;
+    let consumer: PushConsumer = s
+        .create_consumer(PushConfig {
+            deliver_subject: "deliver.ro".into(),
+            ack_policy: AckPolicy::None,
+            replay_policy: ReplayPolicy::Original,
+            ..Default::default()
+        })
+        .await
+        .expect("consumer");
+    let times = arrivals(consumer, 2).await;
+    let spread = times[1] - times[0];
+    assert!(spread >= Duration::from_millis(350), "{spread:?}");
 }

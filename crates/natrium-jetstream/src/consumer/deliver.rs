@@ -213,28 +213,74 @@ pub fn deliver(core: &mut ConsumerCore, r: &mut Round<'_>) {
 }
 
 /// Push delivery while the deliver subject has interest and the flow-control window is
-/// open, at most [`PUSH_ROUND_MAX`] messages a round (the rest on the next round).
-/// TODO(#16): `replay_policy: original` and `rate_limit_bps` are not applied.
+/// open, at most [`PUSH_ROUND_MAX`] messages a round (the rest on the next round), paced by
+/// `rate_limit_bps` and `replay_policy: original` (the wait is a timer of the engine).
 fn deliver_push(core: &mut ConsumerCore, r: &mut Round<'_>) {
     let filter = store_filter(&core.config);
     let mut sent = 0;
-    while !paused(core, r.now) && core.delivery.push.active && !core.delivery.push.stalled() {
+    while push_ready(core, r.now) {
         if sent == PUSH_ROUND_MAX {
             r.out.again(r.consumer);
             break;
         }
-        match next_msg(core, r, &filter) {
-            Ok((msg, dc)) => {
-                send_one(core, r, &msg, dc);
-                sent += 1;
-            }
-            Err(_) => break,
+        let Ok((msg, dc)) = next_msg(core, r, &filter) else {
+            break;
+        };
+        let mut wait = core.delivery.push.replay_delay(msg.seq, msg.timestamp_ns);
+        if wait == 0 {
+            wait = rate_wait(core, r, &msg);
+        }
+        if wait > 0 {
+            put_back(core, msg.seq, dc);
+            core.delivery.push.resume_at = Some(r.now.saturating_add(wait));
+            break;
+        }
+        send_one(core, r, &msg, dc);
+        sent += 1;
+        if core.delivery.push.replay_until.is_some() {
+            core.delivery.push.last_ts = msg.timestamp_ns;
         }
     }
     let hb = core.config.idle_heartbeat;
     if sent > 0 && hb > 0 {
         core.delivery.push.hb_due = Some(r.now.saturating_add(hb));
     }
+}
+
+/// Whether a push consumer may deliver now: not paused, interest, window open, no wait.
+fn push_ready(core: &mut ConsumerCore, now: i64) -> bool {
+    let p = &mut core.delivery.push;
+    if p.resume_at.is_some_and(|t| t > now) {
+        return false;
+    }
+    p.resume_at = None;
+    if p.replay_until.is_some_and(|last| core.next_seq > last) {
+        p.replay_until = None;
+    }
+    !paused(core, now) && core.delivery.push.active && !core.delivery.push.stalled()
+}
+
+/// Go's rate limit (`rate_limit_bps`): the message is counted before it goes, and waits
+/// if the bucket is short (counted once: it goes when the wait is over).
+fn rate_wait(core: &mut ConsumerCore, r: &Round<'_>, msg: &StoredMsg) -> i64 {
+    let bps = core.config.rate_limit_bps;
+    if bps == 0 {
+        return 0;
+    }
+    if core.delivery.push.paid.take() == Some(msg.seq) {
+        return 0;
+    }
+    // Go's burst: the stream's max_msg_size, else the server's max payload.
+    // TODO(#16): the account's max payload when it sets one.
+    let max = r.stream.core.lock().config.max_msg_size;
+    let burst = if max > 0 { i64::from(max) } else { 1024 * 1024 };
+    let size = msg.subject.len() + msg.headers.len() + msg.payload.len();
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let wait = core.delivery.push.pace(r.now, size, bps, burst);
+    if wait > 0 {
+        core.delivery.push.paid = Some(msg.seq);
+    }
+    wait
 }
 
 /// Sends the flow-control request a push delivery of `size` bytes calls for.
@@ -514,8 +560,16 @@ pub fn due(core: &ConsumerCore, now: i64) -> Option<i64> {
         .map(|t| t.unix_nanos())
         .filter(|t| *t > now && (!d.waiting.is_empty() || d.push.active));
     let heartbeat = d.push.hb_due.filter(|_| d.push.active);
-    [d.ack_due, d.wait_due, pause, heartbeat, d.push.delete_due]
-        .into_iter()
-        .flatten()
-        .min()
+    let resume = d.push.resume_at.filter(|_| d.push.active);
+    [
+        d.ack_due,
+        d.wait_due,
+        pause,
+        heartbeat,
+        d.push.delete_due,
+        resume,
+    ]
+    .into_iter()
+    .flatten()
+    .min()
 }

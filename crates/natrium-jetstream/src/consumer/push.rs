@@ -33,6 +33,19 @@ pub struct PushState {
     pub last_active: i64,
     /// A counter making flow-control reply subjects distinct.
     pub fc_count: u64,
+    /// Delivery waits until then (`rate_limit_bps`, `replay_policy: original`).
+    pub resume_at: Option<i64>,
+    /// The rate limit's bucket: bytes available, as of `bucket_at`.
+    pub tokens: i64,
+    pub bucket_at: i64,
+    /// `replay_policy: original`: replaying the messages up to this stream sequence.
+    pub replay_until: Option<u64>,
+    /// The timestamp of the last message delivered while replaying (Go's `lts`).
+    pub last_ts: i64,
+    /// The sequence whose replay delay was waited for.
+    pub waited: Option<u64>,
+    /// The sequence the rate limit counted and made wait.
+    pub paid: Option<u64>,
 }
 
 impl PushState {
@@ -101,6 +114,46 @@ impl PushState {
     }
 }
 
+impl PushState {
+    /// Counts `size` bytes sent under a rate of `bps` bits a second with a bucket of `burst`
+    /// bytes (Go's token bucket: full at first); returns the nanoseconds to wait before the
+    /// next delivery.
+    pub fn pace(&mut self, now: i64, size: i64, bps: u64, burst: i64) -> i64 {
+        const SEC: i128 = 1_000_000_000;
+        let rate = i128::from(bps / 8).max(1);
+        let burst = burst.max(1);
+        if self.bucket_at == 0 {
+            self.tokens = burst;
+        } else {
+            let refill = i128::from(now.saturating_sub(self.bucket_at).max(0)) * rate / SEC;
+            let refill = i64::try_from(refill).unwrap_or(i64::MAX);
+            self.tokens = self.tokens.saturating_add(refill).min(burst);
+        }
+        self.bucket_at = now;
+        self.tokens -= size.min(burst);
+        if self.tokens >= 0 {
+            return 0;
+        }
+        i64::try_from(i128::from(-self.tokens) * SEC / rate).unwrap_or(i64::MAX)
+    }
+
+    /// `replay_policy: original`: the wait before delivering a message stored at `ts`
+    /// (sequence `seq`) to keep the stored spacing (Go waits only past a millisecond).
+    pub fn replay_delay(&mut self, seq: u64, ts: i64) -> i64 {
+        let replaying = self.replay_until.is_some_and(|last| seq <= last);
+        if !replaying || self.last_ts == 0 || self.waited == Some(seq) {
+            return 0;
+        }
+        let delay = ts.saturating_sub(self.last_ts);
+        if delay > 1_000_000 {
+            self.waited = Some(seq);
+            delay
+        } else {
+            0
+        }
+    }
+}
+
 /// `100 Idle Heartbeat` with the last sequences, and `Nats-Consumer-Stalled` with the
 /// outstanding flow-control reply when there is one.
 pub fn heartbeat(last_consumer: u64, last_stream: u64, stalled: Option<&str>) -> Vec<u8> {
@@ -144,6 +197,22 @@ mod tests {
         assert!(!p.sent(window * 2));
         assert!(p.answered("$JS.FC.S.C.abcd"));
         assert_eq!(p.pbytes, 0);
+    }
+
+    #[test]
+    fn consumer_push_rate_limit_and_replay() {
+        let mut p = PushState::default();
+        let sec = 1_000_000_000;
+        // 8,000 bits a second is 1,000 bytes; the bucket holds 1,500.
+        assert_eq!(p.pace(sec, 1000, 8000, 1500), 0);
+        assert_eq!(p.pace(sec, 1000, 8000, 1500), sec / 2);
+        assert_eq!(p.pace(sec + sec / 2, 1000, 8000, 1500), sec);
+        p.replay_until = Some(3);
+        assert_eq!(p.replay_delay(1, 10 * sec), 0);
+        p.last_ts = 10 * sec;
+        assert_eq!(p.replay_delay(2, 12 * sec), 2 * sec);
+        assert_eq!(p.replay_delay(2, 12 * sec), 0, "waited for once");
+        assert_eq!(p.replay_delay(4, 20 * sec), 0, "past the replay");
     }
 
     #[test]

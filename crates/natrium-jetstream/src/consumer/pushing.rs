@@ -6,6 +6,7 @@
 //! Runs with the consumer's `core` locked, like [`super::deliver`]; the delivery itself is
 //! [`super::deliver::deliver`].
 
+use super::config::ReplayPolicy;
 use super::deliver::{deliver, process_waiting, Round};
 use super::push::heartbeat;
 use super::running::ConsumerCore;
@@ -17,6 +18,11 @@ pub fn looked(core: &mut ConsumerCore, r: &mut Round<'_>) {
     if core.config.is_push() {
         if core.config.flow_control {
             core.delivery.push.start_flow_control();
+        }
+        if core.config.replay_policy == ReplayPolicy::Original && core.delivery.dseq <= 1 {
+            // Go replays what the stream holds when the consumer starts.
+            let last = r.stream.core.lock().ingest.store.fast_state().last_seq;
+            core.delivery.push.replay_until.get_or_insert(last);
         }
         let interest = crate::event::has_interest(&r.stream.account, &core.config.deliver_subject);
         set_interest(core, r, interest);
