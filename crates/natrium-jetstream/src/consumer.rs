@@ -9,7 +9,8 @@
 //!   directory and `meta.dat`.
 //! - Delivery: [`engine`] (one task per stream: routing, timers, group commit of consumer
 //!   state), [`deliver`] and [`pull`] (pull requests and the wait queue), [`acking`] and
-//!   [`ack`] (acks and redelivery), [`state`] (the bookkeeping, pure), [`outbox`] (what a
+//!   [`ack`] (acks and redelivery), [`push`] (flow control, heartbeats, interest; pure) and
+//!   [`pushing`] (push delivery, inactivity), [`state`] (the bookkeeping, pure), [`outbox`] (what a
 //!   round sends, advisories), [`retention`] (interest and work-queue removal).
 
 pub mod ack;
@@ -25,6 +26,8 @@ pub mod lifecycle;
 pub mod outbox;
 pub mod persist;
 pub mod pull;
+pub mod push;
+pub mod pushing;
 pub mod retention;
 pub mod running;
 pub mod state;

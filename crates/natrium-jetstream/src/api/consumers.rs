@@ -301,6 +301,10 @@ fn add_new(
     }
     let files = req.js.consumer_files(req.jsa.name(), &stream.name);
     let consumer = lifecycle::add(&files, stream, &name, config, now_ns())?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        // Its interest, flow control and inactivity are looked at.
+        engine.look_at(&name);
+    }
     req.advise_consumer(ConsumerEvent::Created {
         stream: stream.name.clone(),
         consumer: name,

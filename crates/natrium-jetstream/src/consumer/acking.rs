@@ -153,7 +153,7 @@ pub fn on_timer(core: &mut ConsumerCore, r: &mut Round<'_>) {
     if core.delivery.ack_due.is_some_and(|t| t <= r.now) {
         check_pending(core, r);
     }
-    if core.delivery.waiting.is_empty() {
+    if core.delivery.waiting.is_empty() && !core.config.is_push() {
         process_waiting(core, r, true);
     } else {
         deliver(core, r);

@@ -14,9 +14,13 @@ use super::ack::reply_subject;
 use super::config::AckPolicy;
 use super::outbox::{Advice, Delivered, Outbox};
 use super::pull::{self, Waiting};
+use super::push::FC_REQUEST;
 use super::running::{num_pending, store_filter, ConsumerCore};
 use super::state::AckTiming;
 use crate::stream::Stream;
+
+/// Push deliveries of one consumer in a round (bounds the round's outbox).
+const PUSH_ROUND_MAX: usize = 1024;
 
 /// Go's reason for a pending message that left the stream.
 pub const DELETED_REASON: &str = "Unacknowledged message was deleted";
@@ -137,6 +141,7 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
             .status(reply, pull::status("409 Consumer is push based"));
         return;
     }
+    core.delivery.push.last_active = r.now;
     let req = match pull::decode_next(body, r.now) {
         Ok(req) => req,
         Err(err) => {
@@ -182,28 +187,117 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
     deliver(core, r);
 }
 
-/// Delivers to the waiting requests what there is, then sweeps the queue.
+/// Delivers to the waiting requests what there is, then sweeps the queue; a push consumer
+/// delivers to its deliver subject.
 pub fn deliver(core: &mut ConsumerCore, r: &mut Round<'_>) {
+    if core.config.is_push() {
+        deliver_push(core, r);
+        return;
+    }
     let mut stop = Stop::Nothing;
-    // TODO(#16): push delivery (deliver_subject, flow control, heartbeats), ordered
-    // consumers, `replay_policy: original` and `rate_limit_bps`.
-    if !core.config.is_push() {
-        let filter = store_filter(&core.config);
-        while !paused(core, r.now) && !core.delivery.waiting.is_empty() {
-            match next_msg(core, r, &filter) {
-                Ok((msg, dc)) => {
-                    if !send_one(core, r, &msg, dc) {
-                        break;
-                    }
-                }
-                Err(why) => {
-                    stop = why;
+    let filter = store_filter(&core.config);
+    while !paused(core, r.now) && !core.delivery.waiting.is_empty() {
+        match next_msg(core, r, &filter) {
+            Ok((msg, dc)) => {
+                if !send_one(core, r, &msg, dc) {
                     break;
                 }
+            }
+            Err(why) => {
+                stop = why;
+                break;
             }
         }
     }
     process_waiting(core, r, stop != Stop::MaxAckPending);
+}
+
+/// Push delivery while the deliver subject has interest and the flow-control window is
+/// open, at most [`PUSH_ROUND_MAX`] messages a round (the rest on the next round), paced by
+/// `rate_limit_bps` and `replay_policy: original` (the wait is a timer of the engine).
+fn deliver_push(core: &mut ConsumerCore, r: &mut Round<'_>) {
+    let filter = store_filter(&core.config);
+    let mut sent = 0;
+    while push_ready(core, r.now) {
+        if sent == PUSH_ROUND_MAX {
+            r.out.again(r.consumer);
+            break;
+        }
+        let Ok((msg, dc)) = next_msg(core, r, &filter) else {
+            break;
+        };
+        let mut wait = core.delivery.push.replay_delay(msg.seq, msg.timestamp_ns);
+        if wait == 0 {
+            wait = rate_wait(core, r, &msg);
+        }
+        if wait > 0 {
+            put_back(core, msg.seq, dc);
+            core.delivery.push.resume_at = Some(r.now.saturating_add(wait));
+            break;
+        }
+        send_one(core, r, &msg, dc);
+        sent += 1;
+        if core.delivery.push.replay_until.is_some() {
+            core.delivery.push.last_ts = msg.timestamp_ns;
+        }
+    }
+    let hb = core.config.idle_heartbeat;
+    if sent > 0 && hb > 0 {
+        core.delivery.push.hb_due = Some(r.now.saturating_add(hb));
+    }
+}
+
+/// Whether a push consumer may deliver now: not paused, interest, window open, no wait.
+fn push_ready(core: &mut ConsumerCore, now: i64) -> bool {
+    let p = &mut core.delivery.push;
+    if p.resume_at.is_some_and(|t| t > now) {
+        return false;
+    }
+    p.resume_at = None;
+    if p.replay_until.is_some_and(|last| core.next_seq > last) {
+        p.replay_until = None;
+    }
+    !paused(core, now) && core.delivery.push.active && !core.delivery.push.stalled()
+}
+
+/// Go's rate limit (`rate_limit_bps`): the message is counted before it goes, and waits
+/// if the bucket is short (counted once: it goes when the wait is over).
+fn rate_wait(core: &mut ConsumerCore, r: &Round<'_>, msg: &StoredMsg) -> i64 {
+    let bps = core.config.rate_limit_bps;
+    if bps == 0 {
+        return 0;
+    }
+    if core.delivery.push.paid.take() == Some(msg.seq) {
+        return 0;
+    }
+    // Go's burst: the stream's max_msg_size, else the server's max payload.
+    // TODO(#16): the account's max payload when it sets one.
+    let max = r.stream.core.lock().config.max_msg_size;
+    let burst = if max > 0 { i64::from(max) } else { 1024 * 1024 };
+    let size = msg.subject.len() + msg.headers.len() + msg.payload.len();
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let wait = core.delivery.push.pace(r.now, size, bps, burst);
+    if wait > 0 {
+        core.delivery.push.paid = Some(msg.seq);
+    }
+    wait
+}
+
+/// Sends the flow-control request a push delivery of `size` bytes calls for.
+fn flow_control(core: &mut ConsumerCore, r: &mut Round<'_>, size: usize) {
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    if core.delivery.push.sent(size) {
+        let seed = u64::try_from(r.now).unwrap_or(0) ^ core.delivery.dseq;
+        let p = &mut core.delivery.push;
+        let fc = p.next_fc_reply(&r.stream.name, r.consumer, seed);
+        p.requested(fc.clone());
+        r.out.push(
+            &core.config.deliver_subject,
+            Some(fc),
+            Some(Bytes::from_static(FC_REQUEST)),
+            Bytes::new(),
+        );
+    }
 }
 
 /// Go's `getNextMsg`: a redelivery first, else (below `max_ack_pending`) the next message.
@@ -305,7 +399,12 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
         (msg.headers.clone(), msg.payload.clone())
     };
     let size = msg.subject.len() + ack.len() + headers.len() + payload.len();
-    let Some((reply, left_msgs, left_bytes)) = next_waiting(core, r, size) else {
+    let (reply, left_msgs, left_bytes) = if core.config.is_push() {
+        (core.config.deliver_subject.clone(), 1, 0)
+    } else if let Some(target) = next_waiting(core, r, size) {
+        core.delivery.push.last_active = r.now;
+        target
+    } else {
         put_back(core, msg.seq, dc);
         return false;
     };
@@ -330,7 +429,11 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
     }
     r.out.touch(r.consumer);
     let headers = (!headers.is_empty()).then_some(headers);
+    let sent = reply.len() + ack.len() + headers.as_ref().map_or(0, Bytes::len) + payload.len();
     r.out.delivery(&reply, &msg.subject, ack, headers, payload);
+    if core.config.is_push() {
+        flow_control(core, r, sent);
+    }
     if left_msgs <= 0 && left_bytes > 0 {
         let done = pull::status_pending("409 Batch Completed", left_msgs, left_bytes);
         r.out.status(&reply, done);
@@ -447,13 +550,26 @@ pub fn release_waiting(core: &mut ConsumerCore, out: &mut Outbox) {
 }
 
 /// When this consumer's timer must fire next: its ack wait, a request's expiry or
-/// heartbeat, or the end of a pause while requests wait.
+/// heartbeat, the end of a pause while requests wait (or the deliver subject has
+/// interest), a push heartbeat, its inactivity.
 pub fn due(core: &ConsumerCore, now: i64) -> Option<i64> {
     let d = &core.delivery;
     let pause = core
         .config
         .pause_until
         .map(|t| t.unix_nanos())
-        .filter(|t| *t > now && !d.waiting.is_empty());
-    [d.ack_due, d.wait_due, pause].into_iter().flatten().min()
+        .filter(|t| *t > now && (!d.waiting.is_empty() || d.push.active));
+    let heartbeat = d.push.hb_due.filter(|_| d.push.active);
+    let resume = d.push.resume_at.filter(|_| d.push.active);
+    [
+        d.ack_due,
+        d.wait_due,
+        pause,
+        heartbeat,
+        d.push.delete_due,
+        resume,
+    ]
+    .into_iter()
+    .flatten()
+    .min()
 }

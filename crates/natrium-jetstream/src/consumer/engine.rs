@@ -17,20 +17,23 @@
 //! ack is never ahead of the state that records it.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use natrium_core::account::SubRef;
+use natrium_core::account::{InterestListener, SubRef};
 use natrium_core::deliver::Message;
 use natrium_core::endpoint::{Delivery, Sink, Subscription};
 use natrium_core::internal::InternalClient;
 use natrium_core::Server;
+use nats_subject::InterestChange;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::acking::{on_ack, on_timer};
 use super::deliver::{deliver, due, on_request, release_waiting, Round};
 use super::outbox::{Outbox, Outgoing};
+use super::pushing;
 use super::running::{Consumer, ConsumerCore};
 use crate::clock::now_ns;
 use crate::config::stream::Retention;
@@ -46,6 +49,7 @@ const BATCH_MAX: usize = 256;
 const SID_NEXT: u64 = 1;
 const SID_ACK: u64 = 2;
 const SID_ACK_V2: u64 = 3;
+const SID_FC: u64 = 4;
 
 /// The engine of one stream.
 pub struct Engine {
@@ -58,6 +62,26 @@ pub struct Engine {
     look: Mutex<Vec<String>>,
     stop: CancellationToken,
     domain: String,
+    /// The account's subscriptions changed: push consumers look at their interest again.
+    interest: AtomicBool,
+    /// The stream has push consumers (only then do subscription changes wake the task).
+    has_push: AtomicBool,
+    listener: Mutex<Option<Arc<dyn InterestListener>>>,
+}
+
+/// Hears of interest changes in the stream's account (called on the subscribing task: it
+/// only sets a flag and wakes the engine).
+struct Watch(Weak<Engine>);
+
+impl InterestListener for Watch {
+    fn interest_changed(&self, _: &str, _: &[u8], _: Option<&[u8]>, _: InterestChange) {
+        if let Some(engine) = self.0.upgrade() {
+            if engine.has_push.load(Ordering::Relaxed) {
+                engine.interest.store(true, Ordering::Release);
+                engine.stream.signal.notify.notify_one();
+            }
+        }
+    }
 }
 
 /// What the task owns between rounds.
@@ -86,8 +110,14 @@ impl Engine {
             look: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
             domain: domain.to_owned(),
+            interest: AtomicBool::new(false),
+            has_push: AtomicBool::new(false),
+            listener: Mutex::new(None),
         });
         engine.subscribe();
+        let listener: Arc<dyn InterestListener> = Arc::new(Watch(Arc::downgrade(&engine)));
+        stream.account.add_interest_listener(Arc::clone(&listener));
+        *engine.listener.lock() = Some(listener);
         let worker = Worker {
             client,
             timers: BTreeSet::new(),
@@ -105,6 +135,7 @@ impl Engine {
             (SID_NEXT, format!("$JS.API.CONSUMER.MSG.NEXT.{name}.*")),
             (SID_ACK, format!("$JS.ACK.{name}.*.*.*.*.*.*")),
             (SID_ACK_V2, format!("$JS.ACK.*.*.{name}.*.*.*.*.*.>")),
+            (SID_FC, format!("$JS.FC.{name}.*.*")),
         ];
         let mut subs = self.subs.lock();
         for (sid, subject) in subjects {
@@ -127,6 +158,9 @@ impl Engine {
 
     /// Unsubscribes and ends the task once what is queued was handled.
     pub fn stop(&self) {
+        if let Some(listener) = self.listener.lock().take() {
+            self.stream.account.remove_interest_listener(&listener);
+        }
         for sub in self.subs.lock().drain(..) {
             let _ = self.stream.account.unsubscribe(&SubRef(sub));
         }
@@ -199,6 +233,9 @@ impl Engine {
         };
         step.inbound();
         step.looked_at();
+        if self.interest.swap(false, Ordering::AcqRel) {
+            step.interest();
+        }
         if self.stream.signal.take_stored() {
             let active: Vec<String> = step.w.active.iter().cloned().collect();
             for name in active {
@@ -228,6 +265,13 @@ impl Engine {
                 }
             }
         }
+        if !out.again.is_empty() {
+            self.look.lock().append(&mut out.again);
+            self.stream.signal.notify.notify_one();
+        }
+        for name in std::mem::take(&mut out.doomed) {
+            self.remove_inactive(w, &name);
+        }
         let mut seqs: Vec<u64> = out.released.drain(..).map(|(_, s)| s).collect();
         super::retention::release(&self.stream, &mut seqs);
         let account = &self.stream.account;
@@ -241,6 +285,22 @@ impl Engine {
             w.client
                 .deliver_routed(account, m.route.as_deref().unwrap_or(&m.subject), &msg);
         }
+    }
+}
+
+impl Engine {
+    /// Deletes a consumer inactive past its threshold, with Go's deleted advisory.
+    fn remove_inactive(&self, w: &mut Worker, name: &str) {
+        let Ok(consumer) = super::lifecycle::delete(&self.stream, name) else {
+            return;
+        };
+        self.farewell(&consumer);
+        w.active.remove(name);
+        let event = crate::advisory::ConsumerEvent::Deleted {
+            stream: self.stream.name.clone(),
+            consumer: name.to_owned(),
+        };
+        crate::advisory::consumer_event(&mut w.client, &self.stream.account, &event, &self.domain);
     }
 }
 
@@ -272,7 +332,11 @@ impl Step<'_> {
             out: self.out,
         };
         f(&mut core, &mut round);
-        if core.delivery.waiting.is_empty() {
+        let push_ready = core.config.is_push() && core.delivery.push.active;
+        if core.config.is_push() {
+            self.engine.has_push.store(true, Ordering::Relaxed);
+        }
+        if core.delivery.waiting.is_empty() && !push_ready {
             self.w.active.remove(name);
         } else if !self.w.active.contains(name) {
             self.w.active.insert(name.to_owned());
@@ -305,6 +369,11 @@ impl Step<'_> {
                 };
                 let name = subject.rsplit('.').next().unwrap_or_default();
                 self.with_consumer(name, |core, r| on_request(core, r, reply, &msg.payload));
+            } else if msg.sid == SID_FC {
+                let name = subject.split('.').nth(3).unwrap_or_default();
+                self.with_consumer(name, |core, r| {
+                    pushing::on_flow_control(core, r, subject);
+                });
             } else if let Some((_, name)) = super::ack::route(subject.as_bytes()) {
                 self.with_consumer(name, |core, r| {
                     on_ack(core, r, subject, reply, &msg.payload);
@@ -319,8 +388,27 @@ impl Step<'_> {
         for name in names {
             self.with_consumer(&name, |core, r| {
                 core.delivery.armed = None;
+                pushing::looked(core, r);
                 on_timer(core, r);
+                if pushing::tick(core, r) {
+                    r.out.doomed.push(r.consumer.to_owned());
+                }
             });
+        }
+    }
+
+    /// The account's subscriptions changed: every push consumer checks its interest.
+    fn interest(&mut self) {
+        let names: Vec<String> = self
+            .engine
+            .stream
+            .consumers
+            .lock()
+            .keys()
+            .cloned()
+            .collect();
+        for name in names {
+            self.with_consumer(&name, pushing::interest_changed);
         }
     }
 
@@ -339,6 +427,9 @@ impl Step<'_> {
             self.with_consumer(&name, |core, r| {
                 core.delivery.armed = None;
                 on_timer(core, r);
+                if pushing::tick(core, r) {
+                    r.out.doomed.push(r.consumer.to_owned());
+                }
             });
         }
     }

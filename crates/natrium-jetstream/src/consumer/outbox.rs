@@ -27,6 +27,10 @@ pub struct Outbox {
     pub touched: Vec<String>,
     /// Stream sequences a consumer acknowledged, for interest and work-queue retention.
     pub released: Vec<(String, u64)>,
+    /// Push consumers with more to deliver on the next round.
+    pub again: Vec<String>,
+    /// Consumers inactive past their threshold, deleted after the round.
+    pub doomed: Vec<String>,
 }
 
 impl Outbox {
@@ -72,6 +76,10 @@ impl Outbox {
     /// The empty answer to a double ack.
     pub fn ack_reply(&mut self, subject: &str) {
         self.push(subject, None, None, Bytes::new());
+    }
+
+    pub fn again(&mut self, consumer: &str) {
+        self.again.push(consumer.to_owned());
     }
 
     pub fn touch(&mut self, consumer: &str) {

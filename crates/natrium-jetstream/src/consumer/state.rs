@@ -41,6 +41,8 @@ pub struct DeliveryState {
     pub wait_due: Option<i64>,
     /// The time the stream's timer holds for this consumer.
     pub armed: Option<i64>,
+    /// Push delivery, flow control, heartbeats and inactivity.
+    pub push: super::push::PushState,
 }
 
 /// What an ack changed.
