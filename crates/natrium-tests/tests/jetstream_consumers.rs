@@ -16,16 +16,7 @@ mod support;
 use support::{launch, login, request, JsServer as Js};
 
 fn config(store: &Path) -> String {
-    format!(
-        "accounts {{\n\
-           SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
-           A {{ jetstream: enabled, users [ {{user: a, password: a}} ] }}\n\
-           B {{ users [ {{user: b, password: b}} ] }}\n\
-         }}\n\
-         system_account: SYS\n\
-         jetstream {{ store_dir: \"{}\" }}\n",
-        store.display()
-    )
+    support::three_accounts(store)
 }
 
 fn start(name: &'static str, go: bool) -> Option<Js> {

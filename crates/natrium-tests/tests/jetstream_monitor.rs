@@ -350,19 +350,31 @@ fn damage(stream_dir: &Path, needle: &[u8]) {
     panic!("{needle:?} not found under {}", msgs.display());
 }
 
-#[tokio::test]
-async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
+/// Ours with stream `LOSSY` holding `n` acknowledged messages `payload-MARK<i>:`, then
+/// stopped: killed, or cleanly (which writes `index.dat`).
+async fn stopped_with_lossy_stream(n: usize, kill: bool) -> JsServer {
     let mut js = JsServer::start("ours", false, config).expect("ours");
     let client = login(&js.server, "a").await;
     let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
     ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
-    for i in 1..=3 {
-        ask(&client, "lossy.x", &format!("payload-MARK{i}")).await;
+    for i in 1..=n {
+        ask(&client, "lossy.x", format!("payload-MARK{i}:")).await;
     }
     drop(client);
+    if kill {
+        js.server.kill();
+    } else {
+        js.server.signal("TERM");
+        assert!(js.server.wait_exit(support::WAIT).is_some());
+    }
+    js
+}
+
+#[tokio::test]
+async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
     // Acknowledged messages are synced: a kill keeps them all.
-    js.server.kill();
-    damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK2");
+    let js = stopped_with_lossy_stream(3, true).await;
+    damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK2:");
     let server = support::launch(js.dir.path(), false).expect("restart");
     assert_eq!(
         http(&server, "/healthz"),
@@ -393,22 +405,13 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_in_recovery() {
 /// recovery does and reports it in `/healthz` and the stream's state.
 #[tokio::test]
 async fn jetstream_monitor_healthz_warns_of_data_lost_behind_the_index() {
-    let mut js = JsServer::start("ours", false, config).expect("ours");
-    let client = login(&js.server, "a").await;
-    let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
-    ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
-    for i in 1..=20 {
-        ask(&client, "lossy.x", &format!("payload-MARK{i}")).await;
-    }
-    drop(client);
-    js.server.signal("TERM");
-    assert!(js.server.wait_exit(support::WAIT).is_some());
+    let js = stopped_with_lossy_stream(20, false).await;
     let stream_dir = js.store().join("$G/streams/LOSSY");
     assert!(
         stream_dir.join("msgs/index.dat").exists(),
         "written on stop"
     );
-    damage(&stream_dir, b"payload-MARK10");
+    damage(&stream_dir, b"payload-MARK10:");
     let server = support::launch(js.dir.path(), false).expect("restart");
     assert!(
         server.wait_for_log(
@@ -443,17 +446,8 @@ async fn jetstream_monitor_healthz_warns_of_data_lost_behind_the_index() {
 /// reported lost, and Natrium's `DATA_LOST` advisory names the file and the sequences.
 #[tokio::test]
 async fn jetstream_monitor_damage_met_while_serving_is_advised() {
-    let mut js = JsServer::start("ours", false, config).expect("ours");
-    let client = login(&js.server, "a").await;
-    let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
-    ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
-    for i in 1..=20 {
-        ask(&client, "lossy.x", &format!("payload-MARK{i}")).await;
-    }
-    drop(client);
     // Restarted, nothing of the stream is cached: a read goes to the disk.
-    js.server.signal("TERM");
-    assert!(js.server.wait_exit(support::WAIT).is_some());
+    let js = stopped_with_lossy_stream(20, false).await;
     let server = support::launch(js.dir.path(), false).expect("restart");
     let client = login(&server, "a").await;
     let mut advisories = client
@@ -461,7 +455,7 @@ async fn jetstream_monitor_damage_met_while_serving_is_advised() {
         .await
         .expect("subscribe");
     client.flush().await.expect("flush");
-    damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK10");
+    damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK10:");
     let got = ask(&client, "$JS.API.STREAM.MSG.GET.LOSSY", r#"{"seq":10}"#).await;
     assert!(got.get("error").is_some(), "{got}");
     let advisory = tokio::time::timeout(support::WAIT, futures::StreamExt::next(&mut advisories))
@@ -490,16 +484,7 @@ async fn jetstream_monitor_damage_met_while_serving_is_advised() {
 #[tokio::test]
 async fn jetstream_monitor_consumer_reads_past_a_record_lost_while_serving() {
     use async_nats::jetstream::consumer::pull::Config;
-    let mut js = JsServer::start("ours", false, config).expect("ours");
-    let client = login(&js.server, "a").await;
-    let body = r#"{"name":"LOSSY","subjects":["lossy.>"]}"#;
-    ask(&client, "$JS.API.STREAM.CREATE.LOSSY", body).await;
-    for i in 1..=20 {
-        ask(&client, "lossy.x", &format!("payload-MARK{i}:")).await;
-    }
-    drop(client);
-    js.server.signal("TERM");
-    assert!(js.server.wait_exit(support::WAIT).is_some());
+    let js = stopped_with_lossy_stream(20, false).await;
     let server = support::launch(js.dir.path(), false).expect("restart");
     damage(&js.store().join("$G/streams/LOSSY"), b"payload-MARK10:");
     let client = login(&server, "a").await;

@@ -18,12 +18,9 @@ use natrium_tests::ServerProcess;
 #[path = "jetstream_push/raw.rs"]
 mod raw;
 
-const WAIT: Duration = Duration::from_secs(10);
-
-fn start(dir: &std::path::Path) -> ServerProcess {
-    let dir = dir.display().to_string();
-    ServerProcess::start(&["-js", "-sd", &dir])
-}
+#[path = "support/jetstream.rs"]
+mod support;
+use support::{start_js as start, WAIT};
 
 async fn connect(server: &ServerProcess) -> (async_nats::Client, Context) {
     let client = async_nats::connect(server.url()).await.expect("connect");
@@ -55,6 +52,25 @@ async fn publish_n(js: &Context, subject: &str, n: usize) {
     }
 }
 
+/// A server with JetStream in a fresh directory (kept as long as the server), a client, its
+/// JetStream context, and stream `name` on `subject`.
+async fn open(
+    name: &str,
+    subject: &str,
+) -> (
+    tempfile::TempDir,
+    ServerProcess,
+    async_nats::Client,
+    Context,
+    Stream,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = start(dir.path());
+    let (client, js) = connect(&server).await;
+    let s = stream(&js, name, subject).await;
+    (dir, server, client, js, s)
+}
+
 async fn push_bound(js: &Context, stream: &str, consumer: &str) -> bool {
     let s = js.get_stream(stream).await.expect("stream");
     s.consumer_info(consumer).await.expect("info").push_bound
@@ -62,10 +78,7 @@ async fn push_bound(js: &Context, stream: &str, consumer: &str) -> bool {
 
 #[tokio::test]
 async fn jetstream_push_delivers_and_takes_acks() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (_client, js) = connect(&server).await;
-    let s = stream(&js, "P", "p.>").await;
+    let (_dir, _server, _client, js, s) = open("P", "p.>").await;
     publish_n(&js, "p.a", 10).await;
     let consumer: PushConsumer = s
         .create_consumer(PushConfig {
@@ -96,10 +109,7 @@ async fn jetstream_push_delivers_and_takes_acks() {
 
 #[tokio::test]
 async fn jetstream_push_deliver_group_spreads_over_queue_subscribers() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (client, js) = connect(&server).await;
-    let s = stream(&js, "G", "g.>").await;
+    let (_dir, _server, client, js, s) = open("G", "g.>").await;
     let mut a = client
         .queue_subscribe("deliver.g", "workers".into())
         .await
@@ -133,10 +143,7 @@ async fn jetstream_push_deliver_group_spreads_over_queue_subscribers() {
 
 #[tokio::test]
 async fn jetstream_push_needs_interest() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (client, js) = connect(&server).await;
-    let s = stream(&js, "I", "i.>").await;
+    let (_dir, _server, client, js, s) = open("I", "i.>").await;
     publish_n(&js, "i.x", 5).await;
     let _c: PushConsumer = s
         .create_consumer(PushConfig {
@@ -166,10 +173,7 @@ async fn jetstream_push_needs_interest() {
 
 #[tokio::test]
 async fn jetstream_push_flow_control_answered_by_the_client() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (_client, js) = connect(&server).await;
-    let s = stream(&js, "F", "f.>").await;
+    let (_dir, _server, _client, js, s) = open("F", "f.>").await;
     let big = vec![b'x'; 100 * 1024];
     for _ in 0..60 {
         js.publish("f.big", big.clone().into())
@@ -202,10 +206,7 @@ async fn jetstream_push_flow_control_answered_by_the_client() {
 
 #[tokio::test]
 async fn jetstream_push_ordered_consumer_reads_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (client, js) = connect(&server).await;
-    let s = stream(&js, "O", "o.>").await;
+    let (_dir, _server, client, js, s) = open("O", "o.>").await;
     publish_n(&js, "o.x", 1000).await;
     let consumer = s
         .create_consumer(OrderedConfig {
@@ -228,10 +229,7 @@ async fn jetstream_push_ordered_consumer_reads_in_order() {
 
 #[tokio::test]
 async fn jetstream_push_ordered_pull_consumer_reads_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (_client, js) = connect(&server).await;
-    let s = stream(&js, "OP", "op.>").await;
+    let (_dir, _server, _client, js, s) = open("OP", "op.>").await;
     publish_n(&js, "op.x", 1000).await;
     let consumer = s
         .create_consumer(pull::OrderedConfig::default())
@@ -250,10 +248,7 @@ async fn jetstream_push_ordered_pull_consumer_reads_in_order() {
 
 #[tokio::test]
 async fn jetstream_push_inactive_ephemeral_is_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (client, js) = connect(&server).await;
-    let s = stream(&js, "E", "e.>").await;
+    let (_dir, _server, client, _js, s) = open("E", "e.>").await;
     let mut advisories = client
         .subscribe("$JS.EVENT.ADVISORY.CONSUMER.DELETED.E.*")
         .await
@@ -359,10 +354,7 @@ async fn jetstream_push_rate_limit_paces_delivery() {
 
 #[tokio::test]
 async fn jetstream_push_replay_original_keeps_the_spacing() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
-    let (_client, js) = connect(&server).await;
-    let s = stream(&js, "RO", "ro.>").await;
+    let (_dir, _server, _client, js, s) = open("RO", "ro.>").await;
     publish_n(&js, "ro.x", 1).await;
     // The stored spacing the replay must keep (setting up timestamps, not synchronising).
     tokio::time::sleep(Duration::from_millis(400)).await;

@@ -15,16 +15,7 @@ mod support;
 use support::{login, normalise_times, ours_then_go, request, WAIT};
 
 fn config(store: &Path) -> String {
-    format!(
-        "accounts {{\n\
-           SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
-           A {{ jetstream: enabled, users [ {{user: a, password: a}} ] }}\n\
-           B {{ users [ {{user: b, password: b}} ] }}\n\
-         }}\n\
-         system_account: SYS\n\
-         jetstream {{ store_dir: \"{}\" }}\n",
-        store.display()
-    )
+    support::three_accounts(store)
 }
 
 fn servers() -> Vec<support::JsServer> {

@@ -66,6 +66,20 @@ pub fn launch(dir: &Path, go: bool) -> Option<ServerProcess> {
     }
 }
 
+/// Three accounts: the system account (`sys`), `A` with JetStream (`a`), `B` without (`b`).
+pub fn three_accounts(store: &Path) -> String {
+    format!(
+        "accounts {{\n\
+           SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
+           A {{ jetstream: enabled, users [ {{user: a, password: a}} ] }}\n\
+           B {{ users [ {{user: b, password: b}} ] }}\n\
+         }}\n\
+         system_account: SYS\n\
+         jetstream {{ store_dir: \"{}\" }}\n",
+        store.display()
+    )
+}
+
 /// Ours with JetStream on, storing in `dir`, from the command line alone.
 pub fn start_js(dir: &Path) -> ServerProcess {
     let dir = dir.display().to_string();
