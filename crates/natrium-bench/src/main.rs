@@ -7,6 +7,7 @@
 //! silently breaks).
 
 mod jetstream;
+mod js_consume;
 mod report;
 mod scenarios;
 mod server;
@@ -184,7 +185,9 @@ fn measure(
     let config = match kind {
         Kind::Ws(_) => Some(ConfigFile::new(WS_CONFIG)?),
         Kind::Import { .. } => Some(ConfigFile::new(IMPORT_CONFIG)?),
-        Kind::JsSyncPublish { .. } => Some(ConfigFile::new(&jetstream_config(&store, None))?),
+        Kind::JsSyncPublish { .. } | Kind::JsIdleConsumers { .. } | Kind::JsKvWatch { .. } => {
+            Some(ConfigFile::new(&jetstream_config(&store, None))?)
+        }
         Kind::JsAsyncPublish { sync_interval, .. } => {
             Some(ConfigFile::new(&jetstream_config(&store, sync_interval))?)
         }
@@ -233,6 +236,16 @@ fn measure(
             }
             m.rss_after = last;
             m.leak = Some((first, last));
+        }
+        Kind::JsIdleConsumers { consumers } => {
+            let n = js_consume::idle_consumer_count(budget, consumers);
+            let conn = js_consume::setup_idle_consumers(&addr, n)?;
+            m.idle_cpu_per_sec = Some(js_consume::idle_cpu_per_second(
+                &server,
+                budget.duration * 3,
+            ));
+            m.rss_after = server.rss_bytes();
+            drop(conn);
         }
         _ => {
             let outcome = scenarios::run(kind, &addr, messages_for(kind, budget))?;

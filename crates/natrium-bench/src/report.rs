@@ -18,6 +18,8 @@ pub struct Measurement {
     pub gen_cpu_seconds: f64,
     pub per_conn_bytes: Option<f64>,
     pub leak: Option<(u64, u64)>,
+    /// Server CPU seconds per wall second while JetStream consumers sit idle.
+    pub idle_cpu_per_sec: Option<f64>,
 }
 
 /// The load generator's median CPU seconds in the Go runs and in the Natrium runs.
@@ -63,6 +65,9 @@ impl Measurement {
         }
         if let Some(b) = self.per_conn_bytes {
             let _ = write!(s, ", {b:.0} B/conn");
+        }
+        if let Some(c) = self.idle_cpu_per_sec {
+            let _ = write!(s, ", idle CPU {:.2} ms/s", c * 1e3);
         }
         if let Some((first, last)) = self.leak {
             let _ = write!(s, ", RSS after cycle 1 {first} B, after last {last} B");
@@ -143,6 +148,16 @@ pub fn markdown(rows: &[Row], with_go: bool) -> String {
                     fmt_opt(o, |v| format!("{v:.0} B/conn")),
                     ratio,
                 )
+            }
+            Kind::JsIdleConsumers { .. } => {
+                let cpu = |ms: &[Measurement]| stat(ms, &|m| m.idle_cpu_per_sec.unwrap_or(0.0));
+                let (g, o) = (cpu(&row.go), cpu(&row.ours));
+                // Lower is better: the ratio is Go's CPU over ours, as for idle memory.
+                let ratio = g
+                    .zip(o)
+                    .map(|(g, o)| format!("{:.2} (Go/Natrium idle CPU)", g / o.max(1e-6)));
+                let ms = |v: f64| format!("{:.2} ms CPU/s", v * 1e3);
+                (fmt_opt(g, ms), fmt_opt(o, ms), ratio)
             }
             Kind::LeakCheck { .. } => {
                 let growth = |ms: &[Measurement]| {

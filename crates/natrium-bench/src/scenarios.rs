@@ -70,6 +70,14 @@ pub enum Kind {
         payload: usize,
         sync_interval: Option<&'static str>,
     },
+    /// JetStream: durable pull consumers sitting idle; the server's CPU per idle second.
+    JsIdleConsumers {
+        consumers: usize,
+    },
+    /// JetStream: a last-value-per-subject watcher started over `keys` keys with history.
+    JsKvWatch {
+        keys: usize,
+    },
     Unsupported,
 }
 
@@ -105,8 +113,8 @@ pub struct Scenario {
 #[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
     use Kind::{
-        Churn, IdleMemory, Import, JsAsyncPublish, JsSyncPublish, LeakCheck, PubOnly, PubSub,
-        ReqReply, Tls, Unsupported, Ws,
+        Churn, IdleMemory, Import, JsAsyncPublish, JsIdleConsumers, JsKvWatch, JsSyncPublish,
+        LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported, Ws,
     };
     let s = |name, payload_label, kind| Scenario {
         name,
@@ -232,6 +240,16 @@ pub fn all() -> Vec<Scenario> {
         ),
         s("JetStream ordered consumer", "-", Unsupported),
         s("JetStream durable pull fetch", "-", Unsupported),
+        s(
+            "JetStream 10,000 idle durable consumers",
+            "-",
+            JsIdleConsumers { consumers: 10_000 },
+        ),
+        s(
+            "JetStream KV watch start over 100k keys (5 revisions each)",
+            "2 B",
+            JsKvWatch { keys: 100_000 },
+        ),
         s("MQTT QoS 0 pub/sub", "128 B", Unsupported),
         s("NATS to MQTT", "128 B", Unsupported),
         s(
@@ -338,9 +356,13 @@ pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
         Kind::JsAsyncPublish {
             storage, payload, ..
         } => crate::jetstream::async_publish(ep, storage, payload, budget.messages),
-        Kind::IdleMemory { .. } | Kind::LeakCheck { .. } | Kind::Unsupported => {
-            Ok(Outcome::default())
+        Kind::JsKvWatch { keys } => {
+            crate::js_consume::kv_watch_start(ep, crate::js_consume::watch_key_count(budget, keys))
         }
+        Kind::IdleMemory { .. }
+        | Kind::LeakCheck { .. }
+        | Kind::JsIdleConsumers { .. }
+        | Kind::Unsupported => Ok(Outcome::default()),
     }
 }
 

@@ -6,13 +6,30 @@ use std::sync::Arc;
 
 use natrium_store::Filter;
 
+use crate::config::stream::Retention;
+
 use super::running::{store_filter, Consumer};
 use crate::stream::Stream;
 
+/// The filters of an interest stream's consumers (none: nothing is kept), or `None` when
+/// the stream keeps messages by other rules. Go counts every consumer here, internal ones
+/// too (`noInterest` at publish).
+pub fn interest_filters(stream: &Stream) -> Option<Vec<Filter>> {
+    if stream.core.lock().config.retention != Retention::Interest {
+        return None;
+    }
+    let consumers: Vec<Arc<Consumer>> = stream.consumers.lock().values().cloned().collect();
+    Some(
+        consumers
+            .iter()
+            .map(|c| store_filter(&c.core.lock().config))
+            .collect(),
+    )
+}
+
 /// Removes the messages at `seqs` that no consumer of `stream` needs any more.
 ///
-/// TODO(#16): an interest stream with no consumer keeps what it stores (Go drops it at
-/// once), and removals do not yet update the consumers' pending counts (Go's
+/// TODO(#16): removals do not yet update the consumers' pending counts (Go's
 /// `decStreamPending`); the next ack-wait check finds them.
 pub fn release(stream: &Stream, seqs: &mut Vec<u64>) {
     if seqs.is_empty() {

@@ -77,8 +77,16 @@ impl Ingest {
         self.ack_prefix = prefix.into_bytes();
     }
 
-    /// Checks and stores one message at `now_ns`.
-    pub fn process(&mut self, config: &StreamConfig, msg: &Delivery, now_ns: i64) -> Outcome {
+    /// Checks and stores one message at `now_ns`. `interested` false (an interest stream
+    /// whose consumers all filter it out, or that has none) takes its sequence without
+    /// storing it, as Go does; the publisher gets the usual ack.
+    pub fn process(
+        &mut self,
+        config: &StreamConfig,
+        msg: &Delivery,
+        now_ns: i64,
+        interested: bool,
+    ) -> Outcome {
         let block = msg.headers.as_deref().unwrap_or_default();
         let hdrs = if block.is_empty() {
             PublishHeaders::default()
@@ -94,6 +102,19 @@ impl Ingest {
             Ok(ttl) => ttl,
             Err(err) => return Outcome::Refused(err),
         };
+        if !interested {
+            return match self.store.skip_msg(0, now_ns) {
+                Ok(seq) => {
+                    self.last_msg_id.clear();
+                    if let Some(id) = hdrs.msg_id {
+                        self.dedup.insert(id, seq, now_ns);
+                        self.last_msg_id.extend_from_slice(id);
+                    }
+                    Outcome::Stored(seq)
+                }
+                Err(err) => Outcome::Refused(store_failed(&err)),
+            };
+        }
         let new = NewMsg {
             ttl,
             rollup: hdrs.rollup == Some(&b"sub"[..]),

@@ -312,12 +312,14 @@ impl Stream {
     fn drain_queue(&self) {
         let mut batch = Vec::new();
         loop {
+            // Taken before the stream's lock: retention locks a consumer, then the stream.
+            let interest = crate::consumer::retention::interest_filters(self);
             let mut core = self.core.lock();
             self.queue.take(BATCH_MAX, &mut batch);
             if batch.is_empty() {
                 return;
             }
-            self.ingest_batch(&mut core, &batch);
+            self.ingest_batch(&mut core, &batch, interest.as_deref());
             // The acks are out: what the sync left for later (the index) does not delay them.
             core.ingest.store.maintain();
             drop(core);
@@ -325,13 +327,21 @@ impl Stream {
         }
     }
 
-    /// Stores a batch, syncs once if acks wait for it, then sends every ack.
-    fn ingest_batch(&self, core: &mut StreamCore, batch: &[Delivery]) {
+    /// Stores a batch, syncs once if acks wait for it, then sends every ack. `interest`, on
+    /// an interest stream, is its consumers' filters: a message none matches is not kept.
+    fn ingest_batch(
+        &self,
+        core: &mut StreamCore,
+        batch: &[Delivery],
+        interest: Option<&[natrium_store::Filter]>,
+    ) {
         let mut outcomes = std::mem::take(&mut core.outcomes);
         outcomes.clear();
         let mut stored_any = false;
         for msg in batch {
-            let outcome = core.ingest.process(&core.config, msg, now_ns());
+            let interested =
+                interest.is_none_or(|filters| filters.iter().any(|f| f.matches(&msg.subject)));
+            let outcome = core.ingest.process(&core.config, msg, now_ns(), interested);
             stored_any |= matches!(outcome, Outcome::Stored(_));
             outcomes.push(outcome);
         }
@@ -387,11 +397,14 @@ impl InlineIngest for Stream {
         let Some(mut core) = self.core.try_lock() else {
             return false;
         };
-        // Queued messages go first: they were published earlier.
-        if !self.queue.is_empty() {
+        // Queued messages go first: they were published earlier. An interest stream reads
+        // its consumers' filters before locking itself, so it always queues.
+        if !self.queue.is_empty()
+            || core.config.retention == crate::config::stream::Retention::Interest
+        {
             return false;
         }
-        self.ingest_batch(&mut core, std::slice::from_ref(msg));
+        self.ingest_batch(&mut core, std::slice::from_ref(msg), None);
         let arm = !self.expiry_armed.load(std::sync::atomic::Ordering::Acquire)
             && core.ingest.store.next_expiry().is_some();
         drop(core);
