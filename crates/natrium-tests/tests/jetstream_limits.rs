@@ -434,3 +434,57 @@ fn jetstream_limits_accounts_must_fit_the_server() {
         );
     }
 }
+
+/// `limits { default_max_consumers }` caps a stream's consumers when neither the stream nor
+/// its account sets a limit (Go's default is 1,000); a stream's own `max_consumers` wins.
+#[tokio::test]
+async fn jetstream_limits_default_max_consumers() {
+    let config = |store: &Path| {
+        format!(
+            "jetstream {{ store_dir: \"{}\", limits {{ default_max_consumers: 2 }} }}\n",
+            store.display()
+        )
+    };
+    for js in support::ours_then_go(config) {
+        let client = async_nats::connect(js.server.url()).await.expect("connect");
+        for (name, extra) in [("D", ""), ("S", r#","max_consumers":3"#)] {
+            let body = format!(r#"{{"name":"{name}","subjects":["{name}.>"]{extra}}}"#);
+            ok(
+                &ask(&client, &format!("$JS.API.STREAM.CREATE.{name}"), body).await,
+                js.name,
+            );
+        }
+        let create = |stream: &'static str, n: usize| {
+            let client = client.clone();
+            async move {
+                let body =
+                    format!(r#"{{"stream_name":"{stream}","config":{{"durable_name":"c{n}"}}}}"#);
+                ask(
+                    &client,
+                    &format!("$JS.API.CONSUMER.CREATE.{stream}.c{n}"),
+                    body,
+                )
+                .await
+            }
+        };
+        for n in 0..2 {
+            ok(&create("D", n).await, js.name);
+        }
+        let refused = create("D", 2).await;
+        assert_eq!(
+            refused["error"],
+            error(400, 10026, "maximum consumers limit reached"),
+            "{}",
+            js.name
+        );
+        for n in 0..3 {
+            ok(&create("S", n).await, js.name);
+        }
+        assert_eq!(
+            create("S", 3).await["error"]["err_code"],
+            10026,
+            "{}",
+            js.name
+        );
+    }
+}

@@ -23,6 +23,24 @@ pub struct JetStreamLimits {
     pub max_ha_assets: i64,
     pub max_request_batch: i64,
     pub duplicate_window: Option<Duration>,
+    /// Consumers a stream may have when neither the stream nor its account sets a limit: 0 is
+    /// Go's default ([`DEFAULT_MAX_CONSUMERS`]), negative is unlimited.
+    pub default_max_consumers: i64,
+}
+
+/// Go's default of `limits { default_max_consumers }` (2.15).
+pub const DEFAULT_MAX_CONSUMERS: i64 = 1_000;
+
+impl JetStreamLimits {
+    /// The per-stream consumer limit in force when neither the stream nor its account sets one;
+    /// `None` for unlimited.
+    pub fn default_max_consumers(&self) -> Option<i64> {
+        match self.default_max_consumers {
+            0 => Some(DEFAULT_MAX_CONSUMERS),
+            n if n > 0 => Some(n),
+            _ => None,
+        }
+    }
 }
 
 /// Everything the `jetstream` block sets; `store_dir` and `domain` live on `ServerOptions`

@@ -312,7 +312,8 @@ fn add_new(
     Ok(consumer)
 }
 
-/// The stream's `max_consumers`, or the account's when lower or the stream sets none.
+/// The stream's `max_consumers`, or the account's when lower or the stream sets none, or the
+/// server's `default_max_consumers` (1,000 unless set) when neither does.
 fn check_limits(
     req: &Request<'_>,
     stream: &Stream,
@@ -322,6 +323,12 @@ fn check_limits(
     let mut max = config.max_consumers;
     if max <= 0 || (account > 0 && account < max) {
         max = account;
+    }
+    // Neither the stream nor the account sets one (-1 counts as unset): the server's default.
+    if max <= 0 {
+        if let Some(default) = req.js.settings.options.limits.default_max_consumers() {
+            max = default;
+        }
     }
     let counted = stream
         .consumers

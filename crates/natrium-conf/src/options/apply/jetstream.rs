@@ -244,7 +244,8 @@ fn cipher(v: &Value) -> Result<Option<String>, String> {
     })
 }
 
-/// `limits { max_ack_pending, max_ha_assets, max_request_batch, duplicate_window, batch {} }`.
+/// `limits { max_ack_pending, max_ha_assets, max_request_batch, default_max_consumers,
+/// duplicate_window, batch {} }`.
 /// `Ok(Some(_))` is a refusal at the `limits` key (or `batch`), which ends the block.
 fn limits(
     o: &mut ServerOptions,
@@ -260,6 +261,9 @@ fn limits(
             "max_ack_pending" => o.jetstream.limits.max_ack_pending = convert::int(v)?,
             "max_ha_assets" => o.jetstream.limits.max_ha_assets = convert::int(v)?,
             "max_request_batch" => o.jetstream.limits.max_request_batch = convert::int(v)?,
+            "default_max_consumers" => {
+                o.jetstream.limits.default_max_consumers = convert::int(v)?;
+            }
             "duplicate_window" => {
                 o.jetstream.limits.duplicate_window = duration_or_bare_error(v, report)?;
             }
