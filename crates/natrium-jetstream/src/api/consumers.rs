@@ -252,11 +252,12 @@ fn partition_unique(stream: &Stream, name: &str, filters: &[&str]) -> bool {
             if other_name == name {
                 continue;
             }
-            let config = other.config();
-            if config.direct || config.sourcing {
+            // Read under the consumer's lock: cloning every config made creates quadratic.
+            let core = other.core.lock();
+            if core.config.direct || core.config.sourcing {
                 continue;
             }
-            let theirs = config.filters();
+            let theirs = core.config.filters();
             if theirs.is_empty() {
                 return false;
             }
@@ -334,7 +335,7 @@ fn check_limits(
         .consumers
         .lock()
         .values()
-        .filter(|c| !c.config().sourcing)
+        .filter(|c| !c.is_sourcing())
         .count();
     if max > 0 && i64::try_from(counted).unwrap_or(i64::MAX) >= max {
         return Err(table::MAXIMUM_CONSUMERS_LIMIT.err());
@@ -358,7 +359,7 @@ fn check_work_queue(stream: &Stream, config: &ConsumerConfig) -> Result<(), ApiE
         .consumers
         .lock()
         .values()
-        .filter(|c| !c.config().sourcing)
+        .filter(|c| !c.is_sourcing())
         .count();
     if others > 0 {
         let filters = config.filters();

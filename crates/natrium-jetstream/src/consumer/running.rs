@@ -58,6 +58,11 @@ impl Consumer {
         self.core.lock().config.clone()
     }
 
+    /// Whether this consumer sources the stream for another (not counted against limits).
+    pub fn is_sourcing(&self) -> bool {
+        self.core.lock().config.sourcing
+    }
+
     /// Whether this is one of a stream's internal consumers (not listed, not limited).
     pub fn is_direct(&self) -> bool {
         self.core.lock().config.direct
