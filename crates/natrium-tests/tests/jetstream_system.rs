@@ -305,3 +305,23 @@ async fn jetstream_no_ack_stream_stores_without_answering() {
         assert!(none.is_err(), "{}: a no_ack stream answered", js.name);
     }
 }
+
+#[tokio::test]
+async fn jetstream_next_for_a_missing_consumer_finds_no_responders() {
+    for js in servers() {
+        let a = login(&js.server, "a").await;
+        let body = r#"{"name":"N","subjects":["n.>"]}"#;
+        let created = request(&a, "$JS.API.STREAM.CREATE.N", body).await;
+        assert!(created.get("error").is_none(), "{}: {created}", js.name);
+        let asked = a
+            .request("$JS.API.CONSUMER.MSG.NEXT.N.NOPE", "1".into())
+            .await
+            .expect_err("no consumer answers");
+        assert_eq!(
+            asked.kind(),
+            async_nats::RequestErrorKind::NoResponders,
+            "{}",
+            js.name
+        );
+    }
+}

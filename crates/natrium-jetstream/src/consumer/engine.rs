@@ -368,6 +368,12 @@ impl Step<'_> {
                     continue;
                 };
                 let name = subject.rsplit('.').next().unwrap_or_default();
+                if !self.engine.stream.consumers.lock().contains_key(name) {
+                    // Go subscribes each consumer on its own: a request for one that does not
+                    // exist finds no subscriber, and the requester hears "no responders".
+                    self.out.status(reply, super::pull::status("503"));
+                    continue;
+                }
                 self.with_consumer(name, |core, r| on_request(core, r, reply, &msg.payload));
             } else if msg.sid == SID_FC {
                 let name = subject.split('.').nth(3).unwrap_or_default();
