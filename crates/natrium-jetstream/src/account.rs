@@ -585,6 +585,15 @@ impl JsAccount {
             .sum()
     }
 
+    /// The server is shutting down: waiting pull requests of every stream are told so
+    /// (`409 Server Shutdown`) through `client`, before the connections close.
+    pub fn announce_shutdown(&self, client: &mut InternalClient) {
+        let engines: Vec<_> = self.engines.lock().values().cloned().collect();
+        for engine in engines {
+            engine.server_shutdown(client);
+        }
+    }
+
     /// Stops every stream (shutdown): each stores what it captured and syncs.
     pub fn stop_all(&self) {
         for direct in self.direct.lock().values() {

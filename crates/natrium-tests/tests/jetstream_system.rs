@@ -325,3 +325,62 @@ async fn jetstream_next_for_a_missing_consumer_finds_no_responders() {
         );
     }
 }
+
+#[tokio::test]
+async fn jetstream_waiting_pull_requests_hear_of_a_shutdown() {
+    for js in servers() {
+        let a = login(&js.server, "a").await;
+        let body = r#"{"name":"W","subjects":["w.>"]}"#;
+        assert!(request(&a, "$JS.API.STREAM.CREATE.W", body)
+            .await
+            .get("error")
+            .is_none());
+        let consumer =
+            r#"{"stream_name":"W","config":{"durable_name":"C","ack_policy":"explicit"}}"#;
+        let created = request(&a, "$JS.API.CONSUMER.CREATE.W.C", consumer).await;
+        assert!(created.get("error").is_none(), "{}: {created}", js.name);
+        let inbox = a.new_inbox();
+        let mut replies = a.subscribe(inbox.clone()).await.expect("subscribe");
+        let pull = r#"{"batch":3,"expires":30000000000}"#;
+        a.publish_with_reply("$JS.API.CONSUMER.MSG.NEXT.W.C", inbox, pull.into())
+            .await
+            .expect("pull");
+        // The request is taken by the consumer's engine, not the API: wait until it shows.
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let info = request(&a, "$JS.API.CONSUMER.INFO.W.C", "").await;
+            if info["num_waiting"] == 1 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}: {info}",
+                js.name
+            );
+        }
+        js.server.signal("TERM");
+        let status = tokio::time::timeout(WAIT, replies.next())
+            .await
+            .expect("in time")
+            .expect("a status");
+        let headers = status.headers.expect("headers");
+        assert_eq!(
+            (status.status.map(u16::from), status.description.as_deref()),
+            (Some(409), Some("Server Shutdown")),
+            "{}",
+            js.name
+        );
+        assert_eq!(
+            headers
+                .get("Nats-Pending-Messages")
+                .map(async_nats::HeaderValue::as_str),
+            Some("3")
+        );
+        assert_eq!(
+            headers
+                .get("Nats-Pending-Bytes")
+                .map(async_nats::HeaderValue::as_str),
+            Some("0")
+        );
+    }
+}

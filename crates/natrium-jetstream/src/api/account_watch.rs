@@ -2,12 +2,14 @@
 //! account (so a client there is answered, if only with 10039), and JetStream is turned on,
 //! with its streams recovered, for an account whose definition now enables it, as Go does
 //! when it configures an account's JetStream on reload. Limits changed on a kept account and
-//! accounts removed keep what they had until a restart, `TODO(#15)`.
+//! accounts removed keep what they had until a restart, `TODO(#15)`. At shutdown's
+//! announcement it tells waiting pull requests the server is going.
 
 use std::sync::Arc;
 
 use natrium_core::account::Account;
 use natrium_core::events::{AccountEvent, ServerEvent};
+use natrium_core::internal::InternalClient;
 use parking_lot::Mutex;
 
 use super::inbox::{ApiInbox, ApiSubs};
@@ -28,6 +30,16 @@ pub fn start(js: &Arc<JetStream>, inbox: &Arc<ApiInbox>, subs: &Arc<Mutex<ApiSub
             let Some(event) = event else {
                 return;
             };
+            if let ServerEvent::ShuttingDown(ack) = event {
+                // Before connections close: pull requests hear of it, as from Go.
+                let (mut client, _inbox) =
+                    InternalClient::start(&server, server.system_account());
+                for jsa in js.accounts() {
+                    jsa.announce_shutdown(&mut client);
+                }
+                ack.done();
+                continue;
+            }
             if let ServerEvent::Account(
                 AccountEvent::Created(account) | AccountEvent::Reloaded(account),
             ) = event

@@ -167,6 +167,26 @@ impl Engine {
         self.stop.cancel();
     }
 
+    /// The server is shutting down: every waiting pull request is answered `409 Server
+    /// Shutdown` with what it still wanted, as Go does, through `client` and now, while the
+    /// requesters' connections are still open (a client re-asks after it reconnects).
+    pub fn server_shutdown(&self, client: &mut InternalClient) {
+        let consumers: Vec<_> = self.stream.consumers.lock().values().cloned().collect();
+        for consumer in consumers {
+            let waiting: Vec<_> = consumer.core.lock().delivery.waiting.queue.drain(..).collect();
+            for w in waiting {
+                let headers = super::pull::status_pending("409 Server Shutdown", w.n, w.bytes);
+                let msg = Message {
+                    subject: w.reply.as_bytes(),
+                    reply: None,
+                    headers: Some(&headers),
+                    payload: &[],
+                };
+                client.deliver_routed(&self.stream.account, &w.reply, &msg);
+            }
+        }
+    }
+
     /// A deleted consumer's waiting requests are answered `409 Consumer Deleted`.
     pub fn farewell(&self, consumer: &Consumer) {
         let mut out = Outbox::default();
