@@ -38,6 +38,7 @@ pub fn answer(req: &Request<'_>, route: &ConsumerRoute<'_>) -> Result<Vec<u8>, A
         ConsumerRoute::Pause(stream, name) => pause(req, stream, name),
         ConsumerRoute::Unpin(stream, name) => unpin(req, stream, name),
         ConsumerRoute::LeaderStepdown
+        | ConsumerRoute::Reset(..)
         | ConsumerRoute::Create(_)
         | ConsumerRoute::DurableCreate(..) => Err(table::CLUSTER_REQUIRED.err()),
     }
