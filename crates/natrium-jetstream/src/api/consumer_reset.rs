@@ -10,12 +10,18 @@ use serde::{Deserialize, Serialize};
 use super::consumer_json::{consumer_info, ConsumerInfoJson};
 use super::request::Request;
 use super::responses::encode;
-use crate::config::decode_request;
+use crate::config::decode_checked;
+use crate::config::gotype::{GoStruct, GoType};
 use crate::consumer::reset::reset;
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 
 const KIND: &str = "consumer_reset_response";
+
+static RESET_REQUEST: GoStruct = GoStruct {
+    name: "JSApiConsumerResetRequest",
+    fields: &[("seq", GoType::Uint64)],
+};
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -42,6 +48,8 @@ fn refusal(err: &ApiError) -> Vec<u8> {
 }
 
 /// The answer to a reset request in `account`, or `None` when Go's server would not answer.
+/// TODO(#16): the stream identity header Go adds when the request asks for it, and interest
+/// retention's clean-up after a reset.
 pub fn answer(
     js: &Arc<JetStream>,
     account: &str,
@@ -59,7 +67,7 @@ pub fn answer(
     let request: ResetRequest = if body.is_empty() {
         ResetRequest::default()
     } else {
-        match decode_request(body) {
+        match decode_checked(body, &RESET_REQUEST, "server.JSApiConsumerResetRequest") {
             Ok(request) => request,
             Err(err) => return Some(refusal(&err)),
         }

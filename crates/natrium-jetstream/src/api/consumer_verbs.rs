@@ -294,6 +294,11 @@ fn unpin(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiErro
     if !consumer.config().priority_groups.contains(&request.group) {
         return Err(table::CONSUMER_INVALID_PRIORITY_GROUP.err());
     }
+    consumer.core.lock().delivery.pin.clear();
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        // The next message may pin another requester.
+        engine.look_at(&consumer.name);
+    }
     req.advise_consumer(ConsumerEvent::Unpinned {
         stream: stream.name.clone(),
         consumer: consumer.name.clone(),

@@ -32,7 +32,10 @@ pub fn reset(core: &mut ConsumerCore, seq: u64, store: &dyn StreamStore) -> Resu
     core.delivery = fresh;
     core.next_seq = seq;
     if let Some(st) = core.store.as_mut() {
-        st.reset(seq - 1).map_err(|e| e.to_string())?;
+        // On disk before the answer says so.
+        st.reset(seq - 1)
+            .and_then(|()| st.sync())
+            .map_err(|e| e.to_string())?;
     }
     Ok(seq)
 }
