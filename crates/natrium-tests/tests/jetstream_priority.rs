@@ -1,6 +1,7 @@
 //! JetStream consumer priority groups (ADR-42) and `CONSUMER.RESET`, over raw requests:
 //! `pinned_client` (the `Nats-Pin-Id` header, `423 Nats-Pin-Id mismatch`, `423
-//! Nats-Wrong-Pin-Id` after an UNPIN, a new pin, `pinned_client_id` in the info), `overflow`
+//! Nats-Wrong-Pin-Id` after an UNPIN or once the pin lapsed after `priority_timeout`, a new
+//! pin, `pinned_client_id` in the info), `overflow`
 //! (a request below its `min_pending` waits until it expires), `prioritized` (the lower
 //! priority served first), and RESET's responses and refusals (to a sequence, to the ack
 //! floor, below the start sequence, not allowed, bad JSON, no answer for an unknown
@@ -347,4 +348,45 @@ async fn jetstream_priority_reset_is_persisted() {
     assert_eq!(info["delivered"]["stream_seq"], 3, "{info}");
     assert_eq!(info["ack_floor"]["stream_seq"], 3, "{info}");
     assert_eq!(info["num_pending"], 2, "{info}");
+}
+
+/// A pin lapses once its client made no request for `priority_timeout`: the next request
+/// is pinned anew, and the old id is refused in the queue.
+fn lapse_exchange(server: &JsServer) -> Vec<Frame> {
+    let mut c = raw(server);
+    setup(
+        &mut c,
+        r#"{"durable_name":"C","ack_policy":"explicit","priority_policy":"pinned_client","priority_groups":["A"],"priority_timeout":200000000}"#,
+    );
+    let first = next(&mut c, 1, r#"{"batch":1,"group":"A"}"#);
+    let pin = pin_of(&first);
+    std::thread::sleep(Duration::from_millis(400));
+    let stale = next(
+        &mut c,
+        2,
+        &format!(r#"{{"batch":1,"group":"A","id":"{pin}"}}"#),
+    );
+    let fresh = next(&mut c, 3, r#"{"batch":1,"group":"A"}"#);
+    let new_pin = pin_of(&fresh);
+    assert_ne!(new_pin, pin);
+    vec![
+        hide_pin(first, &pin),
+        hide_pin(stale, &pin),
+        hide_pin(fresh, &new_pin),
+    ]
+}
+
+#[test]
+fn jetstream_priority_pin_lapses_after_priority_timeout() {
+    let runs: Vec<Vec<Frame>> = support::ours_then_go(config)
+        .iter()
+        .map(lapse_exchange)
+        .collect();
+    assert_eq!(
+        runs[0][1].headers.as_deref(),
+        Some("NATS/1.0 423 Nats-Wrong-Pin-Id\r\nNats-Pending-Messages: 1\r\nNats-Pending-Bytes: 0\r\n\r\n")
+    );
+    if let Some(go) = runs.get(1) {
+        assert_eq!(runs[0], *go);
+    }
 }

@@ -72,6 +72,9 @@ pub fn answer(
             Err(err) => return Some(refusal(&err)),
         }
     };
+    if let Some(engine) = jsa.engine(&stream.name) {
+        engine.settle(super::consumer_verbs::SETTLE_MAX);
+    }
     let result = {
         let mut core = consumer.core.lock();
         let stream_core = stream.core.lock();

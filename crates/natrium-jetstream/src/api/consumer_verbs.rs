@@ -21,6 +21,9 @@ use crate::consumer::{lifecycle, Consumer};
 use crate::errors::{table, ApiError};
 use crate::stream::Stream;
 
+/// How long an info waits for the acks queued before it (see `Engine::settle`).
+pub const SETTLE_MAX: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Go's page sizes of `NAMES` and `LIST`.
 const NAMES_PAGE: usize = 1024;
 const LIST_PAGE: usize = 256;
@@ -83,6 +86,9 @@ fn info(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiError
         return Err(table::NOT_EMPTY_REQUEST.err());
     }
     let (stream, consumer) = lookup(req, stream, name)?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        engine.settle(SETTLE_MAX);
+    }
     let info = consumer_info(req, &stream, &consumer, true);
     Ok(encode("consumer_info_response", None, info))
 }
