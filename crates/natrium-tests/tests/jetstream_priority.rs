@@ -1,7 +1,7 @@
 //! JetStream consumer priority groups (ADR-42) and `CONSUMER.RESET`, over raw requests:
 //! `pinned_client` (the `Nats-Pin-Id` header, `423 Nats-Pin-Id mismatch`, `423
 //! Nats-Wrong-Pin-Id` after an UNPIN or once the pin lapsed after `priority_timeout`, a new
-//! pin, `pinned_client_id` in the info), `overflow`
+//! pin, `pinned_client_id` in the info, the pinned and unpinned advisories), `overflow`
 //! (a request below its `min_pending` waits until it expires), `prioritized` (the lower
 //! priority served first), and RESET's responses and refusals (to a sequence, to the ack
 //! floor, below the start sequence, not allowed, bad JSON, no answer for an unknown
@@ -389,4 +389,60 @@ fn jetstream_priority_pin_lapses_after_priority_timeout() {
     if let Some(go) = runs.get(1) {
         assert_eq!(runs[0], *go);
     }
+}
+
+/// The pinned and unpinned (timeout) advisories of a pin that lapses, ids and times
+/// normalised.
+async fn pin_advisories(server: &JsServer) -> Vec<Value> {
+    use futures::StreamExt;
+    let client = async_nats::connect(server.server.url())
+        .await
+        .expect("connect");
+    let mut pinned = client
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.PINNED.>")
+        .await
+        .expect("sub");
+    let mut unpinned = client
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.>")
+        .await
+        .expect("sub");
+    let stream = r#"{"name":"V","subjects":["v.>"],"storage":"memory"}"#;
+    support::request(&client, "$JS.API.STREAM.CREATE.V", stream).await;
+    client.publish("v.1", "m".into()).await.expect("publish");
+    let body = r#"{"stream_name":"V","config":{"durable_name":"C","priority_policy":"pinned_client","priority_groups":["G"],"priority_timeout":200000000}}"#;
+    support::request(&client, "$JS.API.CONSUMER.CREATE.V.C", body).await;
+    // A delivery is seen on the stored subject: read it on its own subscription.
+    let mut inbox = client.subscribe("pull.v").await.expect("sub");
+    let body = r#"{"batch":1,"group":"G"}"#;
+    client
+        .publish_with_reply("$JS.API.CONSUMER.MSG.NEXT.V.C", "pull.v", body.into())
+        .await
+        .expect("pull");
+    let next = tokio::time::timeout(Duration::from_secs(5), inbox.next())
+        .await
+        .expect("a message in time")
+        .expect("a message");
+    assert!(next.headers.is_some());
+    let mut out = Vec::new();
+    for sub in [&mut pinned, &mut unpinned] {
+        let msg = tokio::time::timeout(Duration::from_secs(2), sub.next())
+            .await
+            .expect("advisory in time")
+            .expect("advisory");
+        let mut doc: Value = serde_json::from_slice(&msg.payload).expect("JSON");
+        normalise_times(&mut doc, &["id", "timestamp", "pinned_id"]);
+        out.push(doc);
+    }
+    out
+}
+
+#[tokio::test]
+async fn jetstream_priority_pin_advisories_match_go() {
+    let servers = support::ours_then_go(config);
+    let mut runs = Vec::new();
+    for server in &servers {
+        runs.push(pin_advisories(server).await);
+    }
+    assert_eq!(runs[1 % runs.len()], runs[0]);
+    assert_eq!(runs[0][1]["reason"], "timeout");
 }

@@ -155,8 +155,9 @@ pub fn on_timer(core: &mut ConsumerCore, r: &mut Round<'_>) {
     }
     if core.delivery.pin.due().is_some_and(|t| t <= r.now) {
         // No request from the pinned client for `priority_timeout`: the pin lapses.
-        // TODO(#16): the `consumer_group_unpinned` advisory (reason `timeout`).
+        let group = std::mem::take(&mut core.delivery.pin.group);
         core.delivery.pin.clear();
+        r.advise_pin(&group, None);
     }
     if core.delivery.waiting.is_empty() && !core.config.is_push() {
         process_waiting(core, r, true);

@@ -58,6 +58,38 @@ impl Round<'_> {
         self.out
             .advise(advice, &facts, |s| crate::event::has_interest(account, s));
     }
+
+    /// The advisory of a new pin (`pinned`: its id) or of a pin that lapsed.
+    pub fn advise_pin(&mut self, group: &str, pinned: Option<&str>) {
+        let (verb, kind) = if pinned.is_some() {
+            (
+                "PINNED",
+                "io.nats.jetstream.advisory.v1.consumer_group_pinned",
+            )
+        } else {
+            (
+                "UNPINNED",
+                "io.nats.jetstream.advisory.v1.consumer_group_unpinned",
+            )
+        };
+        let subject = format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.{verb}.{}.{}",
+            self.stream.name, self.consumer
+        );
+        if !crate::event::has_interest(&self.stream.account, &subject) {
+            return;
+        }
+        let body = priority::PinAdvisory {
+            account: &self.stream.account.name,
+            stream: &self.stream.name,
+            consumer: self.consumer,
+            domain: self.domain,
+            group,
+            pinned_id: pinned,
+            reason: pinned.is_none().then_some("timeout"),
+        };
+        self.out.advisory(subject, kind, body);
+    }
 }
 
 /// Why delivery stopped.
@@ -515,7 +547,13 @@ fn next_waiting(
         }
         let counts = (npc, d.pending.len());
         let pinned = match priority::admit(policy, &mut d.pin, ttl, head, counts, r.now) {
-            Admit::Serve(pinned) => pinned,
+            Admit::Serve(pinned) => {
+                if pinned {
+                    let (group, id) = (d.pin.group.clone(), d.pin.id.clone());
+                    r.advise_pin(&group, Some(&id));
+                }
+                pinned
+            }
             Admit::Cycle => {
                 d.waiting.cycle();
                 cycled += 1;

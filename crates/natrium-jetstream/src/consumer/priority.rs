@@ -5,6 +5,8 @@
 //! UNPIN; `prioritized` orders the queue by `priority` (in `super::pull`). Pure: times are
 //! Unix nanoseconds passed in.
 
+use serde::Serialize;
+
 use super::config::PriorityPolicy;
 use super::pull::{PriorityGroup, Waiting};
 
@@ -20,6 +22,8 @@ pub struct Pin {
     pub ts: i64,
     /// When the pin lapses unless its client asks again; 0 when not pinned.
     pub deadline: i64,
+    /// The group the pinned request named.
+    pub group: String,
 }
 
 impl Pin {
@@ -32,10 +36,11 @@ impl Pin {
     }
 
     /// Pins a new id (Go's `nuid`: 22 base-62 characters) for `ttl` nanoseconds.
-    pub fn assign(&mut self, now: i64, ttl: i64) {
+    pub fn assign(&mut self, now: i64, ttl: i64, group: &str) {
         self.id = natrium_core::events::event_id();
         self.ts = now;
         self.deadline = now.saturating_add(ttl);
+        group.clone_into(&mut self.group);
     }
 
     /// The lapse time, while pinned.
@@ -93,8 +98,8 @@ pub fn admit(
                 return Admit::WrongPin;
             }
             // Go pins only a request that names its group.
-            if group.is_some_and(|g| !g.group.is_empty()) {
-                pin.assign(now, ttl);
+            if let Some(g) = group.filter(|g| !g.group.is_empty()) {
+                pin.assign(now, ttl, &g.group);
                 pinned = true;
             }
         } else if id.is_empty() {
@@ -116,6 +121,23 @@ pub fn admit(
         }
     }
     Admit::Serve(pinned)
+}
+
+/// Go's `consumer_group_pinned` (with `pinned_id`) and `consumer_group_unpinned` (with
+/// `reason`) advisories, after the typed-event fields.
+#[derive(Serialize)]
+pub struct PinAdvisory<'a> {
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub account: &'a str,
+    pub stream: &'a str,
+    pub consumer: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub domain: &'a str,
+    pub group: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'a str>,
 }
 
 /// `headers` (a stored header block, maybe empty) with `Nats-Pin-Id: <id>` added.
@@ -157,6 +179,7 @@ mod tests {
         let mut pin = Pin::default();
         let first = admit(policy, &mut pin, 10, &waiting(grouped("")), (1, 0), 5);
         assert_eq!(first, Admit::Serve(true));
+        assert_eq!(pin.group, "A");
         assert_eq!((pin.id.len(), pin.ts, pin.deadline), (22, 5, 15));
         let id = pin.id.clone();
         let other = admit(policy, &mut pin, 10, &waiting(grouped("")), (1, 0), 6);
