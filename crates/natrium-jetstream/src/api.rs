@@ -10,6 +10,7 @@ mod account_info;
 mod account_purge;
 mod account_watch;
 pub mod consumer_json;
+mod consumer_reset;
 pub mod consumer_verbs;
 pub mod consumers;
 mod dispatch;

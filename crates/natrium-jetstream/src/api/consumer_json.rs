@@ -22,6 +22,8 @@ pub struct SequenceJson {
 #[derive(Serialize)]
 pub struct PriorityGroupJson {
     pub group: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub pinned_client_id: String,
     pub pinned_ts: String,
 }
 
@@ -84,6 +86,7 @@ pub fn consumer_info(
     let remaining = config
         .pause_until
         .map_or(0, |t| t.unix_nanos().saturating_sub(now).max(0));
+    let pin = consumer.core.lock().delivery.pin.clone();
     let rfc = natrium_gofmt::time::rfc3339_nanos;
     ConsumerInfoJson {
         stream_name: consumer.stream.clone(),
@@ -110,7 +113,12 @@ pub fn consumer_info(
             .first()
             .map(|g| PriorityGroupJson {
                 group: g.clone(),
-                pinned_ts: ZERO_TIME.to_owned(),
+                pinned_ts: if pin.is_set() {
+                    rfc(pin.ts)
+                } else {
+                    ZERO_TIME.to_owned()
+                },
+                pinned_client_id: pin.id,
             })
             .into_iter()
             .collect(),

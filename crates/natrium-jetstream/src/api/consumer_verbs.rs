@@ -21,6 +21,9 @@ use crate::consumer::{lifecycle, Consumer};
 use crate::errors::{table, ApiError};
 use crate::stream::Stream;
 
+/// How long an info waits for the acks queued before it (see `Engine::settle`).
+pub const SETTLE_MAX: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Go's page sizes of `NAMES` and `LIST`.
 const NAMES_PAGE: usize = 1024;
 const LIST_PAGE: usize = 256;
@@ -38,6 +41,7 @@ pub fn answer(req: &Request<'_>, route: &ConsumerRoute<'_>) -> Result<Vec<u8>, A
         ConsumerRoute::Pause(stream, name) => pause(req, stream, name),
         ConsumerRoute::Unpin(stream, name) => unpin(req, stream, name),
         ConsumerRoute::LeaderStepdown
+        | ConsumerRoute::Reset(..)
         | ConsumerRoute::Create(_)
         | ConsumerRoute::DurableCreate(..) => Err(table::CLUSTER_REQUIRED.err()),
     }
@@ -82,6 +86,9 @@ fn info(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiError
         return Err(table::NOT_EMPTY_REQUEST.err());
     }
     let (stream, consumer) = lookup(req, stream, name)?;
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        engine.settle(SETTLE_MAX);
+    }
     let info = consumer_info(req, &stream, &consumer, true);
     Ok(encode("consumer_info_response", None, info))
 }
@@ -292,6 +299,11 @@ fn unpin(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiErro
     let (stream, consumer) = lookup(req, stream, name)?;
     if !consumer.config().priority_groups.contains(&request.group) {
         return Err(table::CONSUMER_INVALID_PRIORITY_GROUP.err());
+    }
+    consumer.core.lock().delivery.pin.clear();
+    if let Some(engine) = req.jsa.engine(&stream.name) {
+        // The next message may pin another requester.
+        engine.look_at(&consumer.name);
     }
     req.advise_consumer(ConsumerEvent::Unpinned {
         stream: stream.name.clone(),

@@ -8,8 +8,10 @@ use natrium_core::internal::InternalClient;
 
 use super::inbox::{ApiInbox, ApiSubs};
 use super::request::Request;
-use super::router::{route, Route, API_PREFIX};
-use super::{account_info, account_purge, consumers, msg_get, snapshot, stream_info, streams};
+use super::router::{route, ConsumerRoute, Route, API_PREFIX};
+use super::{
+    account_info, account_purge, consumer_reset, consumers, msg_get, snapshot, stream_info, streams,
+};
 use crate::advisory::{self, ApiAudit};
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
@@ -87,6 +89,9 @@ fn answer(
                 .unwrap_or_else(|err| streams::error_response("account_purge_response", &err));
             client.publish_in(account, reply, None, &body);
         }
+        return;
+    }
+    if answered_reset(js, client, account, reply, verb, msg) {
         return;
     }
     if refused_before_lookup(js, client, account, reply, verb, &msg.payload) {
@@ -181,6 +186,26 @@ fn send_advisories(
     for event in req.consumer_events.take() {
         advisory::consumer_event(client, account, &event, domain);
     }
+}
+
+/// `CONSUMER.RESET` is answered (if at all) by the consumer, outside the API's counts.
+fn answered_reset(
+    js: &Arc<JetStream>,
+    client: &mut InternalClient,
+    account: &Arc<natrium_core::account::Account>,
+    reply: &str,
+    verb: &str,
+    msg: &Delivery,
+) -> bool {
+    let Route::Consumer(ConsumerRoute::Reset(stream, name)) = route(verb) else {
+        return false;
+    };
+    let level = api_level_met(msg);
+    if let Some(body) = consumer_reset::answer(js, &account.name, stream, name, &msg.payload, level)
+    {
+        client.publish_in(account, reply, None, &body);
+    }
+    true
 }
 
 /// Go reads some consumer requests' bodies before it looks for JetStream in the account:

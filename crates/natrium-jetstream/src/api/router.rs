@@ -77,6 +77,8 @@ pub enum ConsumerRoute<'a> {
     Delete(&'a str, &'a str),
     Pause(&'a str, &'a str),
     Unpin(&'a str, &'a str),
+    /// Answered by the consumer itself (`super::consumer_reset`).
+    Reset(&'a str, &'a str),
     LeaderStepdown,
 }
 
@@ -93,6 +95,7 @@ impl ConsumerRoute<'_> {
             ConsumerRoute::Delete(..) => "consumer_delete_response",
             ConsumerRoute::Pause(..) => "consumer_pause_response",
             ConsumerRoute::Unpin(..) => "consumer_unpin_response",
+            ConsumerRoute::Reset(..) => "consumer_reset_response",
             ConsumerRoute::LeaderStepdown => "consumer_leader_stepdown_response",
         }
     }
@@ -109,6 +112,7 @@ fn consumer_route<'a>(verb: &'a str, tokens: &[&'a str]) -> Option<ConsumerRoute
         ["DELETE", stream, name] => ConsumerRoute::Delete(stream, name),
         ["PAUSE", stream, name] => ConsumerRoute::Pause(stream, name),
         ["UNPIN", stream, name] => ConsumerRoute::Unpin(stream, name),
+        ["RESET", stream, name] => ConsumerRoute::Reset(stream, name),
         ["LEADER", "STEPDOWN", _, _] => ConsumerRoute::LeaderStepdown,
         _ => return None,
     })

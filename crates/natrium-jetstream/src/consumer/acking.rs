@@ -153,6 +153,12 @@ pub fn on_timer(core: &mut ConsumerCore, r: &mut Round<'_>) {
     if core.delivery.ack_due.is_some_and(|t| t <= r.now) {
         check_pending(core, r);
     }
+    if core.delivery.pin.due().is_some_and(|t| t <= r.now) {
+        // No request from the pinned client for `priority_timeout`: the pin lapses.
+        let group = std::mem::take(&mut core.delivery.pin.group);
+        core.delivery.pin.clear();
+        r.advise_pin(&group, None);
+    }
     if core.delivery.waiting.is_empty() && !core.config.is_push() {
         process_waiting(core, r, true);
     } else {

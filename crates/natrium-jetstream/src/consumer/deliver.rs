@@ -11,8 +11,9 @@ use bytes::Bytes;
 use natrium_store::{Filter, StoreError, StoredMsg};
 
 use super::ack::reply_subject;
-use super::config::AckPolicy;
+use super::config::{AckPolicy, PriorityPolicy};
 use super::outbox::{Advice, Delivered, Outbox};
+use super::priority::{self, Admit};
 use super::pull::{self, Waiting};
 use super::push::FC_REQUEST;
 use super::running::{num_pending, store_filter, ConsumerCore};
@@ -56,6 +57,38 @@ impl Round<'_> {
         let account = &self.stream.account;
         self.out
             .advise(advice, &facts, |s| crate::event::has_interest(account, s));
+    }
+
+    /// The advisory of a new pin (`pinned`: its id) or of a pin that lapsed.
+    pub fn advise_pin(&mut self, group: &str, pinned: Option<&str>) {
+        let (verb, kind) = if pinned.is_some() {
+            (
+                "PINNED",
+                "io.nats.jetstream.advisory.v1.consumer_group_pinned",
+            )
+        } else {
+            (
+                "UNPINNED",
+                "io.nats.jetstream.advisory.v1.consumer_group_unpinned",
+            )
+        };
+        let subject = format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.{verb}.{}.{}",
+            self.stream.name, self.consumer
+        );
+        if !crate::event::has_interest(&self.stream.account, &subject) {
+            return;
+        }
+        let body = priority::PinAdvisory {
+            account: &self.stream.account.name,
+            stream: &self.stream.name,
+            consumer: self.consumer,
+            domain: self.domain,
+            group,
+            pinned_id: pinned,
+            reason: pinned.is_none().then_some("timeout"),
+        };
+        self.out.advisory(subject, kind, body);
     }
 }
 
@@ -154,6 +187,16 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
         r.out.status(reply, pull::status(&text));
         return;
     }
+    if let Some(group) = req.group.as_ref() {
+        let (policy, ttl) = (core.config.priority_policy, core.config.priority_timeout);
+        let pin = &mut core.delivery.pin;
+        if policy != PriorityPolicy::None {
+            if let Err(text) = priority::on_arrival(pin, group, ttl, r.now) {
+                r.out.status(reply, pull::status(&text));
+                return;
+            }
+        }
+    }
     let max_waiting = usize::try_from(core.config.max_waiting).unwrap_or(0);
     if core.delivery.waiting.len() >= max_waiting {
         process_waiting(core, r, false);
@@ -183,8 +226,17 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
         let d = &mut core.delivery;
         d.wait_due = Some(d.wait_due.map_or(due, |w| w.min(due)));
     }
-    core.delivery.waiting.queue.push_back(waiting);
-    deliver(core, r);
+    let prioritized = core.config.priority_policy == PriorityPolicy::Prioritized;
+    core.delivery.waiting.push(waiting, prioritized);
+    if prioritized {
+        // As Go's consumer loop: the requests that came together are ranked before any
+        // is served (the next round delivers).
+        if !r.out.again.iter().any(|n| n == r.consumer) {
+            r.out.again(r.consumer);
+        }
+    } else {
+        deliver(core, r);
+    }
 }
 
 /// Delivers to the waiting requests what there is, then sweeps the queue; a push consumer
@@ -393,7 +445,7 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
         msg.timestamp_ns,
         pending,
     );
-    let (headers, payload) = if core.config.headers_only {
+    let (mut headers, payload) = if core.config.headers_only {
         headers_only(msg)
     } else {
         (msg.headers.clone(), msg.payload.clone())
@@ -401,13 +453,16 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
     let size = msg.subject.len() + ack.len() + headers.len() + payload.len();
     let (reply, left_msgs, left_bytes) = if core.config.is_push() {
         (core.config.deliver_subject.clone(), 1, 0)
-    } else if let Some(target) = next_waiting(core, r, size) {
+    } else if let Some(target) = next_waiting(core, r, size, pending + 1) {
         core.delivery.push.last_active = r.now;
         target
     } else {
         put_back(core, msg.seq, dc);
         return false;
     };
+    if core.config.priority_policy == PriorityPolicy::PinnedClient {
+        headers = Bytes::from(priority::with_pin_header(&headers, &core.delivery.pin.id));
+    }
     let dseq = core.delivery.dseq;
     core.delivery.dseq += 1;
     if let Some(store) = core.store.as_mut() {
@@ -469,21 +524,51 @@ fn put_back(core: &mut ConsumerCore, seq: u64, dc: u64) {
 
 /// Go's `nextWaiting`: the request the next message of `size` bytes goes to, after
 /// dropping those that expired (`408`), can not take it (`409 Message Size Exceeds
-/// MaxBytes`) or whose requester left.
+/// MaxBytes`), hold another pin (`423`) or whose requester left; requests the priority
+/// group holds back are cycled (`npc`: messages left to deliver, this one included).
 fn next_waiting(
     core: &mut ConsumerCore,
     r: &mut Round<'_>,
     size: usize,
+    npc: u64,
 ) -> Option<(String, i64, i64)> {
     let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let (policy, ttl) = (core.config.priority_policy, core.config.priority_timeout);
+    let prioritized = policy == PriorityPolicy::Prioritized;
+    let mut cycled = 0;
     loop {
-        let head = core.delivery.waiting.queue.front_mut()?;
+        let d = &mut core.delivery;
+        let head = d.waiting.queue.front_mut()?;
         if head.expired(r.now) {
             let text = pull::status_pending("408 Request Timeout", head.n, head.bytes);
             r.out.status(&head.reply, text);
-            core.delivery.waiting.queue.pop_front();
+            d.waiting.queue.pop_front();
             continue;
         }
+        let counts = (npc, d.pending.len());
+        let pinned = match priority::admit(policy, &mut d.pin, ttl, head, counts, r.now) {
+            Admit::Serve(pinned) => {
+                if pinned {
+                    let (group, id) = (d.pin.group.clone(), d.pin.id.clone());
+                    r.advise_pin(&group, Some(&id));
+                }
+                pinned
+            }
+            Admit::Cycle => {
+                d.waiting.cycle();
+                cycled += 1;
+                if cycled >= d.waiting.len() {
+                    return None;
+                }
+                continue;
+            }
+            Admit::WrongPin => {
+                let text = pull::status_pending("423 Nats-Wrong-Pin-Id", head.n, head.bytes);
+                r.out.status(&head.reply, text);
+                d.waiting.queue.pop_front();
+                continue;
+            }
+        };
         if head.bytes > 0 {
             if size <= head.bytes {
                 head.bytes -= size;
@@ -494,14 +579,17 @@ fn next_waiting(
                 let text =
                     pull::status_pending("409 Message Size Exceeds MaxBytes", head.n, head.bytes);
                 r.out.status(&head.reply, text);
-                core.delivery.waiting.queue.pop_front();
+                if pinned {
+                    d.pin.clear();
+                }
+                d.waiting.queue.pop_front();
                 continue;
             }
         }
         if r.listened(&head.reply) {
-            return core.delivery.waiting.pop(r.now);
+            return d.waiting.pop(r.now, prioritized);
         }
-        core.delivery.waiting.queue.pop_front();
+        d.waiting.queue.pop_front();
     }
 }
 
@@ -568,6 +656,7 @@ pub fn due(core: &ConsumerCore, now: i64) -> Option<i64> {
         heartbeat,
         d.push.delete_due,
         resume,
+        d.pin.due(),
     ]
     .into_iter()
     .flatten()

@@ -67,6 +67,8 @@ pub struct Engine {
     /// The stream has push consumers (only then do subscription changes wake the task).
     has_push: AtomicBool,
     listener: Mutex<Option<Arc<dyn InterestListener>>>,
+    /// A round is running (it took, or may take, queued requests and acks).
+    busy: AtomicBool,
 }
 
 /// Hears of interest changes in the stream's account (called on the subscribing task: it
@@ -113,6 +115,7 @@ impl Engine {
             interest: AtomicBool::new(false),
             has_push: AtomicBool::new(false),
             listener: Mutex::new(None),
+            busy: AtomicBool::new(false),
         });
         engine.subscribe();
         let listener: Arc<dyn InterestListener> = Arc::new(Watch(Arc::downgrade(&engine)));
@@ -203,6 +206,18 @@ impl Engine {
         self.stream.signal.notify.notify_one();
     }
 
+    /// Waits (at most `max`) until what is queued now was handled: an ack sent before a
+    /// consumer info or reset on the same connection is reflected in it.
+    pub fn settle(&self, max: Duration) {
+        let deadline = std::time::Instant::now() + max;
+        while !self.queue.is_empty() || self.busy.load(Ordering::SeqCst) {
+            if std::time::Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
     async fn run(self: Arc<Self>, mut worker: Worker) {
         let file_backed = self.stream.dir.is_some();
         loop {
@@ -240,6 +255,7 @@ impl Engine {
     /// One round: queued requests and acks, deliveries of newly stored messages, due timers;
     /// then state stored, retention applied, and everything published.
     fn round(&self, w: &mut Worker) {
+        self.busy.store(true, Ordering::SeqCst);
         let now = now_ns();
         let mut out = Outbox::default();
         out.msgs.append(&mut self.farewells.lock());
@@ -264,6 +280,7 @@ impl Engine {
         }
         step.timers();
         self.finish(w, out);
+        self.busy.store(false, Ordering::SeqCst);
         if !self.queue.is_empty() {
             self.queue.wake.notify_one();
         }

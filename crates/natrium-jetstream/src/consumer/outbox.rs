@@ -88,7 +88,7 @@ impl Outbox {
         }
     }
 
-    fn advisory<T: Serialize>(&mut self, subject: String, kind: &str, body: T) {
+    pub(crate) fn advisory<T: Serialize>(&mut self, subject: String, kind: &str, body: T) {
         let json = typed_json(kind, body);
         self.msgs.push(Outgoing {
             route: None,

@@ -122,8 +122,7 @@ pub fn decode_next(body: &[u8], now: i64) -> Result<NextRequest, String> {
 }
 
 /// Go's checks of a request against the consumer's limits, in Go's order: the status text
-/// of the refusal. TODO(#16): priority groups are checked but not applied (overflow,
-/// pinning with `Nats-Pin-Id` and `423`, prioritized order).
+/// of the refusal (the pin's check follows, in `super::priority`).
 pub fn check_limits(req: &NextRequest, config: &ConsumerConfig, now: i64) -> Result<(), String> {
     if config.max_batch > 0 && req.batch > config.max_batch {
         return Err(format!(
@@ -186,6 +185,8 @@ pub struct Waiting {
     /// When the next idle heartbeat is due; 0 none.
     pub heartbeat_at: i64,
     pub no_wait: bool,
+    /// The priority-group fields of a JSON request.
+    pub group: Option<PriorityGroup>,
 }
 
 impl Waiting {
@@ -203,7 +204,16 @@ impl Waiting {
                 0
             },
             no_wait: req.no_wait,
+            group: req.group.clone(),
         }
+    }
+
+    /// Its place in a prioritized queue: lower first; a request without the group's
+    /// fields after all (Go's `MaxInt32`).
+    fn priority(&self) -> i64 {
+        self.group
+            .as_ref()
+            .map_or(i64::from(i32::MAX), |g| g.priority)
     }
 
     pub fn expired(&self, now: i64) -> bool {
@@ -240,10 +250,22 @@ impl WaitQueue {
         self.queue.iter().map(|w| w.n).sum()
     }
 
-    /// Takes one message for the head request; it stays (at the back) while it wants more.
-    /// Returns the reply subject and what the request still wants (messages, bytes).
-    /// A request that stays has its next heartbeat set from `now`.
-    pub fn pop(&mut self, now: i64) -> Option<(String, i64, i64)> {
+    /// Queues a request: at the back, or (`prioritized`) after every request of its
+    /// priority or a lower one.
+    pub fn push(&mut self, w: Waiting, prioritized: bool) {
+        if prioritized {
+            let at = self.queue.partition_point(|q| q.priority() <= w.priority());
+            self.queue.insert(at, w);
+        } else {
+            self.queue.push_back(w);
+        }
+    }
+
+    /// Takes one message for the head request; it stays while it wants more, at the back
+    /// (`prioritized`: the back of its priority). Returns the reply subject and what the
+    /// request still wants (messages, bytes). A request that stays has its next heartbeat
+    /// set from `now`.
+    pub fn pop(&mut self, now: i64, prioritized: bool) -> Option<(String, i64, i64)> {
         let mut head = self.queue.pop_front()?;
         head.delivered += 1;
         head.n -= 1;
@@ -252,9 +274,16 @@ impl WaitQueue {
             if head.heartbeat > 0 {
                 head.heartbeat_at = now.saturating_add(head.heartbeat);
             }
-            self.queue.push_back(head);
+            self.push(head, prioritized);
         }
         Some(taken)
+    }
+
+    /// Moves the head request to the back (Go's `cycle`).
+    pub fn cycle(&mut self) {
+        if let Some(head) = self.queue.pop_front() {
+            self.queue.push_back(head);
+        }
     }
 
     /// The earliest expiry or heartbeat of a waiting request.
@@ -342,13 +371,32 @@ mod tests {
             batch,
             ..NextRequest::default()
         };
-        q.queue.push_back(Waiting::new("a".into(), &req(2), 0));
-        q.queue.push_back(Waiting::new("b".into(), &req(1), 0));
+        q.push(Waiting::new("a".into(), &req(2), 0), false);
+        q.push(Waiting::new("b".into(), &req(1), 0), false);
         assert_eq!(q.wanted(), 3);
-        assert_eq!(q.pop(0).unwrap().0, "a");
-        assert_eq!(q.pop(0).unwrap().0, "b");
-        assert_eq!(q.pop(0).unwrap(), ("a".into(), 0, 0));
+        assert_eq!(q.pop(0, false).unwrap().0, "a");
+        assert_eq!(q.pop(0, false).unwrap().0, "b");
+        assert_eq!(q.pop(0, false).unwrap(), ("a".into(), 0, 0));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn consumer_pull_wait_queue_prioritized() {
+        let mut q = WaitQueue::default();
+        let req = |batch, priority| NextRequest {
+            batch,
+            group: Some(PriorityGroup {
+                group: "A".into(),
+                priority,
+                ..PriorityGroup::default()
+            }),
+            ..NextRequest::default()
+        };
+        q.push(Waiting::new("low".into(), &req(2, 1), 0), true);
+        q.push(Waiting::new("high".into(), &req(2, 0), 0), true);
+        q.push(Waiting::new("high2".into(), &req(1, 0), 0), true);
+        let order: Vec<String> = (0..5).filter_map(|_| q.pop(0, true)).map(|t| t.0).collect();
+        assert_eq!(order, ["high", "high2", "high", "low", "low"]);
     }
 
     #[test]

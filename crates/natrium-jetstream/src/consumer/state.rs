@@ -43,6 +43,8 @@ pub struct DeliveryState {
     pub armed: Option<i64>,
     /// Push delivery, flow control, heartbeats and inactivity.
     pub push: super::push::PushState,
+    /// A `pinned_client` consumer's pin.
+    pub pin: super::priority::Pin,
 }
 
 /// What an ack changed.

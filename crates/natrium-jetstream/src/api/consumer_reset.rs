@@ -1,0 +1,105 @@
+//! `$JS.API.CONSUMER.RESET.<stream>.<consumer>`: in Go the consumer itself listens there, so
+//! nothing answers for a stream or consumer that does not exist (nor in an account without
+//! JetStream), and the answers are not counted as API requests. The response is the
+//! consumer's info and the sequence it starts from (`reset_seq`, present even in a refusal).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::consumer_json::{consumer_info, ConsumerInfoJson};
+use super::request::Request;
+use super::responses::encode;
+use crate::config::decode_checked;
+use crate::config::gotype::{GoStruct, GoType};
+use crate::consumer::reset::reset;
+use crate::errors::{table, ApiError};
+use crate::service::JetStream;
+
+const KIND: &str = "consumer_reset_response";
+
+static RESET_REQUEST: GoStruct = GoStruct {
+    name: "JSApiConsumerResetRequest",
+    fields: &[("seq", GoType::Uint64)],
+};
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ResetRequest {
+    seq: u64,
+}
+
+#[derive(Serialize)]
+struct ResetResponse {
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    info: Option<ConsumerInfoJson>,
+    reset_seq: u64,
+}
+
+fn refusal(err: &ApiError) -> Vec<u8> {
+    encode(
+        KIND,
+        Some(err),
+        ResetResponse {
+            info: None,
+            reset_seq: 0,
+        },
+    )
+}
+
+/// The answer to a reset request in `account`, or `None` when Go's server would not answer.
+/// TODO(#16): the stream identity header Go adds when the request asks for it, and interest
+/// retention's clean-up after a reset.
+pub fn answer(
+    js: &Arc<JetStream>,
+    account: &str,
+    stream: &str,
+    name: &str,
+    body: &[u8],
+    api_level_met: bool,
+) -> Option<Vec<u8>> {
+    let jsa = js.account(account)?;
+    let stream = jsa.stream(stream)?;
+    let consumer = stream.consumers.lock().get(name).cloned()?;
+    if !api_level_met {
+        return Some(refusal(&table::REQUIRED_API_LEVEL.err()));
+    }
+    let request: ResetRequest = if body.is_empty() {
+        ResetRequest::default()
+    } else {
+        match decode_checked(body, &RESET_REQUEST, "server.JSApiConsumerResetRequest") {
+            Ok(request) => request,
+            Err(err) => return Some(refusal(&err)),
+        }
+    };
+    if let Some(engine) = jsa.engine(&stream.name) {
+        engine.settle(super::consumer_verbs::SETTLE_MAX);
+    }
+    let result = {
+        let mut core = consumer.core.lock();
+        let stream_core = stream.core.lock();
+        reset(&mut core, request.seq, stream_core.ingest.store.as_ref())
+    };
+    let seq = match result {
+        Ok(seq) => seq,
+        Err(err) => {
+            return Some(refusal(
+                &table::CONSUMER_INVALID_RESET.with(&[("err", &err)]),
+            ))
+        }
+    };
+    if let Some(engine) = jsa.engine(&stream.name) {
+        // Its waiting requests are served from the new start.
+        engine.look_at(&consumer.name);
+    }
+    let req = Request::new(js, &jsa, body);
+    let info = consumer_info(&req, &stream, &consumer, true);
+    Some(encode(
+        KIND,
+        None,
+        ResetResponse {
+            info: Some(info),
+            reset_seq: seq,
+        },
+    ))
+}
