@@ -40,8 +40,8 @@
 //!   chunks, subjects interned under 4-byte ids with a per-subject index whose entries chain
 //!   the messages of one subject, and a TTL index) and [`MemConsumerStore`].
 //!
-//! The file store writes `index.dat` on stop and, through `StreamStore::maintain` (after the
-//! acks of a group commit), after enough appended data: a reopen loads the state from it in
+//! The file store writes `index.dat` on stop and, through `StreamStore::maintain` (which the
+//! engine calls when a stream is quiet), after enough appended data: a reopen loads the state from it in
 //! bulk and scans only what was written after it (`filestore::index`,
 //! `docs/store-format.md` §6); without a usable index it scans every block. What the index
 //! covered is then checked by `StreamStore::scrub`, a bounded step at a time, and a record

@@ -32,8 +32,7 @@ pub fn start(js: &Arc<JetStream>, inbox: &Arc<ApiInbox>, subs: &Arc<Mutex<ApiSub
             };
             if let ServerEvent::ShuttingDown(ack) = event {
                 // Before connections close: pull requests hear of it, as from Go.
-                let (mut client, _inbox) =
-                    InternalClient::start(&server, server.system_account());
+                let (mut client, _inbox) = InternalClient::start(&server, server.system_account());
                 for jsa in js.accounts() {
                     jsa.announce_shutdown(&mut client);
                 }

@@ -176,7 +176,14 @@ impl Engine {
     pub fn server_shutdown(&self, client: &mut InternalClient) {
         let consumers: Vec<_> = self.stream.consumers.lock().values().cloned().collect();
         for consumer in consumers {
-            let waiting: Vec<_> = consumer.core.lock().delivery.waiting.queue.drain(..).collect();
+            let waiting: Vec<_> = consumer
+                .core
+                .lock()
+                .delivery
+                .waiting
+                .queue
+                .drain(..)
+                .collect();
             for w in waiting {
                 let headers = super::pull::status_pending("409 Server Shutdown", w.n, w.bytes);
                 let msg = Message {

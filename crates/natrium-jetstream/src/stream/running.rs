@@ -33,6 +33,12 @@ const BATCH_MAX: usize = 4096;
 /// A stream that stored nothing for this long gives its record cache back (Go's #4638:
 /// memory growing with the number of idle streams).
 const IDLE_CACHE_RELEASE: Duration = Duration::from_secs(30);
+
+/// Quiet time after which a file stream writes its index when one is due: never under load,
+/// where rebuilding it stalled ingest (2026-11-24: 500,000 async publishes 615k → 526k msg/s
+/// and 41 → 106 MB peak RSS with a write every 8 MiB); a crash under load scans what came
+/// after the last index instead.
+const IDLE_INDEX_WRITE: Duration = Duration::from_secs(1);
 /// Bytes the store's scrub checks per step, between which the ingest task looks for work.
 const SCRUB_STEP_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -182,6 +188,7 @@ impl Stream {
     async fn run_ingest(self: Arc<Self>) {
         let file_backed = self.dir.is_some();
         let mut cache_held = false;
+        let mut index_pending = false;
         loop {
             let expiry = self.until_next_expiry();
             self.expiry_armed
@@ -206,6 +213,15 @@ impl Stream {
                         break;
                     }
                 }
+                () = tokio::time::sleep(IDLE_INDEX_WRITE), if index_pending => {
+                    index_pending = false;
+                    let stream = Arc::clone(&self);
+                    let _ = tokio::task::spawn_blocking(move || {
+                        stream.core.lock().ingest.store.maintain();
+                    })
+                    .await;
+                    continue;
+                }
                 () = tokio::time::sleep(IDLE_CACHE_RELEASE), if cache_held => {
                     cache_held = false;
                     let stream = Arc::clone(&self);
@@ -222,6 +238,7 @@ impl Stream {
                 }
             }
             cache_held = file_backed;
+            index_pending = file_backed;
             if file_backed {
                 let stream = Arc::clone(&self);
                 let _ = tokio::task::spawn_blocking(move || stream.drain_queue()).await;
@@ -320,8 +337,6 @@ impl Stream {
                 return;
             }
             self.ingest_batch(&mut core, &batch, interest.as_deref());
-            // The acks are out: what the sync left for later (the index) does not delay them.
-            core.ingest.store.maintain();
             drop(core);
             batch.clear();
         }

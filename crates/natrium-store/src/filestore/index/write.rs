@@ -1,6 +1,6 @@
 //! Writing `index.dat` (`docs/store-format.md` §6): a snapshot of the in-memory state and
 //! of each block's checks, written by the atomic rule with every block synced, on stop and
-//! by `maintain` (after a sync, once its acks went out) once enough was written since the
+//! by `maintain` (which the engine calls when the stream is quiet) once enough was written since the
 //! last; never for a store whose recovery or scrub found damage. Before a block the index covers is changed other than by appending, the index is
 //! removed (and the directory synced), so no index on disk ever disagrees with the blocks.
 
