@@ -43,6 +43,7 @@ mod report;
 pub mod resources;
 pub mod service;
 pub mod snapshot;
+mod stall;
 mod startup;
 pub mod stream;
 

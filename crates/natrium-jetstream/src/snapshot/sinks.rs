@@ -185,17 +185,9 @@ impl Sink for ChunkQueue {
     }
 
     fn until_ready(&self) -> ReadyFuture<'_> {
-        Box::pin(async move {
-            loop {
-                let notified = self.ready.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                if !self.queued.lock().is_full() {
-                    return;
-                }
-                notified.await;
-            }
-        })
+        Box::pin(crate::stall::until_not_full(&self.ready, || {
+            self.queued.lock().is_full()
+        }))
     }
 }
 

@@ -131,16 +131,6 @@ impl Sink for IngestQueue {
     }
 
     fn until_ready(&self) -> ReadyFuture<'_> {
-        Box::pin(async move {
-            loop {
-                let notified = self.ready.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                if !self.is_full() {
-                    return;
-                }
-                notified.await;
-            }
-        })
+        Box::pin(crate::stall::until_not_full(&self.ready, || self.is_full()))
     }
 }
