@@ -187,8 +187,8 @@ impl InternalClient {
     /// Delivers one message to the subscribers of `route` in `account`, who receive it on
     /// `subject` with `reply` and an optional header block (a JetStream delivery: routed to
     /// a pull request's reply subject, seen on the stored subject with the ack subject).
-    pub fn deliver_routed(&mut self, account: &Arc<Account>, route: &str, msg: &Message<'_>) {
-        self.send_with(account, msg, Some(route.as_bytes()));
+    pub fn deliver_routed(&mut self, account: &Arc<Account>, route: &[u8], msg: &Message<'_>) {
+        self.send_with(account, msg, Some(route));
     }
 
     fn send(&mut self, account: &Arc<Account>, msg: &Message<'_>) {

@@ -7,6 +7,8 @@
 //! Runs with the consumer's `core` locked; the stream's `core` is taken inside for each read
 //! of its store (the documented order). Everything sent goes to the round's [`Outbox`].
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use natrium_store::{Filter, StoreError, StoredMsg};
 
@@ -221,7 +223,7 @@ pub fn on_request(core: &mut ConsumerCore, r: &mut Round<'_>, reply: &str, body:
         }
         return;
     }
-    let waiting = Waiting::new(reply.to_owned(), &req, r.now);
+    let waiting = Waiting::new(reply, &req, r.now);
     if let Some(due) = waiting.due() {
         let d = &mut core.delivery;
         d.wait_due = Some(d.wait_due.map_or(due, |w| w.min(due)));
@@ -452,7 +454,7 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
     };
     let size = msg.subject.len() + ack.len() + headers.len() + payload.len();
     let (reply, left_msgs, left_bytes) = if core.config.is_push() {
-        (core.config.deliver_subject.clone(), 1, 0)
+        (Arc::from(core.config.deliver_subject.as_str()), 1, 0)
     } else if let Some(target) = next_waiting(core, r, size, pending + 1) {
         core.delivery.push.last_active = r.now;
         target
@@ -485,7 +487,7 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
     r.out.touch(r.consumer);
     let headers = (!headers.is_empty()).then_some(headers);
     let sent = reply.len() + ack.len() + headers.as_ref().map_or(0, Bytes::len) + payload.len();
-    r.out.delivery(&reply, &msg.subject, ack, headers, payload);
+    r.out.delivery(Arc::clone(&reply), &msg.subject, ack, headers, payload);
     if core.config.is_push() {
         flow_control(core, r, sent);
     }
@@ -531,7 +533,7 @@ fn next_waiting(
     r: &mut Round<'_>,
     size: usize,
     npc: u64,
-) -> Option<(String, i64, i64)> {
+) -> Option<(Arc<str>, i64, i64)> {
     let size = i64::try_from(size).unwrap_or(i64::MAX);
     let (policy, ttl) = (core.config.priority_policy, core.config.priority_timeout);
     let prioritized = policy == PriorityPolicy::Prioritized;

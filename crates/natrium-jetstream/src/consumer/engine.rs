@@ -192,7 +192,7 @@ impl Engine {
                     headers: Some(&headers),
                     payload: &[],
                 };
-                client.deliver_routed(&self.stream.account, &w.reply, &msg);
+                client.deliver_routed(&self.stream.account, w.reply.as_bytes(), &msg);
             }
         }
     }
@@ -321,13 +321,16 @@ impl Engine {
         let account = &self.stream.account;
         for m in out.msgs.drain(..) {
             let msg = Message {
-                subject: m.subject.as_bytes(),
+                subject: &m.subject,
                 reply: m.reply.as_deref().map(str::as_bytes),
                 headers: m.headers.as_deref(),
                 payload: &m.payload,
             };
-            w.client
-                .deliver_routed(account, m.route.as_deref().unwrap_or(&m.subject), &msg);
+            w.client.deliver_routed(
+                account,
+                m.route.as_deref().map_or(&m.subject[..], str::as_bytes),
+                &msg,
+            );
         }
     }
 }

@@ -2,6 +2,8 @@
 //! and advisories, held until the consumer states they depend on are stored (see
 //! `docs/jetstream-consumers.md`, "When state is stored"), then published in order.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use serde::Serialize;
 
@@ -12,8 +14,9 @@ use crate::event::typed_json;
 pub struct Outgoing {
     /// Where it goes, when not to `subject`'s subscribers (a delivery goes to the pull
     /// request's reply subject and is seen on the stored message's subject).
-    pub route: Option<String>,
-    pub subject: String,
+    pub route: Option<Arc<str>>,
+    /// The stored message's own subject shares its bytes (no copy per delivery).
+    pub subject: Bytes,
     pub reply: Option<String>,
     pub headers: Option<Bytes>,
     pub payload: Bytes,
@@ -43,7 +46,7 @@ impl Outbox {
     ) {
         self.msgs.push(Outgoing {
             route: None,
-            subject: subject.to_owned(),
+            subject: Bytes::copy_from_slice(subject.as_bytes()),
             reply,
             headers,
             payload,
@@ -53,15 +56,15 @@ impl Outbox {
     /// A stored message delivered to `route` (a request's reply subject) with its ack subject.
     pub fn delivery(
         &mut self,
-        route: &str,
-        subject: &[u8],
+        route: Arc<str>,
+        subject: &Bytes,
         ack: String,
         headers: Option<Bytes>,
         payload: Bytes,
     ) {
         self.msgs.push(Outgoing {
-            route: Some(route.to_owned()),
-            subject: String::from_utf8_lossy(subject).into_owned(),
+            route: Some(route),
+            subject: subject.clone(),
             reply: Some(ack),
             headers,
             payload,
@@ -92,7 +95,7 @@ impl Outbox {
         let json = typed_json(kind, body);
         self.msgs.push(Outgoing {
             route: None,
-            subject,
+            subject: subject.into(),
             reply: None,
             headers: None,
             payload: Bytes::from(json),

@@ -162,7 +162,7 @@ mod tests {
             group: Some(group),
             ..NextRequest::default()
         };
-        Waiting::new("r".into(), &req, 0)
+        Waiting::new("r", &req, 0)
     }
 
     fn grouped(id: &str) -> PriorityGroup {

@@ -4,6 +4,7 @@
 //! message per request in turn. Pure: times are Unix nanoseconds passed in.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -173,7 +174,8 @@ pub fn check_limits(req: &NextRequest, config: &ConsumerConfig, now: i64) -> Res
 /// A request waiting for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Waiting {
-    pub reply: String,
+    /// Shared with every delivery to it (no copy per message).
+    pub reply: Arc<str>,
     /// Messages still wanted (Go's `n`; may go below 1 for a request of batch 0).
     pub n: i64,
     /// Messages delivered to it.
@@ -190,9 +192,9 @@ pub struct Waiting {
 }
 
 impl Waiting {
-    pub fn new(reply: String, req: &NextRequest, now: i64) -> Self {
+    pub fn new(reply: &str, req: &NextRequest, now: i64) -> Self {
         Waiting {
-            reply,
+            reply: Arc::from(reply),
             n: req.batch,
             delivered: 0,
             bytes: req.max_bytes,
@@ -265,11 +267,11 @@ impl WaitQueue {
     /// (`prioritized`: the back of its priority). Returns the reply subject and what the
     /// request still wants (messages, bytes). A request that stays has its next heartbeat
     /// set from `now`.
-    pub fn pop(&mut self, now: i64, prioritized: bool) -> Option<(String, i64, i64)> {
+    pub fn pop(&mut self, now: i64, prioritized: bool) -> Option<(Arc<str>, i64, i64)> {
         let mut head = self.queue.pop_front()?;
         head.delivered += 1;
         head.n -= 1;
-        let taken = (head.reply.clone(), head.n, head.bytes);
+        let taken = (Arc::clone(&head.reply), head.n, head.bytes);
         if head.n > 0 {
             if head.heartbeat > 0 {
                 head.heartbeat_at = now.saturating_add(head.heartbeat);
@@ -371,11 +373,11 @@ mod tests {
             batch,
             ..NextRequest::default()
         };
-        q.push(Waiting::new("a".into(), &req(2), 0), false);
-        q.push(Waiting::new("b".into(), &req(1), 0), false);
+        q.push(Waiting::new("a", &req(2), 0), false);
+        q.push(Waiting::new("b", &req(1), 0), false);
         assert_eq!(q.wanted(), 3);
-        assert_eq!(q.pop(0, false).unwrap().0, "a");
-        assert_eq!(q.pop(0, false).unwrap().0, "b");
+        assert_eq!(&*q.pop(0, false).unwrap().0, "a");
+        assert_eq!(&*q.pop(0, false).unwrap().0, "b");
         assert_eq!(q.pop(0, false).unwrap(), ("a".into(), 0, 0));
         assert!(q.is_empty());
     }
@@ -392,10 +394,13 @@ mod tests {
             }),
             ..NextRequest::default()
         };
-        q.push(Waiting::new("low".into(), &req(2, 1), 0), true);
-        q.push(Waiting::new("high".into(), &req(2, 0), 0), true);
-        q.push(Waiting::new("high2".into(), &req(1, 0), 0), true);
-        let order: Vec<String> = (0..5).filter_map(|_| q.pop(0, true)).map(|t| t.0).collect();
+        q.push(Waiting::new("low", &req(2, 1), 0), true);
+        q.push(Waiting::new("high", &req(2, 0), 0), true);
+        q.push(Waiting::new("high2", &req(1, 0), 0), true);
+        let order: Vec<String> = (0..5)
+            .filter_map(|_| q.pop(0, true))
+            .map(|t| t.0.to_string())
+            .collect();
         assert_eq!(order, ["high", "high2", "high", "low", "low"]);
     }
 
