@@ -42,6 +42,7 @@ pub mod event;
 mod report;
 pub mod resources;
 pub mod service;
+mod sink_sub;
 pub mod snapshot;
 mod stall;
 mod startup;

@@ -26,44 +26,48 @@ const SERVER_ALERT_INTERVAL: Duration = Duration::from_secs(10);
 /// Go's rate-limited warnings repeat after this long (its `rateLimitLogging` expiry).
 const ACCOUNT_WARN_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Bytes stored in memory and in files, by one account or by the whole server.
+/// One signed counter per storage.
+#[derive(Debug, Default)]
+struct PerStorage {
+    memory: AtomicI64,
+    file: AtomicI64,
+}
+
+impl PerStorage {
+    fn of(&self, storage: Storage) -> &AtomicI64 {
+        match storage {
+            Storage::Memory => &self.memory,
+            Storage::File => &self.file,
+        }
+    }
+}
+
+/// Bytes an account (or the server) stores, per storage, and when its "limits exceeded"
+/// lines were last logged.
 #[derive(Debug, Default)]
 pub struct Usage {
-    memory: AtomicI64,
-    storage: AtomicI64,
+    bytes: PerStorage,
     /// Unix milliseconds of the last "limits exceeded for account" line for each storage.
-    memory_logged_ms: AtomicI64,
-    storage_logged_ms: AtomicI64,
+    logged_ms: PerStorage,
     /// Unix milliseconds of the last "limits exceeded for server" line, either storage (Go
     /// keeps one time for both).
     alerted_ms: AtomicI64,
 }
 
 impl Usage {
-    fn slot(&self, storage: Storage) -> &AtomicI64 {
-        match storage {
-            Storage::Memory => &self.memory,
-            Storage::File => &self.storage,
-        }
-    }
-
     /// Adds (or, negative, removes) `bytes` of `storage`.
     pub fn add(&self, storage: Storage, bytes: i64) {
-        self.slot(storage).fetch_add(bytes, Ordering::Relaxed);
+        self.bytes.of(storage).fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// Bytes of `storage` in use (never negative, as Go reports it).
     pub fn used(&self, storage: Storage) -> u64 {
-        u64::try_from(self.slot(storage).load(Ordering::Relaxed)).unwrap_or(0)
+        u64::try_from(self.bytes.of(storage).load(Ordering::Relaxed)).unwrap_or(0)
     }
 
     /// Whether the account's "limits exceeded" line for `storage` may be logged now.
     fn may_warn(&self, storage: Storage) -> bool {
-        let slot = match storage {
-            Storage::Memory => &self.memory_logged_ms,
-            Storage::File => &self.storage_logged_ms,
-        };
-        rate_limited(slot, ACCOUNT_WARN_INTERVAL)
+        rate_limited(self.logged_ms.of(storage), ACCOUNT_WARN_INTERVAL)
     }
 
     /// Whether the server's "limits exceeded" line may be logged now.
@@ -88,26 +92,16 @@ fn rate_limited(slot: &AtomicI64, every: Duration) -> bool {
 /// Bytes reserved by streams' `max_bytes` on the whole server (Go's `memReserved` and
 /// `storeReserved`).
 #[derive(Debug, Default)]
-pub struct Reserved {
-    memory: AtomicI64,
-    storage: AtomicI64,
-}
+pub struct Reserved(PerStorage);
 
 impl Reserved {
-    fn slot(&self, storage: Storage) -> &AtomicI64 {
-        match storage {
-            Storage::Memory => &self.memory,
-            Storage::File => &self.storage,
-        }
-    }
-
     /// Adds (or, negative, gives back) `bytes` of `storage`.
     pub fn add(&self, storage: Storage, bytes: i64) {
-        self.slot(storage).fetch_add(bytes, Ordering::Relaxed);
+        self.0.of(storage).fetch_add(bytes, Ordering::Relaxed);
     }
 
     pub fn get(&self, storage: Storage) -> i64 {
-        self.slot(storage).load(Ordering::Relaxed)
+        self.0.of(storage).load(Ordering::Relaxed)
     }
 }
 

@@ -108,8 +108,7 @@ impl ApiSubs {
     pub fn subscribe(&mut self, inbox: &Arc<ApiInbox>, account: &Arc<Account>, subject: &str) {
         let sid = self.subs.len() as u64 + 1;
         let sink: Arc<dyn Sink> = Arc::clone(inbox) as Arc<dyn Sink>;
-        let sub = Arc::new(Subscription::for_sink(sink, sid, subject.as_bytes(), None));
-        if account.subscribe(SubRef(Arc::clone(&sub))).is_ok() {
+        if let Some(sub) = crate::sink_sub::subscribe(account, &sink, sid, subject, None) {
             self.subs.insert(sid, (Arc::clone(account), sub));
         }
     }

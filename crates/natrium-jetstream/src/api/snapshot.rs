@@ -216,7 +216,7 @@ pub fn restore(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
         natrium_core::events::event_id()
     );
     let sink = Arc::clone(&queue) as Arc<dyn natrium_core::endpoint::Sink>;
-    let sub = SinkSub::new(&account, sink, &deliver).ok_or_else(|| {
+    let sub = SinkSub::new(&account, &sink, &deliver).ok_or_else(|| {
         table::RESTORE_SUBSCRIBE_FAILED.with(&[("subject", &deliver), ("err", &"invalid subject")])
     })?;
     let job = Restore {

@@ -487,7 +487,8 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
     r.out.touch(r.consumer);
     let headers = (!headers.is_empty()).then_some(headers);
     let sent = reply.len() + ack.len() + headers.as_ref().map_or(0, Bytes::len) + payload.len();
-    r.out.delivery(Arc::clone(&reply), &msg.subject, ack, headers, payload);
+    r.out
+        .delivery(Arc::clone(&reply), &msg.subject, ack, headers, payload);
     if core.config.is_push() {
         flow_control(core, r, sent);
     }

@@ -142,20 +142,10 @@ impl Engine {
         ];
         let mut subs = self.subs.lock();
         for (sid, subject) in subjects {
-            let sub = Arc::new(Subscription::for_sink(
-                Arc::clone(&sink),
-                sid,
-                subject.as_bytes(),
-                None,
+            let account = &self.stream.account;
+            subs.extend(crate::sink_sub::subscribe(
+                account, &sink, sid, &subject, None,
             ));
-            if self
-                .stream
-                .account
-                .subscribe(SubRef(Arc::clone(&sub)))
-                .is_ok()
-            {
-                subs.push(sub);
-            }
         }
     }
 

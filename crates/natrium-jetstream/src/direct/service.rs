@@ -80,20 +80,11 @@ impl DirectGet {
         let plain = format!("$JS.API.DIRECT.GET.{}", self.stream.name);
         let by_subject = format!("{plain}.>");
         for (sid, subject) in [(SID_PLAIN, plain), (SID_LAST_BY_SUBJECT, by_subject)] {
-            let sub = Arc::new(Subscription::for_sink(
-                Arc::clone(&sink),
-                sid,
-                subject.as_bytes(),
-                Some(QUEUE_GROUP),
+            let account = &self.stream.account;
+            let queue = Some(QUEUE_GROUP);
+            subs.extend(crate::sink_sub::subscribe(
+                account, &sink, sid, &subject, queue,
             ));
-            if self
-                .stream
-                .account
-                .subscribe(SubRef(Arc::clone(&sub)))
-                .is_ok()
-            {
-                subs.push(sub);
-            }
         }
     }
 

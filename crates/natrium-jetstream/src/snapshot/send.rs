@@ -139,7 +139,7 @@ impl Transfer {
             natrium_core::events::event_id()
         );
         let sink = Arc::clone(&window) as Arc<dyn natrium_core::endpoint::Sink>;
-        let Some(_acks) = SinkSub::new(&account, sink, &format!("{ack_prefix}.>")) else {
+        let Some(_acks) = SinkSub::new(&account, &sink, &format!("{ack_prefix}.>")) else {
             return self.end(&account, Ending::Failed("invalid ack subject".to_owned()));
         };
         let ending = self.send_chunks(&account, &window, &ack_prefix);

@@ -31,9 +31,8 @@ pub struct SinkSub {
 
 impl SinkSub {
     /// Subscribes `sink` on `subject` in `account`; `None` if the subject is not valid.
-    pub fn new(account: &Arc<Account>, sink: Arc<dyn Sink>, subject: &str) -> Option<Self> {
-        let sub = Arc::new(Subscription::for_sink(sink, 1, subject.as_bytes(), None));
-        account.subscribe(SubRef(Arc::clone(&sub))).ok()?;
+    pub fn new(account: &Arc<Account>, sink: &Arc<dyn Sink>, subject: &str) -> Option<Self> {
+        let sub = crate::sink_sub::subscribe(account, sink, 1, subject, None)?;
         Some(Self {
             account: Arc::clone(account),
             sub,

@@ -163,15 +163,8 @@ impl Stream {
         let subjects = core.config.subjects.clone();
         for (i, subject) in subjects.iter().enumerate() {
             let sid = i as u64 + 1;
-            let sub = Arc::new(Subscription::for_sink(
-                Arc::clone(&sink),
-                sid,
-                subject.as_bytes(),
-                None,
-            ));
-            if self.account.subscribe(SubRef(Arc::clone(&sub))).is_ok() {
-                core.subs.push(sub);
-            }
+            let sub = crate::sink_sub::subscribe(&self.account, &sink, sid, subject, None);
+            core.subs.extend(sub);
         }
     }
 
