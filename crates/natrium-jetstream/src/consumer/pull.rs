@@ -249,7 +249,10 @@ impl WaitQueue {
 
     /// Messages the waiting requests still want (Go's batch pending).
     pub fn wanted(&self) -> i64 {
-        self.queue.iter().map(|w| w.n).sum()
+        // Batches are the requesters' numbers: saturate rather than overflow.
+        self.queue
+            .iter()
+            .fold(0i64, |sum, w| sum.saturating_add(w.n))
     }
 
     /// Queues a request: at the back, or (`prioritized`) after every request of its
@@ -269,8 +272,8 @@ impl WaitQueue {
     /// set from `now`.
     pub fn pop(&mut self, now: i64, prioritized: bool) -> Option<(Arc<str>, i64, i64)> {
         let mut head = self.queue.pop_front()?;
-        head.delivered += 1;
-        head.n -= 1;
+        head.delivered = head.delivered.saturating_add(1);
+        head.n = head.n.saturating_sub(1);
         let taken = (Arc::clone(&head.reply), head.n, head.bytes);
         if head.n > 0 {
             if head.heartbeat > 0 {
@@ -380,6 +383,25 @@ mod tests {
         assert_eq!(&*q.pop(0, false).unwrap().0, "b");
         assert_eq!(q.pop(0, false).unwrap(), ("a".into(), 0, 0));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn consumer_pull_wait_queue_extreme_batches_saturate() {
+        let mut q = WaitQueue::default();
+        let req = |batch| NextRequest {
+            batch,
+            ..NextRequest::default()
+        };
+        q.push(Waiting::new("max", &req(i64::MAX), 0), false);
+        q.push(Waiting::new("max2", &req(i64::MAX), 0), false);
+        q.push(Waiting::new("min", &req(i64::MIN), 0), false);
+        assert_eq!(
+            q.wanted(),
+            i64::MAX.saturating_add(i64::MAX).saturating_add(i64::MIN)
+        );
+        assert_eq!(q.pop(0, false).unwrap().1, i64::MAX - 1);
+        q.pop(0, false);
+        assert_eq!(q.pop(0, false).unwrap(), ("min".into(), i64::MIN, 0));
     }
 
     #[test]
