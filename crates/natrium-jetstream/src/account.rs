@@ -476,6 +476,7 @@ impl JsAccount {
         }
         crate::consumer::lifecycle::stop_all(&stream);
         stream.stop();
+        stream.retire_store();
         if let Some(dir) = &stream.dir {
             if let Err(err) = std::fs::remove_dir_all(dir) {
                 if err.kind() != std::io::ErrorKind::NotFound {

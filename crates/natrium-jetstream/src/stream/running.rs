@@ -16,7 +16,7 @@ use natrium_core::endpoint::{Delivery, Sink, Subscription};
 use natrium_core::internal::InternalClient;
 
 use crate::clock::now_ns;
-use natrium_store::{DiscardPolicy, StoreConfig};
+use natrium_store::{DiscardPolicy, MemStore, StoreConfig};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -176,6 +176,15 @@ impl Stream {
         }
         drop(core);
         self.stop.cancel();
+    }
+
+    /// The stream is being deleted: its store is closed now and swapped for an empty memory
+    /// store, so the tasks' last steps (draining, the index write at stop, a scrub step)
+    /// write nothing into the directory being removed.
+    pub fn retire_store(&self) {
+        let mut core = self.core.lock();
+        let empty = Box::new(MemStore::new(StoreConfig::default()));
+        drop(std::mem::replace(&mut core.ingest.store, empty));
     }
 
     async fn run_ingest(self: Arc<Self>) {
