@@ -8,6 +8,7 @@
 
 mod jetstream;
 mod js_consume;
+mod js_fetch;
 mod report;
 mod scenarios;
 mod server;
@@ -163,7 +164,9 @@ fn messages_for(kind: Kind, budget: Budget) -> Budget {
             ..budget
         },
         Kind::Tls(inner) | Kind::Ws(inner) => messages_for(inner.plain(), budget),
-        Kind::JsAsyncPublish { .. } => Budget {
+        Kind::JsAsyncPublish { .. }
+        | Kind::JsOrderedConsume { .. }
+        | Kind::JsDurableFetch { .. } => Budget {
             messages: (budget.messages / 4).max(1000),
             ..budget
         },
@@ -185,9 +188,11 @@ fn measure(
     let config = match kind {
         Kind::Ws(_) => Some(ConfigFile::new(WS_CONFIG)?),
         Kind::Import { .. } => Some(ConfigFile::new(IMPORT_CONFIG)?),
-        Kind::JsSyncPublish { .. } | Kind::JsIdleConsumers { .. } | Kind::JsKvWatch { .. } => {
-            Some(ConfigFile::new(&jetstream_config(&store, None))?)
-        }
+        Kind::JsSyncPublish { .. }
+        | Kind::JsIdleConsumers { .. }
+        | Kind::JsKvWatch { .. }
+        | Kind::JsOrderedConsume { .. }
+        | Kind::JsDurableFetch { .. } => Some(ConfigFile::new(&jetstream_config(&store, None))?),
         Kind::JsAsyncPublish { sync_interval, .. } => {
             Some(ConfigFile::new(&jetstream_config(&store, sync_interval))?)
         }

@@ -78,6 +78,14 @@ pub enum Kind {
     JsKvWatch {
         keys: usize,
     },
+    /// JetStream: an ordered consumer reads a filled stream.
+    JsOrderedConsume {
+        payload: usize,
+    },
+    /// JetStream: a durable pull consumer fetches and acknowledges a filled stream.
+    JsDurableFetch {
+        payload: usize,
+    },
     Unsupported,
 }
 
@@ -113,8 +121,9 @@ pub struct Scenario {
 #[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
     use Kind::{
-        Churn, IdleMemory, Import, JsAsyncPublish, JsIdleConsumers, JsKvWatch, JsSyncPublish,
-        LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported, Ws,
+        Churn, IdleMemory, Import, JsAsyncPublish, JsDurableFetch, JsIdleConsumers, JsKvWatch,
+        JsOrderedConsume, JsSyncPublish, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported,
+        Ws,
     };
     let s = |name, payload_label, kind| Scenario {
         name,
@@ -238,8 +247,16 @@ pub fn all() -> Vec<Scenario> {
                 sync_interval: Some("2m"),
             },
         ),
-        s("JetStream ordered consumer", "-", Unsupported),
-        s("JetStream durable pull fetch", "-", Unsupported),
+        s(
+            "JetStream ordered consumer (file)",
+            "128 B",
+            JsOrderedConsume { payload: 128 },
+        ),
+        s(
+            "JetStream durable pull fetch (file, explicit ack)",
+            "128 B",
+            JsDurableFetch { payload: 128 },
+        ),
         s(
             "JetStream 10,000 idle durable consumers",
             "-",
@@ -356,6 +373,12 @@ pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
         Kind::JsAsyncPublish {
             storage, payload, ..
         } => crate::jetstream::async_publish(ep, storage, payload, budget.messages),
+        Kind::JsOrderedConsume { payload } => {
+            crate::js_fetch::ordered_consume(ep, payload, budget.messages)
+        }
+        Kind::JsDurableFetch { payload } => {
+            crate::js_fetch::durable_fetch(ep, payload, budget.messages)
+        }
         Kind::JsKvWatch { keys } => {
             crate::js_consume::kv_watch_start(ep, crate::js_consume::watch_key_count(budget, keys))
         }

@@ -263,6 +263,75 @@ impl Conn {
     }
 }
 
+/// One frame read by `Conn::next_frame`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// A MSG or HMSG on subscription `sid`; `status` is the code of a status message
+    /// (`NATS/1.0 100 …`), `None` for data.
+    Msg { sid: u64, status: Option<u16> },
+    /// Anything else (PING answered, +OK, INFO …).
+    Other,
+}
+
+impl Conn {
+    /// Reads the next frame; a message's reply subject, if it has one, is left in `reply`
+    /// (cleared otherwise), so acknowledging costs the caller no allocation.
+    pub fn next_frame(&mut self, reply: &mut Vec<u8>) -> Result<Frame> {
+        reply.clear();
+        let i = loop {
+            if let Some(i) = find_crlf(&self.buf[self.start..self.end]) {
+                break i;
+            }
+            self.fill()?;
+        };
+        let line_end = self.start + i;
+        let line = &self.buf[self.start..line_end];
+        let headers = line.starts_with(b"HMSG ");
+        if !headers && !line.starts_with(b"MSG ") {
+            let ping = line == b"PING";
+            if line.starts_with(b"-ERR") {
+                bail!("server error: {}", String::from_utf8_lossy(line));
+            }
+            self.start = line_end + 2;
+            if ping {
+                self.send(b"PONG\r\n")?;
+            }
+            return Ok(Frame::Other);
+        }
+        // MSG <subject> <sid> [reply] <size>; HMSG has one more size.
+        let mut fields: [&[u8]; 6] = [&[]; 6];
+        let mut count = 0;
+        for field in line.split(|b| *b == b' ').take(6) {
+            fields[count] = field;
+            count += 1;
+        }
+        let sizes = if headers { 2 } else { 1 };
+        let sid = std::str::from_utf8(fields[2])
+            .ok()
+            .and_then(|f| f.parse().ok())
+            .context("bad MSG line")?;
+        if count == 4 + sizes {
+            reply.extend_from_slice(fields[3]);
+        }
+        let size = last_number(line).context("bad MSG line")?;
+        let total = i + 2 + size + 2;
+        while self.end - self.start < total {
+            self.fill()?;
+        }
+        // Filling may have moved the frame to the front of the buffer.
+        let body_at = self.start + i + 2;
+        let body = &self.buf[body_at..body_at + size];
+        let status = if headers && body.starts_with(b"NATS/1.0 ") {
+            body.get(9..12)
+                .and_then(|code| std::str::from_utf8(code).ok()?.parse().ok())
+        } else {
+            None
+        };
+        self.start += total;
+        Ok(Frame::Msg { sid, status })
+    }
+}
+
 fn find_crlf(bytes: &[u8]) -> Option<usize> {
     memchr_crlf(bytes)
 }

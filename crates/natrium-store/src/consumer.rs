@@ -121,6 +121,13 @@ pub trait ConsumerStore: Send {
     /// A copy of the state.
     fn state(&self) -> Result<ConsumerState, StoreError>;
 
+    /// Writes the state where a restart after a process crash finds it, without waiting for
+    /// the disk (no-op for memory): a power loss may take back what was written since the
+    /// last `sync`, and the consumer then resumes from that sync.
+    fn write(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Makes the state durable (no-op for memory).
     fn sync(&mut self) -> Result<(), StoreError>;
 

@@ -11,16 +11,20 @@
 //! ack wait, a request's expiry or heartbeat, the end of a pause while requests wait), so a
 //! stream with thousands of idle consumers sleeps without waking.
 //!
-//! Each round works under the consumer locks, then stores the state of every consumer it
-//! changed (one write each), removes what interest or work-queue retention released, and
-//! only then publishes what the round produced: a delivered message or an answered double
-//! ack is never ahead of the state that records it.
+//! Each round works under the consumer locks, then writes the state of every consumer it
+//! changed (one write each, not synced: a restart after the process dies finds it), removes
+//! what interest or work-queue retention released, and only then publishes what the round
+//! produced: a delivered message or an answered double ack is never ahead of the state that
+//! records it. The states written are synced [`CONSUMER_SYNC_INTERVAL`] later (or on the
+//! server's `sync_interval`; at once with `sync_interval: always`), so a power loss takes
+//! back at most that much: deliveries since are redelivered, never lost.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use natrium_conf::options::SyncPolicy;
 use natrium_core::account::{InterestListener, SubRef};
 use natrium_core::deliver::Message;
 use natrium_core::endpoint::{Delivery, Sink, Subscription};
@@ -45,6 +49,9 @@ pub const QUEUE_MSGS_MAX: usize = 8192;
 pub const QUEUE_BYTES_MAX: usize = 8 * 1024 * 1024;
 /// Requests and acks handled per round (bounds one blocking section).
 const BATCH_MAX: usize = 256;
+/// How long a written consumer state waits for its sync by default: a sync costs two disk
+/// flushes, which per round made a fetch-and-ack loop wait on the disk for every batch.
+pub const CONSUMER_SYNC_INTERVAL: Duration = Duration::from_secs(1);
 
 const SID_NEXT: u64 = 1;
 const SID_ACK: u64 = 2;
@@ -93,6 +100,9 @@ struct Worker {
     /// Consumers with waiting requests.
     active: BTreeSet<String>,
     batch: Vec<Delivery>,
+    /// Consumers whose state was written but not synced, and when the sync is due.
+    unsynced: BTreeSet<String>,
+    sync_due: Option<tokio::time::Instant>,
 }
 
 impl Engine {
@@ -126,6 +136,8 @@ impl Engine {
             timers: BTreeSet::new(),
             active: BTreeSet::new(),
             batch: Vec::new(),
+            unsynced: BTreeSet::new(),
+            sync_due: None,
         };
         tokio::spawn(Arc::clone(&engine).run(worker));
         engine
@@ -222,10 +234,26 @@ impl Engine {
             let sleep = first_due.map_or(Duration::ZERO, |t| {
                 Duration::from_nanos(u64::try_from(t.saturating_sub(now_ns())).unwrap_or(0))
             });
+            let sync_due = worker.sync_due;
             tokio::select! {
                 () = self.queue.wake.notified() => {}
                 () = self.stream.signal.notify.notified() => {}
                 () = tokio::time::sleep(sleep), if first_due.is_some() => {}
+                () = tokio::time::sleep_until(sync_due.unwrap_or_else(tokio::time::Instant::now)),
+                    if sync_due.is_some() =>
+                {
+                    let me = Arc::clone(&self);
+                    let synced = tokio::task::spawn_blocking(move || {
+                        me.sync_written(&mut worker);
+                        worker
+                    })
+                    .await;
+                    match synced {
+                        Ok(back) => worker = back,
+                        Err(_) => return,
+                    }
+                    continue;
+                }
                 () = self.stop.cancelled() => {
                     self.round(&mut worker);
                     break;
@@ -283,20 +311,19 @@ impl Engine {
         }
     }
 
-    /// Stores the state of the consumers changed, releases acknowledged messages, publishes.
+    /// Writes the state of the consumers changed, releases acknowledged messages, publishes.
     fn finish(&self, w: &mut Worker, mut out: Outbox) {
+        let sync_now = matches!(self.stream.sync, SyncPolicy::Always);
         for name in &out.touched {
-            let consumer = self.stream.consumers.lock().get(name).cloned();
-            if let Some(store) = consumer.as_ref() {
-                if let Some(store) = store.core.lock().store.as_mut() {
-                    if let Err(err) = store.sync() {
-                        tracing::warn!(
-                            "JetStream consumer '{} > {} > {name}' failed to write its state: {err}",
-                            self.stream.account.name,
-                            self.stream.name
-                        );
-                    }
-                }
+            let written = self.store_state(name, sync_now);
+            if written && !sync_now && self.stream.dir.is_some() {
+                w.unsynced.insert(name.clone());
+                let every = match self.stream.sync {
+                    SyncPolicy::Interval(every) => every,
+                    _ => CONSUMER_SYNC_INTERVAL,
+                };
+                w.sync_due
+                    .get_or_insert_with(|| tokio::time::Instant::now() + every);
             }
         }
         if !out.again.is_empty() {
@@ -326,6 +353,36 @@ impl Engine {
 }
 
 impl Engine {
+    /// Writes (or syncs) one consumer's state; whether it has a store (a failed write is
+    /// tried again by the next sync).
+    fn store_state(&self, name: &str, sync: bool) -> bool {
+        let consumer = self.stream.consumers.lock().get(name).cloned();
+        let Some(consumer) = consumer else {
+            return false;
+        };
+        let mut core = consumer.core.lock();
+        let Some(store) = core.store.as_mut() else {
+            return false;
+        };
+        let stored = if sync { store.sync() } else { store.write() };
+        if let Err(err) = &stored {
+            tracing::warn!(
+                "JetStream consumer '{} > {} > {name}' failed to write its state: {err}",
+                self.stream.account.name,
+                self.stream.name
+            );
+        }
+        true
+    }
+
+    /// Syncs every state written since the last sync.
+    fn sync_written(&self, w: &mut Worker) {
+        w.sync_due = None;
+        for name in std::mem::take(&mut w.unsynced) {
+            self.store_state(&name, true);
+        }
+    }
+
     /// Deletes a consumer inactive past its threshold, with Go's deleted advisory.
     fn remove_inactive(&self, w: &mut Worker, name: &str) {
         let Ok(consumer) = super::lifecycle::delete(&self.stream, name) else {

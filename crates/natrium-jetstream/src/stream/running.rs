@@ -60,6 +60,8 @@ pub struct Stream {
     expiry_armed: std::sync::atomic::AtomicBool,
     /// Tells the consumer engine that messages were stored (`crate::consumer::engine`).
     pub(crate) signal: Arc<Signal>,
+    /// The server's `sync_interval` (consumer state follows it too).
+    pub(crate) sync: SyncPolicy,
 }
 
 /// What `core` guards.
@@ -140,6 +142,7 @@ impl Stream {
             stop: CancellationToken::new(),
             expiry_armed: std::sync::atomic::AtomicBool::new(false),
             signal: Arc::default(),
+            sync: parts.sync,
         });
         if stream.dir.is_none() {
             let weak = Arc::downgrade(&stream);

@@ -1,16 +1,17 @@
 //! `FileConsumerStore`: a consumer's state kept in memory by the same bookkeeping as
-//! [`MemConsumerStore`] and written to `<dir>/state.dat` (`docs/store-format.md` §7) by the
-//! atomic rule.
+//! [`MemConsumerStore`] and written to its directory (`docs/store-format.md` §7).
 //!
-//! **When the state reaches the disk.** Deliveries and acks change only the memory state;
-//! [`ConsumerStore::sync`] writes it, if it changed since the last write, and so does
-//! [`ConsumerStore::stop`]. Go flushes consumer state on a timer; here the caller decides:
-//! the stream engine calls `sync` in its group commit, and a caller that needs an ack to be
-//! durable before it answers calls `sync` first. After a crash the state is the one of the
-//! last successful `sync`: deliveries after it are redelivered, as Go's are.
+//! **When the state reaches the disk.** Deliveries and acks change only the memory state.
+//! [`ConsumerStore::write`] puts it in `state.latest` (written and renamed, not synced: a
+//! process crash keeps it, a power loss may not); [`ConsumerStore::sync`] and
+//! [`ConsumerStore::stop`] write it again, synced, and rename it over `state.dat`.
+//! The stream engine writes after every round (a restart after kill -9 resumes exactly where
+//! the consumer was) and syncs on a timer, as Go flushes consumer state on one. An open takes
+//! `state.latest` when it is whole, else `state.dat`: after a power loss the consumer resumes
+//! from its last sync, and what it delivered after that is redelivered.
 //!
-//! A failed write leaves the previous `state.dat` whole (the atomic rule) and the state
-//! marked as changed, so the next `sync` writes it again.
+//! A failed write leaves the previous files whole and the state marked as changed, so the
+//! next write or sync tries again.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,16 +25,20 @@ use crate::error::StoreError;
 use crate::io::StorageIo;
 use crate::memstore::MemConsumerStore;
 
-/// The file name in a consumer's directory.
+/// The synced state's file name in a consumer's directory.
 pub const STATE_FILE: &str = "state.dat";
+/// The latest state written since the last sync, when there is one.
+pub const LATEST_FILE: &str = "state.latest";
 
 /// A consumer's state, held in memory and written to `<dir>/state.dat` on `sync` and `stop`.
 pub struct FileConsumerStore {
     io: Arc<dyn StorageIo>,
     dir: PathBuf,
     inner: MemConsumerStore,
-    /// The state may differ from what `state.dat` holds.
+    /// The state may differ from the newest file written.
     changed: bool,
+    /// `state.latest` may hold a state newer than `state.dat`'s.
+    unsynced: bool,
     closed: bool,
     scratch: Vec<u8>,
     /// Keys to seal `state.dat` with, when encryption at rest is configured.
@@ -66,19 +71,27 @@ impl FileConsumerStore {
         envelope::remove_leftover_tmp(&*io, dir)?;
         let kind = Kind::ConsumerState;
         let file = file_id(dir, kind);
-        let (state, rewrite) = match envelope::read_state_file(&*io, dir, STATE_FILE, kind)? {
-            Some(read) => {
-                let (body, rewrite) =
-                    at_rest::open_file(at_rest.as_ref(), &file, kind, read.flags, read.body)?;
-                (consumer_state::decode(&body)?, rewrite)
-            }
-            None => (ConsumerState::default(), false),
+        let read = |name: &str| -> Result<Option<(ConsumerState, bool)>, StoreError> {
+            let Some(read) = envelope::read_state_file(&*io, dir, name, kind)? else {
+                return Ok(None);
+            };
+            let (body, rewrite) =
+                at_rest::open_file(at_rest.as_ref(), &file, kind, read.flags, read.body)?;
+            Ok(Some((consumer_state::decode(&body)?, rewrite)))
+        };
+        // What a power loss left of `state.latest` fails its checks: the synced state holds.
+        let latest = read(LATEST_FILE).ok().flatten();
+        let unsynced = latest.is_some();
+        let (state, rewrite) = match latest {
+            Some(found) => found,
+            None => read(STATE_FILE)?.unwrap_or_default(),
         };
         Ok(FileConsumerStore {
             io,
             dir: dir.to_path_buf(),
             inner: MemConsumerStore::with_state(config, state),
             changed: rewrite,
+            unsynced,
             closed: false,
             scratch: Vec::new(),
             at_rest,
@@ -90,9 +103,9 @@ impl FileConsumerStore {
         &self.dir
     }
 
-    /// Whether the state changed since `state.dat` was last written.
+    /// Whether the state changed since it was last synced.
     pub fn has_unsynced(&self) -> bool {
-        self.changed
+        self.changed || self.unsynced
     }
 
     /// Runs a change on the memory state. It counts as a change whatever it returns: some
@@ -109,19 +122,47 @@ impl FileConsumerStore {
         f(&mut self.inner)
     }
 
-    /// Writes the state if it changed since the last write.
-    fn flush(&mut self) -> Result<(), StoreError> {
-        if !self.changed {
-            return Ok(());
-        }
+    /// The state, encoded and sealed for its file.
+    fn sealed_state(&mut self) -> Result<(u8, Vec<u8>), StoreError> {
         let state = self.inner.state()?;
         self.scratch.clear();
         consumer_state::encode(&state, &mut self.scratch);
         let kind = Kind::ConsumerState;
         let file = file_id(&self.dir, kind);
-        let (flags, body) = at_rest::seal_file(self.at_rest.as_ref(), &file, kind, &self.scratch)?;
-        envelope::write_state_file_with(&*self.io, &self.dir, STATE_FILE, kind, flags, &body)?;
+        at_rest::seal_file(self.at_rest.as_ref(), &file, kind, &self.scratch)
+    }
+
+    /// Writes `state.latest` if the state changed since the last write.
+    fn write_latest(&mut self) -> Result<(), StoreError> {
+        if !self.changed {
+            return Ok(());
+        }
+        let (flags, body) = self.sealed_state()?;
+        let kind = Kind::ConsumerState;
+        envelope::replace_state_file_with(&*self.io, &self.dir, LATEST_FILE, kind, flags, &body)?;
         self.changed = false;
+        self.unsynced = true;
+        Ok(())
+    }
+
+    /// Makes the state durable in `state.dat` if it is behind: written to `state.latest` by
+    /// the atomic rule's write and sync, then renamed over `state.dat`, then the directory
+    /// synced. Whenever the process dies, `state.latest`, if present, is the newest state.
+    fn flush(&mut self) -> Result<(), StoreError> {
+        if !self.changed && !self.unsynced {
+            return Ok(());
+        }
+        let (flags, body) = self.sealed_state()?;
+        let kind = Kind::ConsumerState;
+        let latest = self.dir.join(LATEST_FILE);
+        envelope::write_synced_state_file_with(&*self.io, &latest, kind, flags, &body)?;
+        self.changed = false;
+        self.unsynced = true;
+        self.io
+            .rename(&latest, &self.dir.join(STATE_FILE))
+            .and_then(|()| self.io.sync_dir(&self.dir))
+            .map_err(|e| StoreError::io("write state file", e))?;
+        self.unsynced = false;
         Ok(())
     }
 }
@@ -171,6 +212,13 @@ impl ConsumerStore for FileConsumerStore {
 
     fn state(&self) -> Result<ConsumerState, StoreError> {
         self.inner.state()
+    }
+
+    fn write(&mut self) -> Result<(), StoreError> {
+        if self.closed {
+            return Err(StoreError::Closed);
+        }
+        self.write_latest()
     }
 
     fn sync(&mut self) -> Result<(), StoreError> {

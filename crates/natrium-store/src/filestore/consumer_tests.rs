@@ -4,7 +4,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::consumer::{FileConsumerStore, STATE_FILE};
+use super::consumer::{FileConsumerStore, LATEST_FILE, STATE_FILE};
 use super::envelope::{self, Kind};
 use crate::consumer::{AckPolicy, ConsumerState, ConsumerStore, ConsumerStoreConfig};
 use crate::io::{CrashMode, Fault, OpKind, SimFs, StdFs, StorageIo};
@@ -69,10 +69,11 @@ fn store_consumer_file_sync_writes_only_changes() {
     deliver(&mut c, 1, 2);
     c.sync().unwrap();
     c.sync().unwrap();
-    assert_eq!(fs.calls(OpKind::Rename), 1);
+    // Each sync renames twice: the synced `state.latest`, then that over `state.dat`.
+    assert_eq!(fs.calls(OpKind::Rename), 2);
     c.update_acks(1, 101).unwrap();
     c.stop().unwrap();
-    assert_eq!(fs.calls(OpKind::Rename), 2, "stop writes the last change");
+    assert_eq!(fs.calls(OpKind::Rename), 4, "stop writes the last change");
     assert!(matches!(c.sync(), Err(StoreError::Closed)));
     assert!(matches!(c.state(), Err(StoreError::Closed)));
     assert!(matches!(c.update_acks(2, 102), Err(StoreError::Closed)));
@@ -121,19 +122,20 @@ fn store_consumer_file_crash_mid_write_leaves_old_or_new() {
         CrashMode::KeepAll,
     ];
     let steps = [
-        OpKind::Open,
-        OpKind::Write,
-        OpKind::Sync,
-        OpKind::Rename,
-        OpKind::SyncDir,
+        (OpKind::Open, 1),
+        (OpKind::Write, 1),
+        (OpKind::Sync, 1),
+        (OpKind::Rename, 1),
+        (OpKind::Rename, 2),
+        (OpKind::SyncDir, 1),
     ];
     for mode in modes {
         for step in steps.iter().map(Some).chain([None]) {
             let fs = SimFs::new();
             let (mut c, old, new) = old_and_new(&fs);
-            if let Some(step) = step {
+            if let Some((step, nth)) = step {
                 // The write stops at this step: the process dies there.
-                fs.fail_nth(*step, 1, Fault::Error(io::ErrorKind::Other));
+                fs.fail_nth(*step, *nth, Fault::Error(io::ErrorKind::Other));
             }
             let synced = c.sync();
             assert_eq!(synced.is_err(), step.is_some(), "{step:?}");
@@ -145,10 +147,9 @@ fn store_consumer_file_crash_mid_write_leaves_old_or_new() {
                 assert_eq!(got, new, "a completed sync is durable");
             }
             let names = fs.list_dir(Path::new(DIR)).unwrap();
-            assert_eq!(
-                names,
-                vec![STATE_FILE.to_owned()],
-                "no .tmp left after open"
+            assert!(
+                names.iter().all(|n| n == STATE_FILE || n == LATEST_FILE),
+                "no .tmp left after open: {names:?}"
             );
         }
     }
@@ -327,4 +328,83 @@ fn store_consumer_file_encrypted_survives_a_crash_and_a_key_rotation() {
     fs.crash(CrashMode::DropUnsynced);
     let c = open_with(&fs, Some(keys("k2", None))).unwrap();
     assert_eq!(c.state().unwrap(), want, "prev_key no longer needed");
+}
+
+#[test]
+fn store_consumer_file_write_survives_a_process_crash_not_a_power_loss() {
+    for (mode, expect_written) in [
+        (CrashMode::KeepAll, true),
+        (CrashMode::DropUnsynced, false),
+        (CrashMode::TornPrefix { keep_bytes: 0 }, false),
+        (CrashMode::TornPrefix { keep_bytes: 9 }, false),
+    ] {
+        let fs = SimFs::new();
+        let mut c = open(&fs).unwrap();
+        deliver(&mut c, 1, 3);
+        c.sync().unwrap();
+        let synced = c.state().unwrap();
+        deliver(&mut c, 4, 6);
+        c.update_acks(1, 101).unwrap();
+        c.write().unwrap();
+        let written = c.state().unwrap();
+        assert!(c.has_unsynced(), "written is not synced");
+        let syncs = fs.calls(OpKind::Sync) + fs.calls(OpKind::SyncDir);
+        c.write().unwrap();
+        assert_eq!(
+            fs.calls(OpKind::Sync) + fs.calls(OpKind::SyncDir),
+            syncs,
+            "a write waits for no disk"
+        );
+        drop(c);
+        fs.crash(mode);
+        let got = open(&fs).unwrap().state().unwrap();
+        let want = if expect_written { &written } else { &synced };
+        assert_eq!(&got, want, "{mode:?}");
+    }
+}
+
+#[test]
+fn store_consumer_file_damaged_latest_falls_back_to_the_synced_state() {
+    let fs = SimFs::new();
+    let mut c = open(&fs).unwrap();
+    deliver(&mut c, 1, 3);
+    c.sync().unwrap();
+    let synced = c.state().unwrap();
+    deliver(&mut c, 4, 5);
+    c.write().unwrap();
+    drop(c);
+    let latest = Path::new(DIR).join(LATEST_FILE);
+    let mut bytes = fs.contents(&latest).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    let file = fs.open(&latest, crate::io::OpenMode::Truncate).unwrap();
+    crate::io::write_all_at(&*file, &bytes, 0).unwrap();
+    drop(file);
+    let mut c = open(&fs).unwrap();
+    assert_eq!(c.state().unwrap(), synced);
+    // The next sync replaces the damaged file's place with the current state.
+    deliver(&mut c, 4, 4);
+    c.sync().unwrap();
+    let now = c.state().unwrap();
+    drop(c);
+    fs.crash(CrashMode::DropUnsynced);
+    assert_eq!(open(&fs).unwrap().state().unwrap(), now);
+    assert_eq!(
+        fs.list_dir(Path::new(DIR)).unwrap(),
+        vec![STATE_FILE.to_owned()]
+    );
+}
+
+#[test]
+fn store_consumer_file_sync_after_write_makes_it_durable() {
+    let fs = SimFs::new();
+    let mut c = open(&fs).unwrap();
+    deliver(&mut c, 1, 4);
+    c.write().unwrap();
+    let written = c.state().unwrap();
+    c.sync().unwrap();
+    assert!(!c.has_unsynced());
+    drop(c);
+    fs.crash(CrashMode::DropUnsynced);
+    assert_eq!(open(&fs).unwrap().state().unwrap(), written);
 }

@@ -10,7 +10,7 @@ use std::io;
 use std::path::Path;
 
 use crate::error::StoreError;
-use crate::io::{read_exact_at, write_atomic, OpenMode, StorageIo};
+use crate::io::{read_exact_at, write_atomic, write_replace, write_synced, OpenMode, StorageIo};
 use crate::limits::{CONSUMER_STATE_BODY_BYTES_MAX, INDEX_BODY_BYTES_MAX, META_BODY_BYTES_MAX};
 
 /// The only layout written and read so far.
@@ -181,6 +181,35 @@ pub fn write_state_file_with(
     let mut bytes = Vec::new();
     encode(kind, flags, body, &mut bytes)?;
     write_atomic(io, &dir.join(name), &bytes).map_err(|e| StoreError::io("write state file", e))
+}
+
+/// Writes `path` as an envelope of `kind`, synced but not yet renamed anywhere: the caller
+/// renames it and syncs the directory.
+pub fn write_synced_state_file_with(
+    io: &dyn StorageIo,
+    path: &Path,
+    kind: Kind,
+    flags: u8,
+    body: &[u8],
+) -> Result<(), StoreError> {
+    let mut bytes = Vec::new();
+    encode(kind, flags, body, &mut bytes)?;
+    write_synced(io, path, &bytes).map_err(|e| StoreError::io("write state file", e))
+}
+
+/// As [`write_state_file_with`] without waiting for the disk ([`write_replace`]): what a
+/// power loss leaves of the file fails its checks on read.
+pub fn replace_state_file_with(
+    io: &dyn StorageIo,
+    dir: &Path,
+    name: &str,
+    kind: Kind,
+    flags: u8,
+    body: &[u8],
+) -> Result<(), StoreError> {
+    let mut bytes = Vec::new();
+    encode(kind, flags, body, &mut bytes)?;
+    write_replace(io, &dir.join(name), &bytes).map_err(|e| StoreError::io("write state file", e))
 }
 
 /// Reads `<dir>/<name>` as an envelope of `kind`: `None` if there is no such file, `Corrupt`

@@ -8,7 +8,10 @@ mod traits;
 
 pub use fs::StdFs;
 pub use sim::{CrashMode, Fault, OpKind, SimFs};
-pub use traits::{read_exact_at, write_all_at, write_atomic, OpenMode, StorageFile, StorageIo};
+pub use traits::{
+    read_exact_at, write_all_at, write_atomic, write_replace, write_synced, OpenMode, StorageFile,
+    StorageIo,
+};
 
 #[cfg(test)]
 mod tests;

@@ -89,13 +89,39 @@ pub fn write_atomic(io: &dyn StorageIo, path: &Path, bytes: &[u8]) -> io::Result
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let tmp = write_tmp(io, path, bytes, true)?;
+    io.rename(&tmp, path)?;
+    io.sync_dir(dir)
+}
+
+/// The replace of §5 without waiting for the disk: `<path>.tmp` written and renamed over
+/// `path`. After the process dies `path` holds the old or the new bytes; after a power loss
+/// it may hold neither (its reader must check it).
+pub fn write_replace(io: &dyn StorageIo, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = write_tmp(io, path, bytes, false)?;
+    io.rename(&tmp, path)
+}
+
+/// `<path>.tmp` written and synced, then renamed over `path`; the directory is not synced
+/// (the caller does, after what it renames next).
+pub fn write_synced(io: &dyn StorageIo, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = write_tmp(io, path, bytes, true)?;
+    io.rename(&tmp, path)
+}
+
+fn write_tmp(
+    io: &dyn StorageIo,
+    path: &Path,
+    bytes: &[u8],
+    sync: bool,
+) -> io::Result<std::path::PathBuf> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = std::path::PathBuf::from(tmp);
     let file = io.open(&tmp, OpenMode::Truncate)?;
     write_all_at(&*file, bytes, 0)?;
-    file.sync_data()?;
-    drop(file);
-    io.rename(&tmp, path)?;
-    io.sync_dir(dir)
+    if sync {
+        file.sync_data()?;
+    }
+    Ok(tmp)
 }

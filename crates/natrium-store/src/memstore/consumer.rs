@@ -198,6 +198,10 @@ impl ConsumerStore for MemConsumerStore {
         Ok(self.state.clone())
     }
 
+    fn write(&mut self) -> Result<(), StoreError> {
+        self.open()
+    }
+
     fn sync(&mut self) -> Result<(), StoreError> {
         self.open()
     }

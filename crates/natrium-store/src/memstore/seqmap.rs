@@ -7,6 +7,7 @@
 //! thinned-out interest stream) cost no memory for the sequences between them.
 
 use std::collections::{btree_map, BTreeMap, VecDeque};
+use std::ops::Bound;
 
 const CHUNK_BITS: u32 = 6;
 const CHUNK_SEQS: u64 = 1 << CHUNK_BITS;
@@ -373,10 +374,24 @@ impl<V> SeqMap<V> {
     /// Entries at or after `start`, in order.
     pub(super) fn range_from(&self, start: u64) -> Iter<'_, V> {
         let (key, bit) = split(start);
-        let first_run = self.run_of(key).map_or(key, |(run_start, _)| run_start);
+        // Inside a run, the walk starts at `key`'s chunk: a run may hold millions of
+        // sequences, and walking its chunks from the run's start made every read from the
+        // middle of a long stream cost the stream's length.
+        let (runs, chunks) = match self.run_of(key) {
+            Some((run_start, run)) => {
+                let offset = usize::try_from(key - run_start).unwrap_or(usize::MAX);
+                let from = offset.min(run.chunks.len());
+                (
+                    self.runs
+                        .range((Bound::Excluded(run_start), Bound::Unbounded)),
+                    Some((key, run.chunks.range(from..))),
+                )
+            }
+            None => (self.runs.range(key..), None),
+        };
         Iter {
-            runs: self.runs.range(first_run..),
-            chunks: None,
+            runs,
+            chunks,
             current: None,
             skip_below: Some((key, bit)),
         }
