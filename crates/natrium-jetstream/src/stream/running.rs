@@ -296,14 +296,54 @@ impl Stream {
         ))
     }
 
-    /// Removes what is due.
+    /// Removes what is due; with delete markers, see [`Stream::expire_marking`].
     fn expire(&self) {
-        if let Err(err) = self.core.lock().ingest.store.expire_due(now_ns()) {
+        let marker_ttl = super::markers::marker_ttl_secs(&self.core.lock().config);
+        let interest = marker_ttl.and_then(|_| crate::consumer::retention::interest_filters(self));
+        let mut core = self.core.lock();
+        let now = now_ns();
+        let expired = match marker_ttl {
+            Some(ttl) => self.expire_marking(&mut core, ttl, now, interest.as_deref()),
+            None => core.ingest.store.expire_due(now).map(drop),
+        };
+        if let Err(err) = expired {
             tracing::error!(
                 "JetStream failed to expire messages of stream '{} > {}': {err}",
                 self.account.name,
                 self.name
             );
+        }
+    }
+
+    /// Expiry with subject delete markers (`super::markers`): a due message that is the last
+    /// of its subject gives way to a marker, stored as a published message is (its rollup
+    /// removes the expired one); any other due message is removed.
+    fn expire_marking(
+        &self,
+        core: &mut StreamCore,
+        ttl_secs: i64,
+        now: i64,
+        interest: Option<&[natrium_store::Filter]>,
+    ) -> Result<(), natrium_store::StoreError> {
+        use super::markers::{decide, Expiry, DUE_BATCH};
+        let mut previous = Vec::new();
+        loop {
+            let due = core.ingest.store.due_expiries(now, DUE_BATCH);
+            if due.is_empty() || due == previous {
+                return Ok(());
+            }
+            for &seq in &due {
+                match decide(&*core.ingest.store, seq, ttl_secs) {
+                    Expiry::Gone => continue,
+                    Expiry::Remove => {}
+                    Expiry::Mark(marker) => {
+                        self.ingest_batch(core, std::slice::from_ref(&marker), interest);
+                    }
+                }
+                // A refused marker (or one an interest stream skipped) left the message.
+                core.ingest.store.remove_msg(seq)?;
+            }
+            previous = due;
         }
     }
 
@@ -359,7 +399,7 @@ impl Stream {
             let interested =
                 interest.is_none_or(|filters| filters.iter().any(|f| f.matches(&msg.subject)));
             let outcome = core.ingest.process(&core.config, msg, now_ns(), interested);
-            stored_any |= matches!(outcome, Outcome::Stored(_));
+            stored_any |= outcome.is_stored();
             outcomes.push(outcome);
         }
         if stored_any && core.sync_before_ack {
@@ -371,7 +411,7 @@ impl Stream {
                     self.name
                 );
                 for outcome in &mut outcomes {
-                    if matches!(outcome, Outcome::Stored(_)) {
+                    if outcome.is_stored() {
                         *outcome = Outcome::Refused(refused.clone());
                     }
                 }
@@ -390,7 +430,7 @@ impl Stream {
             core.client
                 .publish_in(&self.account, reply, None, &core.ack);
         }
-        if outcomes.iter().any(|o| matches!(o, Outcome::Stored(_))) {
+        if outcomes.iter().any(Outcome::is_stored) {
             // Stored and (when acks wait for it) synced: consumers may deliver it now.
             self.signal.stored();
         }
