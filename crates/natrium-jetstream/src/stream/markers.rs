@@ -76,9 +76,8 @@ pub fn decide(store: &dyn StreamStore, seq: u64, ttl_secs: i64) -> Expiry {
     if is_marker(&msg.headers) {
         return Expiry::Remove;
     }
-    let last = Filter::new(&msg.subject)
-        .map(|filter| store.filtered_state(0, &filter).msgs == 1)
-        .unwrap_or(false);
+    let last =
+        Filter::new(&msg.subject).is_ok_and(|filter| store.filtered_state(0, &filter).msgs == 1);
     if last {
         Expiry::Mark(marker(&msg.subject, ttl_secs))
     } else {

@@ -55,9 +55,9 @@ pub struct Stream {
     pub(crate) consumers: Mutex<BTreeMap<String, Arc<Consumer>>>,
     queue: Arc<IngestQueue>,
     stop: CancellationToken,
-    /// The ingest task waits for an expiry; when not, a store made elsewhere (inline) wakes it
-    /// so it can arm one.
-    expiry_armed: std::sync::atomic::AtomicBool,
+    /// When the ingest task's expiry timer fires (Unix ns; `i64::MAX` when not armed): a store
+    /// made elsewhere (inline) that expires sooner wakes it so it can re-arm.
+    expiry_armed: std::sync::atomic::AtomicI64,
     /// Tells the consumer engine that messages were stored (`crate::consumer::engine`).
     pub(crate) signal: Arc<Signal>,
 }
@@ -138,7 +138,7 @@ impl Stream {
             consumers: Mutex::new(BTreeMap::new()),
             queue,
             stop: CancellationToken::new(),
-            expiry_armed: std::sync::atomic::AtomicBool::new(false),
+            expiry_armed: std::sync::atomic::AtomicI64::new(i64::MAX),
             signal: Arc::default(),
         });
         if stream.dir.is_none() {
@@ -193,8 +193,6 @@ impl Stream {
         let mut index_pending = false;
         loop {
             let expiry = self.until_next_expiry();
-            self.expiry_armed
-                .store(expiry.is_some(), std::sync::atomic::Ordering::Release);
             // What a reopen from the index took on trust is checked in idle time, a step at
             // a time (`StreamStore::scrub`); every other branch goes first.
             let scrubbing = file_backed && self.core.lock().ingest.store.wants_scrub();
@@ -288,11 +286,16 @@ impl Stream {
         }
     }
 
-    /// How long until the store has messages to expire (`max_age`, TTLs), if it ever will.
+    /// How long until the store has messages to expire (`max_age`, TTLs), if it ever will;
+    /// the timer about to be armed is noted in `expiry_armed`.
     fn until_next_expiry(&self) -> Option<Duration> {
-        let next = self.core.lock().ingest.store.next_expiry()?;
+        let next = self.core.lock().ingest.store.next_expiry();
+        self.expiry_armed.store(
+            next.unwrap_or(i64::MAX),
+            std::sync::atomic::Ordering::Release,
+        );
         Some(Duration::from_nanos(
-            next.saturating_sub(now_ns()).max(0) as u64
+            next?.saturating_sub(now_ns()).max(0) as u64
         ))
     }
 
@@ -462,8 +465,12 @@ impl InlineIngest for Stream {
             return false;
         }
         self.ingest_batch(&mut core, std::slice::from_ref(msg), None);
-        let arm = !self.expiry_armed.load(std::sync::atomic::Ordering::Acquire)
-            && core.ingest.store.next_expiry().is_some();
+        let armed = self.expiry_armed.load(std::sync::atomic::Ordering::Acquire);
+        let arm = core
+            .ingest
+            .store
+            .next_expiry()
+            .is_some_and(|next| next < armed);
         drop(core);
         if arm {
             self.queue.wake.notify_one();
