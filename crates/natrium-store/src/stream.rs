@@ -107,6 +107,11 @@ pub trait StreamStore: Send {
     /// Removes the messages past `max_age` or their TTL at `now_ns`; returns how many.
     fn expire_due(&mut self, now_ns: i64) -> Result<u64, StoreError>;
 
+    /// Up to `max` of the sequences [`StreamStore::expire_due`] would remove at `now_ns`,
+    /// ascending, without removing them: JetStream's subject delete markers replace the last
+    /// message of a subject instead, and the caller removes the others itself.
+    fn due_expiries(&self, now_ns: i64, max: usize) -> Vec<u64>;
+
     /// When [`StreamStore::expire_due`] next has something to do, if ever.
     fn next_expiry(&self) -> Option<i64>;
 

@@ -1,5 +1,5 @@
 //! The publish headers a stream acts on (`Nats-Msg-Id`, `Nats-Expected-*`, `Nats-Rollup`,
-//! `Nats-TTL`), read once per message from the header block.
+//! `Nats-TTL`, `Nats-Incr`), read once per message from the header block.
 
 use nats_proto::headers::Headers;
 
@@ -11,6 +11,7 @@ pub const EXPECTED_LAST_SUBJ_SEQ_SUBJ: &[u8] = b"Nats-Expected-Last-Subject-Sequ
 pub const EXPECTED_LAST_MSG_ID: &[u8] = b"Nats-Expected-Last-Msg-Id";
 pub const ROLLUP: &[u8] = b"Nats-Rollup";
 pub const TTL: &[u8] = b"Nats-TTL";
+pub const INCR: &[u8] = b"Nats-Incr";
 
 /// What the stream reads from one message's headers.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +24,8 @@ pub struct PublishHeaders<'a> {
     pub expected_last_msg_id: Option<&'a [u8]>,
     pub rollup: Option<&'a [u8]>,
     pub ttl: Option<&'a [u8]>,
+    /// A counter's increment (`super::counter`).
+    pub incr: Option<&'a [u8]>,
 }
 
 impl<'a> PublishHeaders<'a> {
@@ -42,6 +45,7 @@ impl<'a> PublishHeaders<'a> {
             expected_last_msg_id: text(EXPECTED_LAST_MSG_ID),
             rollup: text(ROLLUP),
             ttl: text(TTL),
+            incr: text(INCR),
         }
     }
 }

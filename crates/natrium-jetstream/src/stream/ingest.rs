@@ -19,9 +19,18 @@ use crate::resources::Quota;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Stored(u64),
+    /// A counter's increment stored (`super::counter`): its sequence and the new total.
+    Counted(u64, String),
     /// The `Nats-Msg-Id` was seen inside the duplicate window; the first copy's sequence.
     Duplicate(u64),
     Refused(ApiError),
+}
+
+impl Outcome {
+    /// The message was stored (and may need a sync, and wakes consumers).
+    pub fn is_stored(&self) -> bool {
+        matches!(self, Outcome::Stored(_) | Outcome::Counted(..))
+    }
 }
 
 /// A stream's writable state: its store and what publishing needs beside it.
@@ -102,6 +111,23 @@ impl Ingest {
             Ok(ttl) => ttl,
             Err(err) => return Outcome::Refused(err),
         };
+        let (ttl, mut headers) = super::markers::raise_ttl(config, ttl, msg.headers.as_ref());
+        let mut payload = msg.payload.clone();
+        let mut counted = None;
+        if let (true, Some(incr)) = (config.allow_msg_counter, hdrs.incr) {
+            let block = headers.as_deref().unwrap_or_default();
+            match super::counter::apply(&*self.store, &msg.subject, block, &payload, incr) {
+                Ok(c) if exceeds_max_size(config, c.headers.len() + c.payload.len()) => {
+                    return Outcome::Refused(table::STREAM_MESSAGE_EXCEEDS_MAXIMUM.err());
+                }
+                Ok(c) => {
+                    headers = Some(c.headers);
+                    payload = c.payload;
+                    counted = Some(c.val);
+                }
+                Err(err) => return Outcome::Refused(err),
+            }
+        }
         if !interested {
             return match self.store.skip_msg(0, now_ns) {
                 Ok(seq) => {
@@ -118,12 +144,7 @@ impl Ingest {
         let new = NewMsg {
             ttl,
             rollup: hdrs.rollup == Some(&b"sub"[..]),
-            ..NewMsg::new(
-                &msg.subject,
-                msg.headers.clone().unwrap_or_default(),
-                msg.payload.clone(),
-                now_ns,
-            )
+            ..NewMsg::new(&msg.subject, headers.unwrap_or_default(), payload, now_ns)
         };
         match self.store.store_msg(new) {
             Ok(stored) => {
@@ -141,7 +162,10 @@ impl Ingest {
                     self.dedup.insert(id, stored.seq, now_ns);
                     self.last_msg_id.extend_from_slice(id);
                 }
-                Outcome::Stored(stored.seq)
+                match counted {
+                    Some(val) => Outcome::Counted(stored.seq, val),
+                    None => Outcome::Stored(stored.seq),
+                }
             }
             Err(err) => Outcome::Refused(store_failed(&err)),
         }
@@ -158,9 +182,10 @@ impl Ingest {
             return Err(table::STREAM_SEALED.err());
         }
         let size = msg.headers.as_ref().map_or(0, Bytes::len) + msg.payload.len();
-        if config.max_msg_size > 0 && size > config.max_msg_size as usize {
+        if exceeds_max_size(config, size) {
             return Err(table::STREAM_MESSAGE_EXCEEDS_MAXIMUM.err());
         }
+        super::counter::check_incr(config, hdrs, msg.payload.len())?;
         if let Some(expected) = hdrs.expected_stream {
             if expected != config.name.as_bytes() {
                 return Err(table::STREAM_NOT_MATCH.err());
@@ -206,6 +231,7 @@ impl Ingest {
                 return Err(table::STREAM_ROLLUP_FAILED_F.with(&[("err", &err)]));
             }
         }
+        super::counter::require_incr(config, hdrs)?;
         let headers = msg.headers.as_ref().map_or(0, Bytes::len);
         self.quota
             .admit(msg.subject.len(), headers, msg.payload.len())?;
@@ -223,6 +249,12 @@ impl Ingest {
                 out.extend_from_slice(&self.ack_prefix);
                 let _ = write!(out, "{seq}}}");
             }
+            Outcome::Counted(seq, val) => {
+                out.extend_from_slice(&self.ack_prefix);
+                let _ = write!(out, "{seq},\"val\":");
+                let _ = serde_json::to_writer(&mut *out, val);
+                out.push(b'}');
+            }
             Outcome::Duplicate(seq) => {
                 out.extend_from_slice(&self.ack_prefix);
                 // Go's spelling, space included.
@@ -237,6 +269,11 @@ impl Ingest {
             }
         }
     }
+}
+
+/// Headers and payload over the stream's `max_msg_size`.
+fn exceeds_max_size(config: &StreamConfig, size: usize) -> bool {
+    config.max_msg_size > 0 && size > config.max_msg_size as usize
 }
 
 /// `Nats-TTL`: refused unless the stream allows per-message TTLs; a Go duration or a number

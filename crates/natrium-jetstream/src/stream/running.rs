@@ -55,9 +55,9 @@ pub struct Stream {
     pub(crate) consumers: Mutex<BTreeMap<String, Arc<Consumer>>>,
     queue: Arc<IngestQueue>,
     stop: CancellationToken,
-    /// The ingest task waits for an expiry; when not, a store made elsewhere (inline) wakes it
-    /// so it can arm one.
-    expiry_armed: std::sync::atomic::AtomicBool,
+    /// When the ingest task's expiry timer fires (Unix ns; `i64::MAX` when not armed): a store
+    /// made elsewhere (inline) that expires sooner wakes it so it can re-arm.
+    expiry_armed: std::sync::atomic::AtomicI64,
     /// Tells the consumer engine that messages were stored (`crate::consumer::engine`).
     pub(crate) signal: Arc<Signal>,
     /// The server's `sync_interval` (consumer state follows it too).
@@ -140,7 +140,7 @@ impl Stream {
             consumers: Mutex::new(BTreeMap::new()),
             queue,
             stop: CancellationToken::new(),
-            expiry_armed: std::sync::atomic::AtomicBool::new(false),
+            expiry_armed: std::sync::atomic::AtomicI64::new(i64::MAX),
             signal: Arc::default(),
             sync: parts.sync,
         });
@@ -196,8 +196,6 @@ impl Stream {
         let mut index_pending = false;
         loop {
             let expiry = self.until_next_expiry();
-            self.expiry_armed
-                .store(expiry.is_some(), std::sync::atomic::Ordering::Release);
             // What a reopen from the index took on trust is checked in idle time, a step at
             // a time (`StreamStore::scrub`); every other branch goes first.
             let scrubbing = file_backed && self.core.lock().ingest.store.wants_scrub();
@@ -291,22 +289,67 @@ impl Stream {
         }
     }
 
-    /// How long until the store has messages to expire (`max_age`, TTLs), if it ever will.
+    /// How long until the store has messages to expire (`max_age`, TTLs), if it ever will;
+    /// the timer about to be armed is noted in `expiry_armed`.
     fn until_next_expiry(&self) -> Option<Duration> {
-        let next = self.core.lock().ingest.store.next_expiry()?;
+        let next = self.core.lock().ingest.store.next_expiry();
+        self.expiry_armed.store(
+            next.unwrap_or(i64::MAX),
+            std::sync::atomic::Ordering::Release,
+        );
         Some(Duration::from_nanos(
-            next.saturating_sub(now_ns()).max(0) as u64
+            next?.saturating_sub(now_ns()).max(0) as u64
         ))
     }
 
-    /// Removes what is due.
+    /// Removes what is due; with delete markers, see [`Stream::expire_marking`].
     fn expire(&self) {
-        if let Err(err) = self.core.lock().ingest.store.expire_due(now_ns()) {
+        let marker_ttl = super::markers::marker_ttl_secs(&self.core.lock().config);
+        let interest = marker_ttl.and_then(|_| crate::consumer::retention::interest_filters(self));
+        let mut core = self.core.lock();
+        let now = now_ns();
+        let expired = match marker_ttl {
+            Some(ttl) => self.expire_marking(&mut core, ttl, now, interest.as_deref()),
+            None => core.ingest.store.expire_due(now).map(drop),
+        };
+        if let Err(err) = expired {
             tracing::error!(
                 "JetStream failed to expire messages of stream '{} > {}': {err}",
                 self.account.name,
                 self.name
             );
+        }
+    }
+
+    /// Expiry with subject delete markers (`super::markers`): a due message that is the last
+    /// of its subject gives way to a marker, stored as a published message is (its rollup
+    /// removes the expired one); any other due message is removed.
+    fn expire_marking(
+        &self,
+        core: &mut StreamCore,
+        ttl_secs: i64,
+        now: i64,
+        interest: Option<&[natrium_store::Filter]>,
+    ) -> Result<(), natrium_store::StoreError> {
+        use super::markers::{decide, Expiry, DUE_BATCH};
+        let mut previous = Vec::new();
+        loop {
+            let due = core.ingest.store.due_expiries(now, DUE_BATCH);
+            if due.is_empty() || due == previous {
+                return Ok(());
+            }
+            for &seq in &due {
+                match decide(&*core.ingest.store, seq, ttl_secs) {
+                    Expiry::Gone => continue,
+                    Expiry::Remove => {}
+                    Expiry::Mark(marker) => {
+                        self.ingest_batch(core, std::slice::from_ref(&marker), interest);
+                    }
+                }
+                // A refused marker (or one an interest stream skipped) left the message.
+                core.ingest.store.remove_msg(seq)?;
+            }
+            previous = due;
         }
     }
 
@@ -362,7 +405,7 @@ impl Stream {
             let interested =
                 interest.is_none_or(|filters| filters.iter().any(|f| f.matches(&msg.subject)));
             let outcome = core.ingest.process(&core.config, msg, now_ns(), interested);
-            stored_any |= matches!(outcome, Outcome::Stored(_));
+            stored_any |= outcome.is_stored();
             outcomes.push(outcome);
         }
         if stored_any && core.sync_before_ack {
@@ -374,7 +417,7 @@ impl Stream {
                     self.name
                 );
                 for outcome in &mut outcomes {
-                    if matches!(outcome, Outcome::Stored(_)) {
+                    if outcome.is_stored() {
                         *outcome = Outcome::Refused(refused.clone());
                     }
                 }
@@ -393,7 +436,7 @@ impl Stream {
             core.client
                 .publish_in(&self.account, reply, None, &core.ack);
         }
-        if outcomes.iter().any(|o| matches!(o, Outcome::Stored(_))) {
+        if outcomes.iter().any(Outcome::is_stored) {
             // Stored and (when acks wait for it) synced: consumers may deliver it now.
             self.signal.stored();
         }
@@ -425,8 +468,12 @@ impl InlineIngest for Stream {
             return false;
         }
         self.ingest_batch(&mut core, std::slice::from_ref(msg), None);
-        let arm = !self.expiry_armed.load(std::sync::atomic::Ordering::Acquire)
-            && core.ingest.store.next_expiry().is_some();
+        let armed = self.expiry_armed.load(std::sync::atomic::Ordering::Acquire);
+        let arm = core
+            .ingest
+            .store
+            .next_expiry()
+            .is_some_and(|next| next < armed);
         drop(core);
         if arm {
             self.queue.wake.notify_one();

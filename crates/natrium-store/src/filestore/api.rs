@@ -213,6 +213,10 @@ impl StreamStore for FileStore {
         self.mutate(0, |inner| inner.expire_due(now_ns))
     }
 
+    fn due_expiries(&self, now_ns: i64, max: usize) -> Vec<u64> {
+        self.inner.due_expiries(now_ns, max)
+    }
+
     fn next_expiry(&self) -> Option<i64> {
         self.inner.next_expiry()
     }

@@ -162,6 +162,27 @@ impl<B: MsgBody> MemState<B> {
         removed
     }
 
+    /// Up to `max` of the sequences `expire` would remove at `now_ns`, ascending, removing
+    /// nothing (JetStream places a delete marker instead of removing some of them).
+    pub(super) fn due(&self, now_ns: i64, max: usize) -> Vec<u64> {
+        let mut due = Vec::new();
+        if let Some(cutoff) = self.age_cutoff(now_ns) {
+            for (seq, entry) in self.msgs.range_from(self.first_seq) {
+                if due.len() >= max || entry.timestamp_ns > cutoff {
+                    break;
+                }
+                if entry.ttl() != MsgTtl::Never {
+                    due.push(seq);
+                }
+            }
+        }
+        due.extend(self.ttl.due(now_ns).take(max));
+        due.sort_unstable();
+        due.dedup();
+        due.truncate(max);
+        due
+    }
+
     /// Messages at or before this time are past `max_age`.
     fn age_cutoff(&self, now_ns: i64) -> Option<i64> {
         let age = self.config.max_age?;

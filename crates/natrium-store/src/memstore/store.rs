@@ -392,6 +392,10 @@ impl<B: MsgBody> StreamStore for MemStore<B> {
         Ok(self.state.expire(now_ns))
     }
 
+    fn due_expiries(&self, now_ns: i64, max: usize) -> Vec<u64> {
+        self.state.due(now_ns, max)
+    }
+
     fn next_expiry(&self) -> Option<i64> {
         self.state.next_expiry()
     }

@@ -129,6 +129,30 @@ fn store_mem_expiry_by_age_and_ttl() {
 }
 
 #[test]
+fn store_mem_due_expiries_lists_without_removing() {
+    let config = StoreConfig {
+        max_age: Some(Duration::from_secs(10)),
+        ..StoreConfig::default()
+    };
+    let mut s = MemStore::new(config);
+    let sec = 1_000_000_000;
+    let mut never = msg("a", "x", 0);
+    never.ttl = MsgTtl::Never;
+    s.store_msg(never).unwrap();
+    s.store_msg(msg("a", "x", sec)).unwrap();
+    let mut short = msg("b", "x", 2 * sec);
+    short.ttl = MsgTtl::Secs(1);
+    s.store_msg(short).unwrap();
+    s.store_msg(msg("c", "x", 5 * sec)).unwrap();
+    assert_eq!(s.due_expiries(2 * sec, 10), Vec::<u64>::new());
+    assert_eq!(s.due_expiries(3 * sec, 10), vec![3]);
+    assert_eq!(s.due_expiries(11 * sec, 10), vec![2, 3]);
+    assert_eq!(s.due_expiries(15 * sec, 10), vec![2, 3, 4]);
+    assert_eq!(s.due_expiries(15 * sec, 2), vec![2, 3]);
+    assert_eq!(s.state().msgs, 4, "listing removes nothing");
+}
+
+#[test]
 fn store_mem_time_lookup_and_skips() {
     let mut s = MemStore::new(StoreConfig::default());
     for ts in [10, 20, 30, 40] {

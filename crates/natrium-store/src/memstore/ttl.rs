@@ -33,6 +33,14 @@ impl TtlIndex {
             .map(|(_, seq)| *seq)
     }
 
+    /// The sequences of the entries due at `now_ns`, earliest expiry first.
+    pub(super) fn due(&self, now_ns: i64) -> impl Iterator<Item = u64> + '_ {
+        self.due
+            .iter()
+            .take_while(move |(ts, _)| *ts <= now_ns)
+            .map(|(_, seq)| *seq)
+    }
+
     pub(super) fn clear(&mut self) {
         self.due.clear();
     }
