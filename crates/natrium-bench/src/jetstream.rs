@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use crate::scenarios::Outcome;
+use crate::outcome::Outcome;
 use crate::wire::{Conn, Endpoint};
 
 /// Where the stream keeps its messages.

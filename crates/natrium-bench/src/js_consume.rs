@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use crate::scenarios::{Budget, Outcome};
+use crate::outcome::{Budget, Outcome};
 use crate::server::Running;
 use crate::wire::{Conn, Endpoint};
 

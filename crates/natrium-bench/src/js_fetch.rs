@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use crate::scenarios::Outcome;
+use crate::outcome::Outcome;
 use crate::wire::{Conn, Endpoint, Frame};
 
 /// Publishes in flight at most while filling the stream.

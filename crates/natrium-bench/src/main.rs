@@ -9,6 +9,7 @@
 mod jetstream;
 mod js_consume;
 mod js_fetch;
+mod outcome;
 mod report;
 mod scenarios;
 mod server;

@@ -9,20 +9,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+pub use crate::outcome::{Budget, Outcome};
 use crate::wire::{pub_batch, Conn, Endpoint};
 
 /// Frames per write on the publishing side unless `--frames-per-write` says otherwise: large
 /// writes, as a batching client does.
 pub const FRAMES_PER_WRITE_DEFAULT: usize = 512;
-
-#[derive(Debug, Default, Clone)]
-pub struct Outcome {
-    pub msgs: u64,
-    pub payload_bytes: u64,
-    pub elapsed: Duration,
-    /// Per-operation latencies, for latency-shaped rows.
-    pub latencies: Vec<Duration>,
-}
 
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
@@ -295,18 +287,6 @@ pub fn all() -> Vec<Scenario> {
             Import { payload: 128 },
         ),
     ]
-}
-
-/// How much work one run does.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    /// Messages per publisher for throughput rows.
-    pub messages: u64,
-    /// Wall time for latency-shaped rows.
-    pub duration: Duration,
-    /// PUB frames per socket write on publishing connections (the generator's efficiency knob:
-    /// fewer frames per write cost the generator more CPU per message).
-    pub frames_per_write: usize,
 }
 
 fn publish(
