@@ -31,6 +31,7 @@ use crate::service::JetStream;
 use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
 use crate::stream::ingest::{store_failed, Ingest};
 use crate::stream::running::{store_config, Stream, StreamParts};
+use crate::stream::signal::Signal;
 
 /// The account's directory of restores in progress (Go's name).
 const STAGING_DIR: &str = "__snapshots__";
@@ -254,7 +255,17 @@ impl JsAccount {
         };
         let mut store = store;
         let quota = self.quota(js, config.storage);
-        store.register_storage_updates(quota.updates());
+        let signal = Arc::new(Signal::default());
+        let mut count = quota.updates();
+        let removals = Arc::clone(&signal);
+        store.register_storage_updates(Box::new(move |update| {
+            count(update);
+            // One message gone (deleted, expired, over a limit): consumers holding it
+            // unacknowledged let it go. Purges and compactions are handled by their callers.
+            if update.msgs == -1 && update.seq > 0 {
+                removals.removed(update.seq);
+            }
+        }));
         quota.count(i64::try_from(store.fast_state().bytes).unwrap_or(i64::MAX));
         // Go reserves a recovered stream's bytes as a created one's, without checking.
         js.reserved
@@ -271,6 +282,7 @@ impl JsAccount {
             created_ns,
             dir,
             sync: opts.sync,
+            signal,
             queue_msgs: positive(opts.max_buffered_msgs, QUEUE_MSGS_DEFAULT),
             queue_bytes: positive(opts.max_buffered_size, QUEUE_BYTES_DEFAULT),
         });

@@ -11,6 +11,7 @@ use super::config::AckPolicy;
 use super::deliver::{deliver, on_request, process_waiting, stored, timing, Round};
 use super::outbox::Advice;
 use super::running::ConsumerCore;
+use crate::stream::signal::Removed;
 
 /// Go resets its timer to this after a NAK with a delay, so the check runs soon.
 const NAK_DELAY_CHECK_NS: i64 = 10_000_000;
@@ -95,6 +96,44 @@ pub fn terminate(
     let acked = ack(core, r, seqs, false);
     r.advise(Advice::Terminated, (seqs.1, seqs.0), deliveries, reason);
     acked
+}
+
+/// Go's reason for a pending message that left the stream.
+const DELETED_REASON: &str = "Unacknowledged message was deleted";
+
+/// Messages that left the stream: each one this consumer holds unacknowledged is terminated
+/// (acknowledged, with the terminated advisory), as Go does. When the list overflowed, every
+/// pending message is looked up in the store instead.
+pub fn on_removed(core: &mut ConsumerCore, r: &mut Round<'_>, removed: &Removed) {
+    if core.delivery.pending.is_empty() {
+        return;
+    }
+    let gone: Vec<(u64, u64)> = if removed.overflowed {
+        let pending: Vec<(u64, u64)> = core
+            .delivery
+            .pending
+            .iter()
+            .map(|(sseq, p)| (*sseq, p.consumer_seq))
+            .collect();
+        let stream = r.stream.core.lock();
+        pending
+            .into_iter()
+            .filter(|(sseq, _)| stream.ingest.store.load_msg(*sseq).is_err())
+            .collect()
+    } else {
+        removed
+            .seqs
+            .iter()
+            .filter_map(|sseq| {
+                let p = core.delivery.pending.get(sseq)?;
+                Some((*sseq, p.consumer_seq))
+            })
+            .collect()
+    };
+    for (sseq, dseq) in gone {
+        let deliveries = core.delivery.delivery_count(sseq);
+        terminate(core, r, (sseq, dseq), deliveries, DELETED_REASON);
+    }
 }
 
 /// Go's `processNak`: redeliver now, or after the delay the NAK asks for.

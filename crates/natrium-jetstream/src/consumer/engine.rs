@@ -34,7 +34,7 @@ use nats_subject::InterestChange;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::acking::{on_ack, on_timer};
+use super::acking::{on_ack, on_removed, on_timer};
 use super::deliver::{deliver, due, on_request, release_waiting, Round};
 use super::outbox::{Outbox, Outgoing};
 use super::pushing;
@@ -293,6 +293,7 @@ impl Engine {
             limits,
         };
         step.inbound();
+        step.removed();
         step.looked_at();
         if self.interest.swap(false, Ordering::AcqRel) {
             step.interest();
@@ -304,6 +305,7 @@ impl Engine {
             }
         }
         step.timers();
+        self.track_removals();
         self.finish(w, out);
         self.busy.store(false, Ordering::SeqCst);
         if !self.queue.is_empty() {
@@ -373,6 +375,16 @@ impl Engine {
             );
         }
         true
+    }
+
+    /// Removals are recorded for the engine only while some consumer holds unacknowledged
+    /// messages (checked each round, after its acks and deliveries).
+    fn track_removals(&self) {
+        let consumers: Vec<_> = self.stream.consumers.lock().values().cloned().collect();
+        let pending = consumers
+            .iter()
+            .any(|c| !c.core.lock().delivery.pending.is_empty());
+        self.stream.signal.set_tracking(pending);
     }
 
     /// Syncs every state written since the last sync.
@@ -445,6 +457,25 @@ impl Step<'_> {
     }
 
     /// The queued requests and acks, in order.
+    /// Messages that left the stream one by one: consumers holding them unacknowledged let
+    /// them go now (Go's `decStreamPending`), not at their next ack-wait check.
+    fn removed(&mut self) {
+        let Some(removed) = self.engine.stream.signal.take_removed() else {
+            return;
+        };
+        let names: Vec<String> = self
+            .engine
+            .stream
+            .consumers
+            .lock()
+            .keys()
+            .cloned()
+            .collect();
+        for name in names {
+            self.with_consumer(&name, |core, r| on_removed(core, r, &removed));
+        }
+    }
+
     fn inbound(&mut self) {
         let mut batch = std::mem::take(&mut self.w.batch);
         self.engine.queue.take(BATCH_MAX, &mut batch);

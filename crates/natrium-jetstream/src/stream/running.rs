@@ -112,6 +112,8 @@ pub struct StreamParts {
     pub created_ns: i64,
     pub dir: Option<PathBuf>,
     pub sync: SyncPolicy,
+    /// The engine's signal, made first so the store's update callback can hold it.
+    pub signal: Arc<Signal>,
     pub queue_msgs: usize,
     pub queue_bytes: usize,
 }
@@ -141,7 +143,7 @@ impl Stream {
             queue,
             stop: CancellationToken::new(),
             expiry_armed: std::sync::atomic::AtomicI64::new(i64::MAX),
-            signal: Arc::default(),
+            signal: parts.signal,
             sync: parts.sync,
         });
         if stream.dir.is_none() {
