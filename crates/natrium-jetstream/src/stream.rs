@@ -5,7 +5,9 @@
 pub mod capture;
 pub mod headers;
 pub mod ingest;
+pub mod republish;
 pub mod running;
 pub mod signal;
+pub mod transform;
 
 pub use running::Stream;
