@@ -274,3 +274,102 @@ async fn jetstream_kv_republish_through_client() {
         .unwrap();
     assert_eq!(next.subject.as_str(), "repub.marker");
 }
+
+/// Stores subjects through a transform calling every mapping function, and the outcome of
+/// creating streams with odd transforms: the stored subjects (partition numbers included)
+/// and the errors, to compare with Go's.
+fn functions_transcript(server: &ServerProcess) -> Vec<String> {
+    let mut c = raw(server);
+    let dest = "g.{{partition(7,1,2)}}.{{SplitFromLeft(1,2)}}.{{SliceFromRight(2,3)}}.\
+                {{split(1,-)}}.{{left(2,2)}}.{{right(1,3)}}.{{wildcard(2)}}.$1.{{partition(5)}}.>";
+    let create = format!(
+        r#"{{"name":"F","subjects":["f.>"],"storage":"memory",
+            "subject_transform":{{"src":"f.*.*.>","dest":"{dest}"}}}}"#
+    );
+    let mut out = exchange(
+        &mut c,
+        &publish("$JS.API.STREAM.CREATE.F", "ack.create", &create),
+        "ack.create",
+    );
+    out.truncate(0);
+    let words = [
+        "a",
+        "ab",
+        "abc",
+        "abcdef",
+        "a-b",
+        "-a-b-",
+        "a--b",
+        "--a",
+        "x1-y2-z3",
+        "0123456789",
+    ];
+    for (i, w1) in words.iter().enumerate() {
+        let w2 = words[(i * 7 + 3) % words.len()];
+        let subject = format!("f.{w1}.{w2}.t{i}");
+        exchange(&mut c, &publish(&subject, "ack.p", "x"), "ack.p");
+    }
+    let info = exchange(
+        &mut c,
+        &publish(
+            "$JS.API.STREAM.INFO.F",
+            "ack.info",
+            r#"{"subjects_filter":">"}"#,
+        ),
+        "ack.info",
+    );
+    let body = info[0].rsplit(" | ").next().unwrap();
+    let info: serde_json::Value = serde_json::from_str(body).unwrap();
+    out.push(format!("subjects {}", info["state"]["subjects"]));
+    let odd = [
+        "o.{{left(1,2)}}.>",
+        "o.{{ wildcard( 1 ) }}.>",
+        "o.$0.>",
+        "o.{{random(3)}}.>",
+        "o.{{Partition(3,1)}}.>",
+        "o.{{partition(2147483648,1)}}.>",
+        "o.{{left(1)}}.>",
+        "o.{{right(1,2,3)}}.>",
+        "o.{{split(1,a b)}}.>",
+        "o.{{SPLIT(1,-)}}.>",
+        "o.{{wildcard(2)}}.>",
+        "o.{{nope(1)}}.>",
+        "o.{{x}}{{wildcard(1)}}.>",
+        "o.{{wildcard(1)}}x}}.>",
+    ];
+    for (i, dest) in odd.iter().enumerate() {
+        let body = format!(
+            r#"{{"name":"E{i}","subjects":["e{i}.>"],"storage":"memory",
+                "subject_transform":{{"src":"e{i}.*.>","dest":"{dest}"}}}}"#
+        );
+        let reply = exchange(
+            &mut c,
+            &publish(&format!("$JS.API.STREAM.CREATE.E{i}"), "ack.e", &body),
+            "ack.e",
+        );
+        let body = reply[0].rsplit(" | ").next().unwrap();
+        let answer: serde_json::Value = serde_json::from_str(body).unwrap();
+        out.push(format!(
+            "{dest}: {}",
+            answer
+                .get("error")
+                .map_or("created".to_owned(), ToString::to_string)
+        ));
+    }
+    out
+}
+
+#[test]
+fn jetstream_transform_functions_match_go() {
+    let servers = ours_then_go(three_accounts);
+    let runs: Vec<(&str, Vec<String>)> = servers
+        .iter()
+        .map(|s| (s.name, functions_transcript(&s.server)))
+        .collect();
+    let ours = &runs[0].1;
+    assert!(ours[0].contains("\"g."), "{ours:#?}");
+    assert!(ours[1].ends_with("created"), "{ours:#?}");
+    for (name, frames) in &runs[1..] {
+        assert_eq!(ours, frames, "ours vs {name}");
+    }
+}
