@@ -53,7 +53,7 @@ mod trie;
 pub mod validate;
 
 pub use error::SublistError;
-pub use mapping::{validate_mapping, DestinationError, TransformError};
+pub use mapping::{is_wildcard_reference, validate_mapping, DestinationError, TransformError};
 pub use matching::{subject_is_subset, subject_matches, subjects_collide};
 pub use result::{MatchResult, QueueGroup};
 pub use stats::SublistStats;

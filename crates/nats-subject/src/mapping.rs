@@ -196,6 +196,19 @@ pub(crate) fn calls_known_function(token: &[u8]) -> bool {
         .any(|(_, name)| find_call(token, name).is_some())
 }
 
+/// Whether `token` places one source wildcard (`$1`…`$9…`, or `{{wildcard(N)}}` with one
+/// argument): Go's reading of an import's exported subject, where such a token stands for `*`.
+pub fn is_wildcard_reference(token: &str) -> bool {
+    let bytes = token.as_bytes();
+    if let [b'$', b'1'..=b'9', ..] = bytes {
+        return true;
+    }
+    find_call(bytes, "Wildcard").is_some_and(|args| {
+        let args = split_args(args);
+        matches!(args.as_slice(), [one] if !one.is_empty())
+    })
+}
+
 /// Go's `,\s*` split of an argument list.
 fn split_args(text: &[u8]) -> Vec<&[u8]> {
     text.split(|&b| b == b',')

@@ -185,6 +185,20 @@ impl SubjectTransform {
     /// # Errors
     /// Go's error for the first problem found.
     pub fn mapping(src: &str, dest: &str) -> Result<Option<Self>, TransformError> {
+        Self::build(src, dest, false)
+    }
+
+    /// Go's `NewSubjectTransformStrict` (a reversible import mapping): as
+    /// [`Self::mapping`], but with source wildcards the destination may only place them
+    /// (`$N`, `{{wildcard(N)}}`), and must place as many as the source has.
+    ///
+    /// # Errors
+    /// Go's error for the first problem found.
+    pub fn strict(src: &str, dest: &str) -> Result<Option<Self>, TransformError> {
+        Self::build(src, dest, true)
+    }
+
+    fn build(src: &str, dest: &str, strict: bool) -> Result<Option<Self>, TransformError> {
         if dest.is_empty() {
             return Ok(None);
         }
@@ -202,10 +216,24 @@ impl SubjectTransform {
         if stars > CAPTURES_MAX {
             return Err(TransformError::TooManyWildcards);
         }
-        let parts = dest
-            .split(|&b| b == b'.')
-            .map(|token| mapping_part(token, stars, has_rest))
-            .collect::<Result<_, _>>()?;
+        let with_wildcards = stars > 0 || has_rest;
+        let mut placed = 0;
+        let mut parts = Vec::new();
+        for token in dest.split(|&b| b == b'.') {
+            let part = mapping_part(token, stars, has_rest)?;
+            match part {
+                Part::Token(_) => placed += 1,
+                Part::Literal(_) | Part::Rest => {}
+                _ if strict && with_wildcards => {
+                    return Err(dest_err(DestinationError::NotSupportedForImport, token));
+                }
+                _ => {}
+            }
+            parts.push(part);
+        }
+        if strict && with_wildcards && placed < stars {
+            return Err(dest_err(DestinationError::NotUsingAllWildcards, dest));
+        }
         Ok(Some(Self {
             from: src.into(),
             parts,
@@ -475,6 +503,30 @@ mod tests {
         // `$0` reads the subject's first token.
         assert_eq!(map("a.*", "b.$0.$1", "a.x"), "b.a.x");
         assert!(SubjectTransform::mapping("a", "").unwrap().is_none());
+    }
+
+    #[test]
+    fn transform_strict_as_go() {
+        let strict = |src: &str, dest: &str| SubjectTransform::strict(src, dest).map(|_| ());
+        assert!(strict("foo.*", "bar.{{Wildcard(1)}}").is_ok());
+        assert!(strict("foo.*.>", "bar.$1.>").is_ok());
+        assert!(strict("foo", "bar.{{partition(3)}}").is_ok());
+        assert_eq!(
+            strict("foo.*.*", "bar.$2").unwrap_err().to_string(),
+            "invalid mapping destination: not using all of the token wildcard(s) in bar.$2"
+        );
+        assert!(strict("foo.*", "foo.$foo").is_err());
+        assert_eq!(
+            strict("foo.*", "bar.{{Partition(2,1)}}")
+                .unwrap_err()
+                .to_string(),
+            "invalid mapping destination: the only mapping function allowed for import \
+             transforms is {{Wildcard()}} in {{Partition(2,1)}}"
+        );
+        assert!(crate::is_wildcard_reference("$1"));
+        assert!(crate::is_wildcard_reference("{{ wildcard(2) }}"));
+        assert!(!crate::is_wildcard_reference("$0"));
+        assert!(!crate::is_wildcard_reference("{{wildcard()}}"));
     }
 
     #[test]
