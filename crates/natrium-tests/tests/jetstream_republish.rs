@@ -87,9 +87,11 @@ fn transcript(server: &ServerProcess) -> Vec<String> {
             "republish":{"src":"st.*.>","dest":"rp.{{wildcard(1)}}.{{partition(4,1)}}.>"}}"#,
         r#"{"name":"H","subjects":["h.*"],"storage":"memory",
             "republish":{"src":"h.*","dest":"rh.{{SplitFromLeft(1,2)}}","headers_only":true}}"#,
+        // `split` can make an invalid subject (`rp..a`): that republish is dropped.
+        r#"{"name":"V","subjects":["v.*"],"storage":"memory",
+            "republish":{"src":"v.*","dest":"rp.{{split(1,-)}}"}}"#,
     ];
-    for (i, body) in streams.iter().enumerate() {
-        let name = if i == 0 { "S" } else { "H" };
+    for (name, body) in ["S", "H", "V"].into_iter().zip(streams) {
         let created = exchange(
             &mut c,
             &publish(&format!("$JS.API.STREAM.CREATE.{name}"), "ack.create", body),
@@ -121,6 +123,8 @@ fn transcript(server: &ServerProcess) -> Vec<String> {
         publish("in.q", "ack.8", "eight"),
         publish("h.kkk", "ack.9", "hello"),
         hpub("h.kkk", "ack.10", "Foo: baz\r\n", "world!"),
+        publish("v.--a", "ack.11", "invalid"),
+        publish("v.a-b", "ack.12", "valid"),
     ];
     let mut out = Vec::new();
     for (i, step) in steps.iter().enumerate() {
@@ -165,6 +169,8 @@ fn jetstream_republish_raw_frames_match_go() {
                 && f.ends_with(" | ")),
         "{ours:#?}"
     );
+    assert!(!ours.iter().any(|f| f.contains("invalid")), "{ours:#?}");
+    assert!(ours.iter().any(|f| f.starts_with("rp.a.b | ")), "{ours:#?}");
     for (name, frames) in &runs[1..] {
         assert_eq!(ours, frames, "ours vs {name}");
     }
