@@ -431,7 +431,7 @@ impl JsAccount {
             let growth = resources::reservation(config.max_bytes)
                 - resources::reservation(core.config.max_bytes);
             js.reserved.add(config.storage, growth);
-            core.config = config;
+            core.set_config(config);
         }
         stream.subscribe_subjects();
         if let Some(direct) = self.direct.lock().get(&stream.name) {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use nats_subject::{subject_matches, Sublist};
+use nats_subject::{subject_matches, SubjectTransform, Sublist};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 /// Counts heap allocations so that match rows can report allocations per operation.
@@ -287,12 +287,47 @@ fn bench_literal(c: &mut Criterion) {
     });
 }
 
+/// Subject mappings (a stream's `subject_transform`, republish): applying one writes into a
+/// reused buffer and allocates nothing.
+fn bench_transform(c: &mut Criterion) {
+    let rows = [
+        (
+            "Transform_wildcards",
+            "orders.*.*.>",
+            "o.$2.{{wildcard(1)}}.>",
+        ),
+        (
+            "Transform_partition",
+            "orders.*.*",
+            "o.{{partition(16,1,2)}}.$1.$2",
+        ),
+        (
+            "Transform_split_slice",
+            "orders.*.*",
+            "o.{{split(1,-)}}.{{SliceFromRight(2,3)}}.{{left(1,2)}}",
+        ),
+    ];
+    for (name, src, dest) in rows {
+        let t = SubjectTransform::mapping(src, dest)
+            .expect("valid mapping")
+            .expect("a destination");
+        let mut out = Vec::new();
+        bench_op(c, name, || {
+            t.apply(
+                black_box(b"orders.eu-west-1.customer123456.extra"),
+                &mut out,
+            ) || t.apply(black_box(b"orders.eu-west-1.customer123456"), &mut out)
+        });
+    }
+}
+
 fn benches(c: &mut Criterion) {
     let subjects = subjects();
     bench_insert(c, &subjects);
     bench_match(c, &subjects);
     bench_remove(c);
     bench_literal(c);
+    bench_transform(c);
 }
 
 criterion_group!(sublist, benches);

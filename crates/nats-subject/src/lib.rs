@@ -7,7 +7,10 @@
 //!   (`trie`) behind one lock plus a bounded, sharded match cache (`cache`) whose hits cost one
 //!   hash, one short lock and one `Arc` clone. Its concurrency rules are in the `sublist` module.
 //! - [`SubjectTransform`] (module `transform`): rewriting a subject matched by a wildcard
-//!   pattern into another pattern's shape (account imports' `prefix` and `to`).
+//!   pattern into another pattern's shape (account imports' `prefix` and `to`; stream, source
+//!   and republish transforms with Go's mapping functions, written by `transform_functions`).
+//!   The destination syntax and Go's error texts ([`TransformError`], [`validate_mapping`])
+//!   live in `mapping`.
 //! - [`MatchResult`] / [`QueueGroup`]: what a match returns, shared immutable snapshots.
 //! - [`SublistStats`]: the counters Go reports on `/subsz`.
 //! - `hash`: the seeded subject hash (foldhash) the trie levels and the cache share.
@@ -38,19 +41,22 @@ mod cache;
 mod error;
 mod hash;
 pub mod limits;
+mod mapping;
 pub mod matching;
 mod members;
 mod result;
 mod stats;
 mod sublist;
 mod transform;
+mod transform_functions;
 mod trie;
 pub mod validate;
 
 pub use error::SublistError;
+pub use mapping::{is_wildcard_reference, validate_mapping, DestinationError, TransformError};
 pub use matching::{subject_is_subset, subject_matches, subjects_collide};
 pub use result::{MatchResult, QueueGroup};
 pub use stats::SublistStats;
 pub use sublist::{InterestChange, Sublist};
-pub use transform::{SubjectTransform, TransformError};
+pub use transform::SubjectTransform;
 pub use validate::{is_literal, is_valid_publish_subject, is_valid_queue_name, is_valid_subject};

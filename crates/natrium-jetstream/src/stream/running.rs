@@ -22,7 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{IngestQueue, InlineIngest};
 use super::ingest::{Ingest, Outcome};
+use super::republish::Republisher;
 use super::signal::Signal;
+use super::transform::InputTransform;
 use crate::config::stream::{Discard, PersistMode, Storage};
 use crate::config::StreamConfig;
 use crate::consumer::Consumer;
@@ -76,6 +78,18 @@ pub struct StreamCore {
     ack: Vec<u8>,
     /// Reused outcome list of a batch.
     outcomes: Vec<Outcome>,
+    /// The compiled `subject_transform` and `republish` (rebuilt by [`Self::set_config`]).
+    transform: InputTransform,
+    republish: Republisher,
+}
+
+impl StreamCore {
+    /// Takes a new configuration.
+    pub fn set_config(&mut self, config: StreamConfig) {
+        self.transform = InputTransform::new(&config);
+        self.republish = Republisher::new(&config);
+        self.config = config;
+    }
 }
 
 /// How a stream's writes become durable, from the server's sync policy and the stream's
@@ -131,6 +145,8 @@ impl Stream {
             created_ns: parts.created_ns,
             dir: parts.dir,
             core: Mutex::new(StreamCore {
+                transform: InputTransform::new(&parts.config),
+                republish: Republisher::new(&parts.config),
                 config: parts.config,
                 ingest: parts.ingest,
                 client: parts.client,
@@ -403,10 +419,15 @@ impl Stream {
         let mut outcomes = std::mem::take(&mut core.outcomes);
         outcomes.clear();
         let mut stored_any = false;
-        for msg in batch {
+        for (i, msg) in batch.iter().enumerate() {
+            let msg = core.transform.apply(msg);
             let interested =
                 interest.is_none_or(|filters| filters.iter().any(|f| f.matches(&msg.subject)));
-            let outcome = core.ingest.process(&core.config, msg, now_ns(), interested);
+            let now = now_ns();
+            if interested {
+                core.republish.note(i, &*core.ingest.store, &msg, now);
+            }
+            let outcome = core.ingest.process(&core.config, &msg, now, interested);
             stored_any |= outcome.is_stored();
             outcomes.push(outcome);
         }
@@ -425,6 +446,9 @@ impl Stream {
                 }
             }
         }
+        let stream_name = &core.config.name;
+        core.republish
+            .send(&mut core.client, &self.account, stream_name, &outcomes);
         // `no_ack`: Go answers nothing, not even a refusal.
         let answers = if core.config.no_ack { 0 } else { batch.len() };
         for (msg, outcome) in batch.iter().zip(&outcomes).take(answers) {
