@@ -198,7 +198,15 @@ pub fn on_timer(core: &mut ConsumerCore, r: &mut Round<'_>) {
         core.delivery.pin.clear();
         r.advise_pin(&group, None);
     }
-    if core.delivery.waiting.is_empty() && !core.config.is_push() {
+    let pull = !core.config.is_push();
+    if pull && core.delivery.wait_due.is_some_and(|t| t <= r.now) {
+        // Go's request timer ends the stream for waiting requests: a `no_wait` request that
+        // delivered something is answered `404 No Messages` here, even while the consumer
+        // is held at `max_ack_pending`, so it stops taking messages its requester no longer
+        // waits for.
+        process_waiting(core, r, true);
+    }
+    if core.delivery.waiting.is_empty() && pull {
         process_waiting(core, r, true);
     } else {
         deliver(core, r);

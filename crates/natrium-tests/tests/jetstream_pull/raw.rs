@@ -152,8 +152,13 @@ fn exchange(server: &ServerProcess) -> Vec<(&'static str, Vec<Frame>)> {
         "too big",
         vec![next(&mut c, 8, r#"{"batch":1,"max_bytes":5}"#)],
     ));
-    let msg = next(&mut c, 9, r#"{"batch":1,"no_wait":true}"#);
-    let ack = msg.reply.clone().expect("ack subject");
+    // With `expires`, not `no_wait`: Go answers a `no_wait` request from a pending count it
+    // updates lazily, and a message stored just before is sometimes not in it yet (404).
+    let msg = next(&mut c, 9, r#"{"batch":1,"expires":5000000000}"#);
+    let ack = msg
+        .reply
+        .clone()
+        .unwrap_or_else(|| panic!("ack subject: {msg:?}"));
     out.push(("delivery", vec![normalised(&msg)]));
     send(&mut c, &ack, 10, "+ACK");
     out.push(("double ack", vec![read_frame(&mut c, 10)]));
@@ -162,7 +167,7 @@ fn exchange(server: &ServerProcess) -> Vec<(&'static str, Vec<Frame>)> {
         send(&mut c, "s.b", 904 + i as u32, body);
         read_frame(&mut c, 904 + i as u32);
     }
-    let two = next(&mut c, 12, r#"{"batch":1,"no_wait":true}"#);
+    let two = next(&mut c, 12, r#"{"batch":1,"expires":5000000000}"#);
     send(
         &mut c,
         two.reply.as_deref().expect("ack subject"),
@@ -245,6 +250,7 @@ fn jetstream_pull_statuses_raw_like_go() {
         Some("$JS.ACK.S.C.1.1.1.<ts>.0")
     );
     let (_, nxt) = ours.iter().find(|(s, _)| *s == "ack next").unwrap();
+    assert_eq!(nxt[0].reply.as_deref(), Some("$JS.ACK.S.C.1.2.2.<ts>.1"));
     assert_eq!(nxt[1].payload, "three");
     assert_eq!(nxt[1].reply.as_deref(), Some("$JS.ACK.S.C.1.3.3.<ts>.0"));
     let (_, acked) = ours.iter().find(|(s, _)| *s == "double ack").unwrap();
@@ -259,5 +265,68 @@ fn jetstream_pull_statuses_raw_like_go() {
         return;
     };
     let theirs = exchange(&go);
-    assert_eq!(ours, theirs);
+    // Go's pending count in an ack subject comes from a count it updates lazily: a message
+    // stored just before the delivery is sometimes not in it yet. Ours was checked above.
+    assert_eq!(without_pending(ours), without_pending(theirs));
+}
+
+/// The exchange with each ack subject's pending count replaced.
+fn without_pending(steps: Vec<(&'static str, Vec<Frame>)>) -> Vec<(&'static str, Vec<Frame>)> {
+    let blank = |mut frame: Frame| {
+        if let Some(reply) = &frame.reply {
+            let mut tokens: Vec<&str> = reply.split('.').collect();
+            if tokens.len() == 9 {
+                tokens[8] = "<pending>";
+            }
+            frame.reply = Some(tokens.join("."));
+        }
+        frame
+    };
+    steps
+        .into_iter()
+        .map(|(step, frames)| (step, frames.into_iter().map(blank).collect()))
+        .collect()
+}
+
+/// A `no_wait` request with `expires` that delivered what `max_ack_pending` let through:
+/// the next heartbeat tick ends it with `404 No Messages` (Go's timer ends the stream for
+/// waiting requests), so it takes nothing the acks unblock later.
+fn no_wait_held_at_max_ack_pending(server: &ServerProcess) -> Vec<Frame> {
+    let mut c = raw(server);
+    send(
+        &mut c,
+        "$JS.API.STREAM.CREATE.W",
+        900,
+        r#"{"name":"W","subjects":["w.>"],"storage":"memory"}"#,
+    );
+    assert!(read_frame(&mut c, 900).payload.contains("\"created\""));
+    let config = r#"{"stream_name":"W","config":{"durable_name":"C","ack_policy":"explicit","max_ack_pending":2}}"#;
+    send(&mut c, "$JS.API.CONSUMER.CREATE.W.C", 901, config);
+    assert!(read_frame(&mut c, 901).payload.contains("\"config\""));
+    for i in 0..3 {
+        send(&mut c, "w.a", 902 + i, "m");
+        read_frame(&mut c, 902 + i);
+    }
+    send(
+        &mut c,
+        "$JS.API.CONSUMER.MSG.NEXT.W.C",
+        1,
+        r#"{"batch":3,"expires":5000000000,"no_wait":true,"idle_heartbeat":100000000}"#,
+    );
+    (0..3).map(|_| normalised(&read_any(&mut c))).collect()
+}
+
+#[test]
+fn jetstream_pull_no_wait_held_at_max_ack_pending_ends_like_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = no_wait_held_at_max_ack_pending(&start(dir.path(), false).expect("ours"));
+    assert_eq!(ours[0].payload, "m");
+    assert_eq!(ours[1].payload, "m");
+    assert_eq!(status(&ours[2]), "NATS/1.0 404 No Messages\r\n\r\n");
+    let go_dir = tempfile::tempdir().unwrap();
+    let Some(go) = start(go_dir.path(), true) else {
+        eprintln!("Go nats-server not installed: checked against ours alone");
+        return;
+    };
+    assert_eq!(ours, no_wait_held_at_max_ack_pending(&go));
 }
