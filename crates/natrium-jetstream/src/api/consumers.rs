@@ -173,6 +173,11 @@ fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
         .stream(&request.stream_name)
         .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
     let mut config = request.config;
+    if config.direct && config.sourcing && !config.name.is_empty() {
+        // A mirror or source names its consumers stably; each request gets a fresh one (Go's
+        // suffix), the old one going once its deliver subject has no interest.
+        config.name = format!("{}-{}", config.name, sourcing_suffix());
+    }
     let key = if config.is_durable() {
         config.durable_name.clone()
     } else {
@@ -282,7 +287,9 @@ fn add_new(
         return Err(table::CONSUMER_DOES_NOT_EXIST.err());
     }
     let stream_config = stream.core.lock().config.clone();
-    check_limits(req, stream, &stream_config)?;
+    if !config.direct && !config.sourcing {
+        check_limits(req, stream, &stream_config)?;
+    }
     if stream_config.retention == Retention::WorkQueue && !config.direct && !config.sourcing {
         check_work_queue(stream, &config)?;
     }
@@ -379,6 +386,11 @@ fn check_work_queue(stream: &Stream, config: &ConsumerConfig) -> Result<(), ApiE
 }
 
 /// Go's ephemeral names: 8 base-62 characters, not already taken.
+/// Go's `createConsumerName`: 8 characters of a hash of a fresh id.
+fn sourcing_suffix() -> String {
+    crate::stream::sourcing::names::go_hash(&natrium_core::events::event_id())
+}
+
 fn generated_name(stream: &Stream) -> String {
     loop {
         let name: String = natrium_core::events::event_id().chars().take(8).collect();

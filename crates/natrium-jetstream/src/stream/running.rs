@@ -403,6 +403,13 @@ impl Stream {
         consumers.values().filter(|c| !c.is_direct()).count() as u64
     }
 
+    /// Messages were stored by another task than the ingest (a mirror's or a source's copy):
+    /// consumers may deliver them, and the ingest task looks at expiry and its index.
+    pub(crate) fn stored_elsewhere(&self) {
+        self.signal.stored();
+        self.queue.wake.notify_one();
+    }
+
     /// Messages captured and not yet stored.
     pub fn queued(&self) -> usize {
         self.queue.len()
