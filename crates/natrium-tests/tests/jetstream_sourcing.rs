@@ -156,14 +156,14 @@ async fn jetstream_sources_filters_transforms_and_header() {
             let origin_seq = n.parse::<u64>().unwrap() + 1;
             assert!(
                 hdrs.contains(&format!(
-                    "Nats-Stream-Source: B {origin_seq} b.> from_b.> b.{n}\r\n"
+                    "Nats-Stream-Source: B {origin_seq} b.> from_b.> b.{n} "
                 )),
                 "{hdrs:?}"
             );
         } else {
             assert_eq!(subject, "a.1");
             assert!(hdrs.contains("Nats-Stream-Source: A "), "{hdrs:?}");
-            assert!(hdrs.contains(" a.1 > a.1\r\n"), "{hdrs:?}");
+            assert!(hdrs.contains(" a.1 > a.1 "), "{hdrs:?}");
         }
         subjects.push(subject);
     }
@@ -290,7 +290,10 @@ async fn jetstream_sourcing_info_matches_go() {
         let mut headers = Vec::new();
         for seq in 1..=5 {
             let msg = get(&client, "S", seq).await;
-            headers.push(base64_decode(msg["message"]["hdrs"].as_str().unwrap()));
+            let hdrs = base64_decode(msg["message"]["hdrs"].as_str().unwrap());
+            // The origin's identity is a hash of its creation time: the same length in both.
+            let (head, ident) = hdrs.trim_end().rsplit_once(' ').unwrap();
+            headers.push(format!("{head} <{} chars>", ident.len()));
         }
         headers.sort();
         docs.push((server.name, created, infos, headers));

@@ -173,6 +173,9 @@ fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
         .stream(&request.stream_name)
         .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
     let mut config = request.config;
+    if config.direct || config.sourcing {
+        crate::stream::sourcing::identity::answer_with_identity(req, &stream)?;
+    }
     if config.direct && config.sourcing && !config.name.is_empty() {
         // A mirror or source names its consumers stably; each request gets a fresh one (Go's
         // suffix), the old one going once its deliver subject has no interest.

@@ -6,10 +6,12 @@
 //! - [`apply`]: what each delivery does to the copy; [`header`]: the header blocks.
 //! - [`request`]: the consumer create request and its answer; [`names`]: Go's names.
 //! - [`inbox`]: the sink of an origin's deliveries; [`status`]: what stream info shows.
+//! - [`identity`]: an origin's identity, to notice it was created again.
 //! - [`resume`]: where sources resume after a restart.
 
 pub mod apply;
 pub mod header;
+pub mod identity;
 pub mod inbox;
 pub mod names;
 pub mod origin;

@@ -30,6 +30,10 @@ pub struct Track {
     /// The flow-control reply the consumer says it waits for, and how many heartbeats said so.
     pub stalled_fc: Option<String>,
     pub stalled_count: u32,
+    /// A source's origin identity (empty until known), and whether the origin was found
+    /// created again (its old position no longer counts).
+    pub ident: String,
+    pub recreated: bool,
 }
 
 /// Go's `sourceFCStalledThreshold`.
@@ -195,7 +199,6 @@ pub fn source_msg(
     b: &mut Batch<'_>,
     msg: &Delivery,
     transforms: &[nats_subject::SubjectTransform],
-    identity: &str,
 ) -> Next {
     if header::is_control(msg.headers.as_ref(), &msg.payload) {
         return control(b, msg);
@@ -229,7 +232,7 @@ pub fn source_msg(
         };
     }
     let origin_subject = String::from_utf8_lossy(&msg.subject);
-    let value = header::source_value(&b.status.index_name, sseq, &origin_subject, identity);
+    let value = header::source_value(&b.status.index_name, sseq, &origin_subject, &t.ident);
     let headers = header::rewrite(msg.headers.as_ref(), true, Some(&value));
     let copy = Delivery {
         subject: transformed(transforms, &msg.subject),

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::apply::{self, Batch, Next, Reply, Track};
+use super::identity;
 use super::inbox::OriginInbox;
 use super::names;
 use super::request::{self, Spec, Start, HEALTH_CHECK_NS};
@@ -44,8 +45,10 @@ pub struct OriginParts {
     pub consumer_name: String,
     pub metadata: BTreeMap<String, String>,
     pub status: Arc<Status>,
-    /// A source's last origin sequence found in the stream at start.
+    /// A source's last origin sequence found in the stream at start, and the origin's
+    /// identity then.
     pub resumed_seq: u64,
+    pub resumed_ident: String,
     pub client: InternalClient,
     pub stop: CancellationToken,
 }
@@ -63,6 +66,13 @@ pub struct Origin {
     inbox: Arc<OriginInbox>,
     stop: CancellationToken,
     work: Mutex<Work>,
+}
+
+/// Why no consumer was set up.
+enum Failed {
+    NoAnswer,
+    Refused(ApiError),
+    Recreated,
 }
 
 /// What only the task touches, behind one lock so a blocking batch can take it along.
@@ -98,6 +108,7 @@ impl Origin {
                 client: parts.client,
                 track: Track {
                     sseq: parts.resumed_seq,
+                    ident: parts.resumed_ident,
                     ..Track::default()
                 },
             }),
@@ -131,12 +142,13 @@ impl Origin {
                         unsubscribe(&self.account, sub);
                     }
                 }
-                Err(err) => {
+                Err(Failed::NoAnswer) => fails += 1,
+                Err(Failed::Refused(err)) => {
                     fails += 1;
-                    if err.is_some() {
-                        self.status.set_error(err);
-                    }
+                    self.status.set_error(Some(err));
                 }
+                // The origin was created again: asked again at once, from its start.
+                Err(Failed::Recreated) => {}
             }
             if self.stop.is_cancelled() {
                 return;
@@ -149,8 +161,7 @@ impl Origin {
     }
 
     /// Asks for a consumer delivering to `deliver`; on success the track is at its start.
-    /// `Err(None)` when no answer came.
-    async fn setup(&self, deliver: &str) -> Result<(), Option<ApiError>> {
+    async fn setup(&self, deliver: &str) -> Result<(), Failed> {
         self.status.asked();
         let (body, filter) = request::body(Spec {
             origin: &self.src.name,
@@ -168,27 +179,59 @@ impl Origin {
         });
         let api = self.src.external.as_ref().map(|e| e.api.as_str());
         let subject = names::create_subject(api, &self.src.name, &self.consumer_name, &filter);
-        let answer = self.request(&subject, &body).await.ok_or(None)?;
-        let created = request::parse_answer(&answer).map_err(|err| {
-            let kind = if self.mirror { "mirror" } else { "source" };
-            tracing::warn!(
-                "JetStream error response for stream {} create {kind} consumer {}: {}",
-                self.stream.name,
-                self.src.name,
-                err.description
-            );
-            Some(err)
-        })?;
+        let answer = self
+            .request(&subject, &body)
+            .await
+            .ok_or(Failed::NoAnswer)?;
+        let created = match request::parse_answer(&answer.payload) {
+            Ok(created) => created,
+            Err(err) if err.err_code == table::CONSUMER_STREAM_IDENTITY_MISMATCH_F.err_code => {
+                let mut work = self.work.lock();
+                work.track = Track {
+                    recreated: true,
+                    ..Track::default()
+                };
+                return Err(Failed::Recreated);
+            }
+            Err(err) => {
+                let kind = if self.mirror { "mirror" } else { "source" };
+                tracing::warn!(
+                    "JetStream error response for stream {} create {kind} consumer {}: {}",
+                    self.stream.name,
+                    self.src.name,
+                    err.description
+                );
+                return Err(Failed::Refused(err));
+            }
+        };
         let delivered = created.delivered.stream_seq;
+        let ident = answer
+            .headers
+            .as_deref()
+            .and_then(identity::parse_identity)
+            .unwrap_or_default();
         let mut work = self.work.lock();
+        let old = std::mem::take(&mut work.track);
         let mut track = Track {
             cname: created.name,
-            sseq: work.track.sseq,
+            sseq: old.sseq,
+            ident: ident.clone(),
             ..Track::default()
         };
         if self.mirror {
-            track.sseq = self.mirror_catch_up(delivered)?;
+            track.sseq = self.mirror_catch_up(delivered).map_err(Failed::Refused)?;
         } else {
+            let recreated =
+                old.recreated || (!ident.is_empty() && !old.ident.is_empty() && old.ident != ident);
+            if recreated {
+                tracing::warn!(
+                    "JetStream source stream {:?} for stream '{} > {}' was recreated, resetting source state",
+                    self.src.name,
+                    self.account.name,
+                    self.stream.name
+                );
+                track.sseq = 0;
+            }
             track.sseq = track.sseq.max(delivered);
         }
         work.track = track;
@@ -200,7 +243,7 @@ impl Origin {
     /// A mirror's store moved to where the new consumer starts: a fresh mirror of an origin
     /// whose first messages are gone starts at the origin's first sequence, a mirror behind
     /// it skips what the origin no longer has. Returns the last origin sequence taken.
-    fn mirror_catch_up(&self, delivered: u64) -> Result<u64, Option<ApiError>> {
+    fn mirror_catch_up(&self, delivered: u64) -> Result<u64, ApiError> {
         let mut core = self.stream.core.lock();
         let store = &mut core.ingest.store;
         let state = store.fast_state();
@@ -211,8 +254,7 @@ impl Origin {
                 store.skip_msgs(state.last_seq + 1, delivered - state.last_seq, now_ns())
             };
             if let Err(err) = moved {
-                let err = table::MIRROR_CONSUMER_SETUP_FAILED.with(&[("err", &err)]);
-                return Err(Some(err));
+                return Err(table::MIRROR_CONSUMER_SETUP_FAILED.with(&[("err", &err)]));
             }
         }
         Ok(delivered.max(state.last_seq))
@@ -235,7 +277,10 @@ impl Origin {
             }
             return Start::Seq(state.last_seq + 1);
         }
-        let seq = self.work.lock().track.sseq + 1;
+        let (seq, recreated) = {
+            let work = self.work.lock();
+            (work.track.sseq + 1, work.track.recreated)
+        };
         if seq > 1 {
             return Start::Seq(seq);
         }
@@ -247,14 +292,14 @@ impl Origin {
             },
             Some(start) => start,
             None => match last_time {
-                Some(last) if state.first_seq > 1 => Start::Time(last),
+                Some(last) if state.first_seq > 1 && !recreated => Start::Time(last),
                 _ => Start::All,
             },
         }
     }
 
     /// Publishes one request and waits for its answer on a fresh reply inbox.
-    async fn request(&self, subject: &str, body: &[u8]) -> Option<bytes::Bytes> {
+    async fn request(&self, subject: &str, body: &[u8]) -> Option<Delivery> {
         let reply = names::sync_subject("$JSC.R");
         let answers = Arc::new(OriginInbox::new(self.inbox.cid()));
         let sink: Arc<dyn Sink> = Arc::clone(&answers) as Arc<dyn Sink>;
@@ -267,14 +312,29 @@ impl Origin {
                 unsubscribe(&self.account, sub);
                 return None;
             }
-            work.client
-                .publish_in(&self.account, subject, Some(&reply), body);
+            // Go asks for API level 4 (a mirror) or 5 (a source, with the identity it knows).
+            let headers = if self.mirror {
+                "NATS/1.0\r\nNats-Required-Api-Level: 4\r\n\r\n".to_owned()
+            } else {
+                format!(
+                    "NATS/1.0\r\nNats-Required-Api-Level: 5\r\n{}: {}\r\n\r\n",
+                    identity::HEADER,
+                    work.track.ident
+                )
+            };
+            work.client.publish_request(
+                &self.account,
+                subject,
+                Some(&reply),
+                Some(headers.as_bytes()),
+                body,
+            );
         }
         let answer = tokio::select! {
             () = answers.wake.notified() => {
                 let mut got = Vec::new();
                 answers.take(1, &mut got);
-                got.pop().map(|m| m.payload)
+                got.pop()
             }
             () = tokio::time::sleep(ANSWER_WAIT) => None,
             () = self.stop.cancelled() => None,
@@ -348,7 +408,7 @@ impl Origin {
                 next = if self.mirror {
                     apply::mirror_msg(&mut b, msg, &self.transforms)
                 } else {
-                    apply::source_msg(&mut b, msg, &self.transforms, "")
+                    apply::source_msg(&mut b, msg, &self.transforms)
                 };
                 if next == Next::Retry {
                     break;

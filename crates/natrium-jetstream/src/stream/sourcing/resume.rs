@@ -11,9 +11,12 @@ use super::header::{parse_source_value, stored_source};
 /// Messages read between two looks at whether the stream is being stopped.
 const SCAN_STEP: u64 = 4096;
 
-/// The last origin sequence stored for each of `index_names`, found in `store`; missing
-/// ones have none.
-pub fn last_source_seqs(store: &dyn StreamStore, index_names: &[String]) -> BTreeMap<String, u64> {
+/// The last origin sequence stored for each of `index_names`, with the origin's identity
+/// then, found in `store`; missing ones have none.
+pub fn last_source_seqs(
+    store: &dyn StreamStore,
+    index_names: &[String],
+) -> BTreeMap<String, (u64, String)> {
     let mut found = BTreeMap::new();
     if index_names.is_empty() {
         return found;
@@ -24,12 +27,12 @@ pub fn last_source_seqs(store: &dyn StreamStore, index_names: &[String]) -> BTre
     while seq >= state.first_seq.max(1) && found.len() < index_names.len() {
         match store.load_msg(seq) {
             Ok(msg) => {
-                if let Some((iname, origin_seq, _)) = stored_source(&msg.headers)
-                    .as_deref()
-                    .and_then(parse_source_value)
+                let value = stored_source(&msg.headers);
+                if let Some((iname, origin_seq, ident)) =
+                    value.as_deref().and_then(parse_source_value)
                 {
                     if index_names.contains(&iname) && !found.contains_key(&iname) {
-                        found.insert(iname, origin_seq);
+                        found.insert(iname, (origin_seq, ident.to_owned()));
                     }
                 }
             }
@@ -68,8 +71,8 @@ mod tests {
             .unwrap();
         let names = vec!["A > >".to_owned(), "B > >".to_owned(), "C > >".to_owned()];
         let found = last_source_seqs(&store, &names);
-        assert_eq!(found.get("A > >"), Some(&2));
-        assert_eq!(found.get("B > >"), Some(&7));
+        assert_eq!(found.get("A > >").map(|f| f.0), Some(2));
+        assert_eq!(found.get("B > >").map(|f| f.0), Some(7));
         assert_eq!(found.get("C > >"), None);
     }
 }

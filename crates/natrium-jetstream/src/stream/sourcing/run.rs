@@ -48,6 +48,7 @@ impl Sourcing {
                 metadata,
                 status: Arc::clone(&status),
                 resumed_seq: 0,
+                resumed_ident: String::new(),
                 client: client(),
                 stop: stop.clone(),
             });
@@ -65,7 +66,8 @@ impl Sourcing {
         let inames: Vec<String> = statuses.iter().map(|s| s.index_name.clone()).collect();
         let found = last_source_seqs(stream.core.lock().ingest.store.as_ref(), &inames);
         for (src, status) in config.sources.iter().zip(&statuses) {
-            let resumed_seq = found.get(&status.index_name).copied().unwrap_or(0);
+            let (resumed_seq, resumed_ident) =
+                found.get(&status.index_name).cloned().unwrap_or_default();
             status.set_stored(resumed_seq);
             let mut metadata = BTreeMap::new();
             metadata.insert("_nats.src.stream".to_owned(), config.name.clone());
@@ -82,6 +84,7 @@ impl Sourcing {
                 metadata,
                 status: Arc::clone(status),
                 resumed_seq,
+                resumed_ident,
                 client: client(),
                 stop: stop.clone(),
             });
