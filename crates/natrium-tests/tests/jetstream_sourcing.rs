@@ -304,3 +304,67 @@ async fn jetstream_sourcing_info_matches_go() {
         assert_eq!(ours_h, go_h, "source headers");
     }
 }
+
+/// Waits up to `within` until stream `name` holds `msgs` messages.
+async fn wait_msgs_within(client: &async_nats::Client, name: &str, msgs: u64, within: Duration) {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        let info = request(client, &format!("$JS.API.STREAM.INFO.{name}"), "").await;
+        if info["state"]["messages"].as_u64() == Some(msgs) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{name} never held {msgs} messages");
+}
+
+/// A mirror whose origin does not exist yet shows Go's error and copies once it does (after
+/// Go's backoff); a source whose origin is deleted and created again starts it over (Go's
+/// 10 s silence check, then the identity mismatch). Slow by Go's timings (about 25 s).
+#[tokio::test]
+async fn jetstream_sourcing_origin_missing_then_recreated() {
+    let Some(server) = JsServer::start("ours", false, js_conf) else {
+        return;
+    };
+    let client = async_nats::connect(server.server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    for (name, cfg) in [
+        (
+            "M",
+            r#"{"name":"M","mirror":{"name":"O"},"storage":"memory"}"#,
+        ),
+        (
+            "S",
+            r#"{"name":"S","sources":[{"name":"O"}],"storage":"memory"}"#,
+        ),
+    ] {
+        request(&client, &format!("$JS.API.STREAM.CREATE.{name}"), cfg).await;
+    }
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let info = request(&client, "$JS.API.STREAM.INFO.M", "").await;
+        if info["mirror"]["error"]["err_code"] == 10059 {
+            assert_eq!(info["mirror"]["error"]["description"], "stream not found");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no error shown: {info}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let origin = r#"{"name":"O","subjects":["o.>"],"storage":"memory"}"#;
+    request(&client, "$JS.API.STREAM.CREATE.O", origin).await;
+    for i in 0..3 {
+        publish(&js, "o.a", format!("{i}")).await;
+    }
+    wait_msgs_within(&client, "M", 3, Duration::from_secs(25)).await;
+    wait_msgs_within(&client, "S", 3, Duration::from_secs(25)).await;
+    request(&client, "$JS.API.STREAM.DELETE.O", "").await;
+    request(&client, "$JS.API.STREAM.CREATE.O", origin).await;
+    publish(&js, "o.b", "new".into()).await;
+    wait_msgs_within(&client, "S", 4, Duration::from_secs(25)).await;
+    let msg = get(&client, "S", 4).await;
+    let hdrs = base64_decode(msg["message"]["hdrs"].as_str().unwrap());
+    assert!(
+        hdrs.contains("Nats-Stream-Source: O 1 > > o.b "),
+        "{hdrs:?}"
+    );
+}
