@@ -184,6 +184,25 @@ impl InternalClient {
         self.send(account, &msg);
     }
 
+    /// Publishes one request (a reply subject and a header block, both optional) into
+    /// `account`, as a client's HPUB would.
+    pub fn publish_request(
+        &mut self,
+        account: &Arc<Account>,
+        subject: &str,
+        reply: Option<&str>,
+        headers: Option<&[u8]>,
+        payload: &[u8],
+    ) {
+        let msg = Message {
+            subject: subject.as_bytes(),
+            reply: reply.map(str::as_bytes),
+            headers,
+            payload,
+        };
+        self.send(account, &msg);
+    }
+
     /// Delivers one message to the subscribers of `route` in `account`, who receive it on
     /// `subject` with `reply` and an optional header block (a JetStream delivery: routed to
     /// a pull request's reply subject, seen on the stored subject with the ack subject).

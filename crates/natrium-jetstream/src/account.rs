@@ -32,6 +32,7 @@ use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
 use crate::stream::ingest::{store_failed, Ingest};
 use crate::stream::running::{store_config, Stream, StreamParts};
 use crate::stream::signal::Signal;
+use crate::stream::sourcing::Sourcing;
 
 /// The account's directory of restores in progress (Go's name).
 const STAGING_DIR: &str = "__snapshots__";
@@ -60,6 +61,9 @@ pub struct JsAccount {
     direct: Mutex<BTreeMap<String, Arc<DirectGet>>>,
     /// Each stream's consumer engine, by stream name (locked like `direct`).
     engines: Mutex<BTreeMap<String, Arc<Engine>>>,
+    /// The mirror or sources of each stream that has them, by stream name (locked like
+    /// `direct`).
+    sourcing: Mutex<BTreeMap<String, Arc<Sourcing>>>,
 }
 
 impl JsAccount {
@@ -74,6 +78,7 @@ impl JsAccount {
             api_errors: AtomicU64::new(0),
             direct: Mutex::new(BTreeMap::new()),
             engines: Mutex::new(BTreeMap::new()),
+            sourcing: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -295,6 +300,7 @@ impl JsAccount {
         if let Some(old) = self.engines.lock().insert(stream.name.clone(), engine) {
             old.stop();
         }
+        self.start_sourcing(js, &stream);
         Ok(stream)
     }
 
@@ -413,10 +419,14 @@ impl JsAccount {
     pub fn update_stream(
         &self,
         js: &JetStream,
-        stream: &Stream,
+        stream: &Arc<Stream>,
         config: StreamConfig,
     ) -> Result<(), ApiError> {
         let allow_direct = config.allow_direct;
+        let origins_changed = {
+            let old = &stream.core.lock().config;
+            old.mirror != config.mirror || old.sources != config.sources
+        };
         if let Some(dir) = &stream.dir {
             self.save_meta(js, dir, &config, stream.created_ns)?;
         }
@@ -437,7 +447,28 @@ impl JsAccount {
         if let Some(direct) = self.direct.lock().get(&stream.name) {
             direct.set_enabled(allow_direct);
         }
+        if origins_changed {
+            self.start_sourcing(js, stream);
+        }
         Ok(())
+    }
+
+    /// Starts copying from the stream's mirror or sources (stopping what copied before).
+    fn start_sourcing(&self, js: &JetStream, stream: &Arc<Stream>) {
+        let started = Sourcing::start(&js.server, &js.settings.domain, stream);
+        let mut all = self.sourcing.lock();
+        let old = match started {
+            Some(new) => all.insert(stream.name.clone(), new),
+            None => all.remove(&stream.name),
+        };
+        if let Some(old) = old {
+            old.stop();
+        }
+    }
+
+    /// The mirror or sources of stream `name`, if it has any.
+    pub fn sourcing(&self, name: &str) -> Option<Arc<Sourcing>> {
+        self.sourcing.lock().get(name).cloned()
     }
 
     /// Writes a stream's `meta.dat` (sealed when keys are configured).
@@ -479,6 +510,9 @@ impl JsAccount {
         }
         if let Some(direct) = self.direct.lock().remove(name) {
             direct.stop();
+        }
+        if let Some(sourcing) = self.sourcing.lock().remove(name) {
+            sourcing.stop();
         }
         if let Some(engine) = self.engines.lock().remove(name) {
             for consumer in stream.consumers.lock().values() {
@@ -614,6 +648,9 @@ impl JsAccount {
         }
         for engine in self.engines.lock().values() {
             engine.stop();
+        }
+        for sourcing in self.sourcing.lock().values() {
+            sourcing.stop();
         }
         for stream in self.streams() {
             crate::consumer::lifecycle::stop_all(&stream);

@@ -1,7 +1,8 @@
 //! Streams: capture of publishes ([`capture`]), the checks and acks of each message
 //! ([`ingest`], [`headers`]; counters in [`counter`], delete markers in [`markers`]), the
 //! stream's subject transform ([`transform`]) and republish ([`republish`]), the running
-//! stream with its tasks ([`running`]), and what it tells its consumers' engine ([`signal`]).
+//! stream with its tasks ([`running`]), what it tells its consumers' engine ([`signal`]),
+//! and the copying of mirrors and sources ([`sourcing`]).
 
 pub mod capture;
 pub mod counter;
@@ -13,6 +14,7 @@ pub mod markers;
 pub mod republish;
 pub mod running;
 pub mod signal;
+pub mod sourcing;
 pub mod transform;
 
 pub use running::Stream;

@@ -21,6 +21,7 @@ use crate::consumer::defaults::set_defaults;
 use crate::consumer::update::{check_update, copy_metadata, set_static_metadata};
 use crate::consumer::{lifecycle, Consumer};
 use crate::errors::{table, ApiError};
+use crate::stream::sourcing::identity;
 use crate::stream::Stream;
 
 /// Answers a consumer verb.
@@ -173,6 +174,14 @@ fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
         .stream(&request.stream_name)
         .ok_or_else(|| table::STREAM_NOT_FOUND.err())?;
     let mut config = request.config;
+    if config.direct || config.sourcing {
+        answer_with_identity(req, &stream)?;
+    }
+    if config.direct && config.sourcing && !config.name.is_empty() {
+        // A mirror or source names its consumers stably; each request gets a fresh one (Go's
+        // suffix), the old one going once its deliver subject has no interest.
+        config.name = format!("{}-{}", config.name, sourcing_suffix());
+    }
     let key = if config.is_durable() {
         config.durable_name.clone()
     } else {
@@ -282,7 +291,9 @@ fn add_new(
         return Err(table::CONSUMER_DOES_NOT_EXIST.err());
     }
     let stream_config = stream.core.lock().config.clone();
-    check_limits(req, stream, &stream_config)?;
+    if !config.direct && !config.sourcing {
+        check_limits(req, stream, &stream_config)?;
+    }
     if stream_config.retention == Retention::WorkQueue && !config.direct && !config.sourcing {
         check_work_queue(stream, &config)?;
     }
@@ -379,6 +390,32 @@ fn check_work_queue(stream: &Stream, config: &ConsumerConfig) -> Result<(), ApiE
 }
 
 /// Go's ephemeral names: 8 base-62 characters, not already taken.
+/// A sourcing consumer's create: refused when the request expects another identity (Go's
+/// 10223), else the answer will carry the stream's.
+///
+/// # Errors
+/// The mismatch.
+fn answer_with_identity(req: &Request<'_>, stream: &Stream) -> Result<(), ApiError> {
+    let identity = identity::of(stream);
+    let expected = req
+        .msg
+        .and_then(|m| m.headers.as_deref())
+        .and_then(identity::parse_identity);
+    if let Some(expected) = expected.filter(|e| !e.is_empty()) {
+        if expected != identity {
+            return Err(table::CONSUMER_STREAM_IDENTITY_MISMATCH_F.with(&[("msg", &identity)]));
+        }
+    }
+    let block = format!("NATS/1.0\r\n{}: {identity}\r\n\r\n", identity::HEADER);
+    *req.reply_headers.borrow_mut() = Some(block.into_bytes());
+    Ok(())
+}
+
+/// Go's `createConsumerName`: 8 characters of a hash of a fresh id.
+fn sourcing_suffix() -> String {
+    crate::stream::sourcing::names::go_hash(&natrium_core::events::event_id())
+}
+
 fn generated_name(stream: &Stream) -> String {
     loop {
         let name: String = natrium_core::events::event_id().chars().take(8).collect();

@@ -152,11 +152,13 @@ fn answer(
     };
     js.count_api(result.is_err());
     jsa.count_api(result.is_err());
+    // Go sends an error without the headers a success would carry.
+    let headers = req.reply_headers.take().filter(|_| result.is_ok());
     let body = match result {
         Ok(body) => body,
         Err(err) => streams::error_response(kind, &err),
     };
-    client.publish_in(account, reply, None, &body);
+    client.publish_request(account, reply, None, headers.as_deref(), &body);
     for start in req.after_reply.take() {
         start();
     }

@@ -23,6 +23,8 @@ pub struct Request<'a> {
     pub after_reply: RefCell<Vec<Box<dyn FnOnce() + Send>>>,
     /// Consumer advisories, sent after the answer.
     pub consumer_events: RefCell<Vec<ConsumerEvent>>,
+    /// A header block the answer carries (a sourcing consumer's `Nats-Stream-Identity`).
+    pub reply_headers: RefCell<Option<Vec<u8>>>,
 }
 
 impl<'a> Request<'a> {
@@ -36,6 +38,7 @@ impl<'a> Request<'a> {
             msg: None,
             after_reply: RefCell::new(Vec::new()),
             consumer_events: RefCell::new(Vec::new()),
+            reply_headers: RefCell::new(None),
         }
     }
 

@@ -105,6 +105,10 @@ pub struct StreamInfoJson {
     pub state: StreamStateJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<crate::stream::sourcing::status::SourceInfoJson>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<crate::stream::sourcing::status::SourceInfoJson>,
     pub ts: String,
 }
 

@@ -77,7 +77,13 @@ pub fn stream_info_detailed(
     };
     drop(core);
     let rfc = natrium_gofmt::time::rfc3339_nanos;
+    let sourcing = req.jsa.sourcing(&stream.name);
     StreamInfoJson {
+        mirror: sourcing.as_ref().and_then(|s| s.mirror_info()),
+        sources: sourcing
+            .as_ref()
+            .map(|s| s.sources_info())
+            .unwrap_or_default(),
         config,
         created: rfc(stream.created_ns),
         state: StreamStateJson {

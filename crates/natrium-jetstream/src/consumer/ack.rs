@@ -21,6 +21,9 @@ pub struct AckSubject<'a> {
     pub delivered: u64,
     pub stream_seq: u64,
     pub consumer_seq: u64,
+    /// The stored message's time (Unix nanoseconds) and the messages pending after it.
+    pub timestamp_ns: i64,
+    pub pending: u64,
 }
 
 /// Go's `parseAckReplyNum`: decimal digits only.
@@ -53,6 +56,9 @@ pub fn parse_subject(subject: &str) -> Option<AckSubject<'_>> {
         delivered: number(at(2))?,
         stream_seq: number(at(3))?,
         consumer_seq: number(at(4))?,
+        // Go reads these apart (`ackReplyInfo`): a bad one is 0, the ack still counts.
+        timestamp_ns: number(at(5)).map_or(0, |n| i64::try_from(n).unwrap_or(0)),
+        pending: number(at(6)).unwrap_or(0),
     })
 }
 
@@ -155,7 +161,9 @@ mod tests {
                 consumer: "C",
                 delivered: 2,
                 stream_seq: 10,
-                consumer_seq: 7
+                consumer_seq: 7,
+                timestamp_ns: 1_700_000_000,
+                pending: 3,
             }
         );
         let v2 = parse_subject("$JS.ACK._.HASH.S.C.1.5.4.1700000000.0.rand").unwrap();

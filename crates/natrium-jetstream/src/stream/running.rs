@@ -90,6 +90,12 @@ impl StreamCore {
         self.republish = Republisher::new(&config);
         self.config = config;
     }
+
+    /// `msg` with the stream's `subject_transform` applied (sourced messages take it too, as
+    /// in Go, where they go through the same path as publishes).
+    pub fn transformed<'a>(&mut self, msg: &'a Delivery) -> std::borrow::Cow<'a, Delivery> {
+        self.transform.apply(msg)
+    }
 }
 
 /// How a stream's writes become durable, from the server's sync policy and the stream's
@@ -473,6 +479,13 @@ impl Stream {
     pub fn public_consumer_count(&self) -> u64 {
         let consumers = self.consumers.lock();
         consumers.values().filter(|c| !c.is_direct()).count() as u64
+    }
+
+    /// Messages were stored by another task than the ingest (a mirror's or a source's copy):
+    /// consumers may deliver them, and the ingest task looks at expiry and its index.
+    pub(crate) fn stored_elsewhere(&self) {
+        self.signal.stored();
+        self.queue.wake.notify_one();
     }
 
     /// Messages captured and not yet stored.

@@ -1,0 +1,113 @@
+//! A stream's origins started and stopped together: its mirror, or each of its sources (each
+//! with its own task, after one backward scan found where the sources resume), and what
+//! stream info shows of them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use natrium_core::internal::InternalClient;
+use natrium_core::Server;
+use tokio_util::sync::CancellationToken;
+
+use super::names;
+use super::origin::{Origin, OriginParts};
+use super::resume::last_source_seqs;
+use super::status::{SourceInfoJson, Status};
+use crate::stream::Stream;
+
+/// The origins of one stream.
+pub struct Sourcing {
+    mirror: Option<Arc<Status>>,
+    sources: Vec<Arc<Status>>,
+    stop: CancellationToken,
+}
+
+impl Sourcing {
+    /// Starts copying from the stream's mirror or sources; `None` when it has neither.
+    pub fn start(server: &Server, domain: &str, stream: &Arc<Stream>) -> Option<Arc<Sourcing>> {
+        let config = stream.core.lock().config.clone();
+        if config.mirror.is_none() && config.sources.is_empty() {
+            return None;
+        }
+        let stop = CancellationToken::new();
+        let stable = names::stable_hash(&config.name, &stream.account.name, domain);
+        let client = || InternalClient::start(server, Arc::clone(&stream.account)).0;
+        if let Some(src) = &config.mirror {
+            let status = Arc::new(Status::new(src, String::new(), true));
+            let mut metadata = BTreeMap::new();
+            metadata.insert("_nats.mirror.stream".to_owned(), config.name.clone());
+            metadata.insert("_nats.mirror.acc".to_owned(), stream.account.name.clone());
+            if !domain.is_empty() {
+                metadata.insert("_nats.mirror.domain".to_owned(), domain.to_owned());
+            }
+            Origin::start(OriginParts {
+                stream: Arc::clone(stream),
+                src: src.clone(),
+                mirror: true,
+                consumer_name: format!("JS_MIRROR_{stable}"),
+                metadata,
+                status: Arc::clone(&status),
+                resumed_seq: 0,
+                resumed_ident: String::new(),
+                client: client(),
+                stop: stop.clone(),
+            });
+            return Some(Arc::new(Sourcing {
+                mirror: Some(status),
+                sources: Vec::new(),
+                stop,
+            }));
+        }
+        let statuses: Vec<Arc<Status>> = config
+            .sources
+            .iter()
+            .map(|src| Arc::new(Status::new(src, names::index_name(src), false)))
+            .collect();
+        let inames: Vec<String> = statuses.iter().map(|s| s.index_name.clone()).collect();
+        let found = last_source_seqs(stream.core.lock().ingest.store.as_ref(), &inames);
+        for (src, status) in config.sources.iter().zip(&statuses) {
+            let (resumed_seq, resumed_ident) =
+                found.get(&status.index_name).cloned().unwrap_or_default();
+            status.set_stored(resumed_seq);
+            let mut metadata = BTreeMap::new();
+            metadata.insert("_nats.src.stream".to_owned(), config.name.clone());
+            metadata.insert("_nats.src.acc".to_owned(), stream.account.name.clone());
+            if !domain.is_empty() {
+                metadata.insert("_nats.src.domain".to_owned(), domain.to_owned());
+            }
+            let hash = names::sourcing_hash(&stable, src, &config.sources);
+            Origin::start(OriginParts {
+                stream: Arc::clone(stream),
+                src: src.clone(),
+                mirror: false,
+                consumer_name: format!("JS_SRC_{hash}"),
+                metadata,
+                status: Arc::clone(status),
+                resumed_seq,
+                resumed_ident,
+                client: client(),
+                stop: stop.clone(),
+            });
+        }
+        Some(Arc::new(Sourcing {
+            mirror: None,
+            sources: statuses,
+            stop,
+        }))
+    }
+
+    /// Stops every origin's task (their subscriptions go with them).
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// Stream info's `mirror`.
+    pub fn mirror_info(&self) -> Option<SourceInfoJson> {
+        self.mirror.as_ref().map(|s| s.json(false))
+    }
+
+    /// Stream info's `sources`.
+    pub fn sources_info(&self) -> Vec<SourceInfoJson> {
+        self.sources.iter().map(|s| s.json(true)).collect()
+    }
+}
