@@ -15,6 +15,7 @@
 
 mod api;
 pub mod at_rest;
+mod batch;
 pub mod block;
 mod block_key;
 mod cache;
@@ -41,6 +42,8 @@ pub use meta::{
 };
 pub use store::{DamagedFile, FileStore, FileStoreOptions, RecoveryProgress, RecoveryReport};
 
+#[cfg(test)]
+mod batch_tests;
 #[cfg(test)]
 mod consumer_tests;
 #[cfg(test)]
