@@ -3,6 +3,7 @@
 //! running stream with its tasks ([`running`]), and what it tells its consumers' engine
 //! ([`signal`]).
 
+pub mod batch;
 pub mod capture;
 pub mod counter;
 mod decimal;

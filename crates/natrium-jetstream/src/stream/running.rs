@@ -404,7 +404,15 @@ impl Stream {
         for msg in batch {
             let interested =
                 interest.is_none_or(|filters| filters.iter().any(|f| f.matches(&msg.subject)));
-            let outcome = core.ingest.process(&core.config, msg, now_ns(), interested);
+            let outcome = if super::batch::atomic_id(msg.headers.as_deref()).is_some() {
+                let notify = super::batch::stage::Notify {
+                    client: &mut core.client,
+                    account: &self.account,
+                };
+                super::batch::ingest(&mut core.ingest, &core.config, notify, msg, now_ns())
+            } else {
+                core.ingest.process(&core.config, msg, now_ns(), interested)
+            };
             stored_any |= outcome.is_stored();
             outcomes.push(outcome);
         }
