@@ -33,11 +33,16 @@ fn commit(id: &str, seq: u64, how: &str) -> Vec<(&'static str, String)> {
     h
 }
 
-fn with(mut h: Vec<(&'static str, String)>, name: &'static str, v: &str) -> Vec<(&'static str, String)> {
+fn with(
+    mut h: Vec<(&'static str, String)>,
+    name: &'static str,
+    v: &str,
+) -> Vec<(&'static str, String)> {
     h.push((name, v.to_owned()));
     h
 }
 
+#[allow(clippy::too_many_lines)] // One flat list of publishes.
 fn cases() -> Vec<Case> {
     let long = "x".repeat(65);
     vec![
@@ -59,24 +64,88 @@ fn cases() -> Vec<Case> {
         ("a.1", commit("b7", 2, "2"), ""),
         ("a.1", batch("b8", 1), "eight"),
         ("a.1", commit("b8", 2, "eob"), "not stored"),
-        ("a.1", with(batch("b9", 1), "Nats-Expected-Last-Msg-Id", "m"), ""),
+        (
+            "a.1",
+            with(batch("b9", 1), "Nats-Expected-Last-Msg-Id", "m"),
+            "",
+        ),
         ("a.1", commit("b9", 2, "1"), ""),
         ("a.1", with(batch("b10", 1), "Nats-Msg-Id", "m1"), ""),
         ("a.1", with(commit("b10", 2, "1"), "Nats-Msg-Id", "m1"), ""),
-        ("a.1", with(batch("b11", 1), "Nats-Expected-Last-Sequence", "4"), ""),
-        ("a.1", with(commit("b11", 2, "1"), "Nats-Expected-Last-Sequence", "5"), ""),
-        ("a.1", with(commit("b12", 1, "1"), "Nats-Expected-Last-Sequence", "99"), ""),
-        ("a.x", with(batch("b13", 1), "Nats-Expected-Last-Subject-Sequence", "0"), ""),
-        ("a.x", with(commit("b13", 2, "1"), "Nats-Expected-Last-Subject-Sequence", "0"), ""),
-        ("a.1", with(commit("b14", 1, "1"), "Nats-Expected-Last-Subject-Sequence", "1"), ""),
-        ("a.1", with(commit("b14", 1, "1"), "Nats-Expected-Last-Subject-Sequence", "4"), "ok"),
+        (
+            "a.1",
+            with(batch("b11", 1), "Nats-Expected-Last-Sequence", "4"),
+            "",
+        ),
+        (
+            "a.1",
+            with(commit("b11", 2, "1"), "Nats-Expected-Last-Sequence", "5"),
+            "",
+        ),
+        (
+            "a.1",
+            with(commit("b12", 1, "1"), "Nats-Expected-Last-Sequence", "99"),
+            "",
+        ),
+        (
+            "a.x",
+            with(batch("b13", 1), "Nats-Expected-Last-Subject-Sequence", "0"),
+            "",
+        ),
+        (
+            "a.x",
+            with(
+                commit("b13", 2, "1"),
+                "Nats-Expected-Last-Subject-Sequence",
+                "0",
+            ),
+            "",
+        ),
+        (
+            "a.1",
+            with(
+                commit("b14", 1, "1"),
+                "Nats-Expected-Last-Subject-Sequence",
+                "1",
+            ),
+            "",
+        ),
+        (
+            "a.1",
+            with(
+                commit("b14", 1, "1"),
+                "Nats-Expected-Last-Subject-Sequence",
+                "4",
+            ),
+            "ok",
+        ),
         ("a.1", with(commit("b15", 1, "1"), "Nats-Rollup", "sub"), ""),
-        ("a.1", with(commit("b16", 1, "1"), "Nats-Required-Api-Level", "99"), ""),
-        ("a.1", with(commit("b17", 1, "1"), "Nats-Required-Api-Level", "1"), "level"),
-        ("a.1", with(commit("b18", 1, "1"), "Nats-Msg-Id", "m9"), "m9"),
-        ("a.1", with(commit("b19", 1, "1"), "Nats-Msg-Id", "m9"), "again"),
+        (
+            "a.1",
+            with(commit("b16", 1, "1"), "Nats-Required-Api-Level", "99"),
+            "",
+        ),
+        (
+            "a.1",
+            with(commit("b17", 1, "1"), "Nats-Required-Api-Level", "1"),
+            "level",
+        ),
+        (
+            "a.1",
+            with(commit("b18", 1, "1"), "Nats-Msg-Id", "m9"),
+            "m9",
+        ),
+        (
+            "a.1",
+            with(commit("b19", 1, "1"), "Nats-Msg-Id", "m9"),
+            "again",
+        ),
         ("a.1", with(commit("b20", 1, "1"), "Nats-TTL", "5s"), ""),
-        ("a.1", with(commit("b21", 1, "1"), "Nats-Expected-Stream", "N"), ""),
+        (
+            "a.1",
+            with(commit("b21", 1, "1"), "Nats-Expected-Stream", "N"),
+            "",
+        ),
         ("d.1", batch("b22", 1), ""),
         ("d.2", batch("b22", 2), ""),
         ("d.3", commit("b22", 3, "1"), ""),
@@ -158,9 +227,6 @@ async fn jetstream_batch_atomic_acks_errors_and_stored_match_go() {
         transcripts.push((js.name, exchange(&client, &mut raw).await));
     }
     let (_, ours) = transcripts.first().expect("ours ran");
-    for line in ours {
-        eprintln!("{line}");
-    }
     let ack = |i: usize| ours[i].rsplit(" -> ").next().unwrap_or_default().to_owned();
     assert_eq!(ack(0), "");
     assert_eq!(ack(2), r#"{"stream":"A","seq":3,"batch":"b1","count":3}"#);
@@ -171,5 +237,94 @@ async fn jetstream_batch_atomic_acks_errors_and_stored_match_go() {
             assert_eq!(o, g, "ours vs Go");
         }
         assert_eq!(ours.len(), go.len());
+    }
+}
+
+/// The frames of `batches` atomic batches of `BATCH_MSGS` messages each on `a.<k>`.
+fn batch_frames(batches: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for b in 0..batches {
+        for k in 1..=BATCH_MSGS {
+            let mut block = format!("NATS/1.0\r\n{ID}: k{b}\r\n{SEQ}: {k}\r\n");
+            if k == BATCH_MSGS {
+                block.push_str(COMMIT);
+                block.push_str(": 1\r\n");
+            }
+            block.push_str("\r\n");
+            let payload = format!("batch {b} message {k} {}", "x".repeat(200));
+            let head = format!(
+                "HPUB a.{k} ACKS {} {}\r\n",
+                block.len(),
+                block.len() + payload.len()
+            );
+            out.extend_from_slice(head.as_bytes());
+            out.extend_from_slice(block.as_bytes());
+            out.extend_from_slice(payload.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    out
+}
+
+const BATCH_MSGS: u64 = 20;
+
+#[tokio::test]
+async fn jetstream_batch_atomic_all_or_nothing_across_kill_9() {
+    use std::io::Write as _;
+    let config = three_accounts;
+    let mut js = support::JsServer::start("ours", false, config).expect("ours starts");
+    let client = login(&js.server, "a").await;
+    let body = json!({"name": "A", "subjects": ["a.>"], "allow_atomic": true});
+    let created = request(&client, "$JS.API.STREAM.CREATE.A", body.to_string()).await;
+    assert!(created.get("error").is_none(), "{created}");
+    // A publisher pours batches in from its own thread while the server is killed.
+    let addr = js.server.addr();
+    let publisher = std::thread::spawn(move || {
+        let Ok(mut conn) = std::net::TcpStream::connect(addr) else {
+            return;
+        };
+        let connect =
+            "CONNECT {\"verbose\":false,\"headers\":true,\"user\":\"a\",\"pass\":\"a\"}\r\n";
+        let _ = conn.write_all(connect.as_bytes());
+        let frames = batch_frames(400);
+        for chunk in frames.chunks(7000) {
+            if conn.write_all(chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = tokio::time::Instant::now() + support::WAIT;
+    loop {
+        let info = request(&client, "$JS.API.STREAM.INFO.A", "").await;
+        if info["state"]["messages"].as_u64().unwrap_or(0) >= 10 * BATCH_MSGS {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "batches stored in time"
+        );
+    }
+    drop(client);
+    js.server.kill();
+    let _ = publisher.join();
+    let js = support::JsServer::start_in(js.dir, "ours", false, config).expect("restarts");
+    let client = login(&js.server, "a").await;
+    let info = request(&client, "$JS.API.STREAM.INFO.A", "").await;
+    let msgs = info["state"]["messages"].as_u64().expect("messages");
+    let last = info["state"]["last_seq"].as_u64().expect("last_seq");
+    assert!(msgs >= 10 * BATCH_MSGS, "{info}");
+    assert_eq!(msgs % BATCH_MSGS, 0, "a partial batch survived: {info}");
+    assert_eq!(msgs, last, "{info}");
+    // Every stored message sits at its batch sequence; the last of each batch committed it.
+    for seq in [1, BATCH_MSGS, last - BATCH_MSGS + 1, last] {
+        let got = request(
+            &client,
+            "$JS.API.STREAM.MSG.GET.A",
+            json!({ "seq": seq }).to_string(),
+        )
+        .await;
+        let subject = got["message"]["subject"].as_str().unwrap_or_default();
+        let k = (seq - 1) % BATCH_MSGS + 1;
+        assert_eq!(subject, format!("a.{k}"), "{got}");
     }
 }

@@ -27,7 +27,11 @@ pub enum Outcome {
     /// A message of an atomic batch staged until its commit (`super::batch`): an empty reply.
     Staged,
     /// An atomic batch committed: its last sequence, id and number of messages.
-    Batch { seq: u64, id: String, count: u64 },
+    Batch {
+        seq: u64,
+        id: String,
+        count: u64,
+    },
 }
 
 impl Outcome {
@@ -47,8 +51,6 @@ pub struct Ingest {
     /// The `Nats-Msg-Id` of the last message stored (for `Nats-Expected-Last-Msg-Id`).
     /// Empty when the last message had none; reused, so an id costs no allocation.
     last_msg_id: Vec<u8>,
-    /// Atomic batches staged until their commit (`super::batch`).
-    pub batches: super::batch::AtomicBatches,
     /// `{"stream":"<name>",` (and `"domain":"<d>",`) `"seq":`: every ack starts so.
     ack_prefix: Vec<u8>,
     /// The account's and the server's limits a message must fit.
@@ -68,7 +70,6 @@ impl Ingest {
             store,
             dedup: DedupWindow::new(window),
             last_msg_id: Vec::new(),
-            batches: super::batch::AtomicBatches::default(),
             ack_prefix: Vec::new(),
             quota,
         };

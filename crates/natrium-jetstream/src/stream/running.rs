@@ -76,6 +76,8 @@ pub struct StreamCore {
     ack: Vec<u8>,
     /// Reused outcome list of a batch.
     outcomes: Vec<Outcome>,
+    /// Atomic batches staged until their commit (`super::batch`).
+    batches: super::batch::AtomicBatches,
 }
 
 /// How a stream's writes become durable, from the server's sync policy and the stream's
@@ -136,6 +138,7 @@ impl Stream {
                 sync_before_ack,
                 ack: Vec::new(),
                 outcomes: Vec::new(),
+                batches: super::batch::AtomicBatches::default(),
             }),
             consumers: Mutex::new(BTreeMap::new()),
             queue,
@@ -408,6 +411,7 @@ impl Stream {
                 let notify = super::batch::stage::Notify {
                     client: &mut core.client,
                     account: &self.account,
+                    batches: &mut core.batches,
                 };
                 super::batch::ingest(&mut core.ingest, &core.config, notify, msg, now_ns())
             } else {

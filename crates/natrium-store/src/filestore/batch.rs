@@ -5,19 +5,15 @@
 //! leaves a batch record whose records are not all there: recovery cuts the tail back to
 //! it, so the batch is wholly stored or not at all.
 
+use super::batch_record::{batch_payload, BATCH_RECORD_BYTES};
 use super::block::Loc;
-use super::record::{self, Decoded, Kind, Record, RECORD_BYTES_MIN};
+use super::record::{self, Kind, Record};
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::limits::{MESSAGE_BYTES_MAX, SUBJECT_BYTES_MAX};
 use crate::seal::TAG_BYTES;
 use crate::stream::StreamStore;
 use crate::types::{NewMsg, Stored};
-
-/// The batch record's payload: the count of message records and the bytes they take.
-const BATCH_PAYLOAD_BYTES: usize = 16;
-/// The batch record's length.
-const BATCH_RECORD_BYTES: usize = RECORD_BYTES_MIN + BATCH_PAYLOAD_BYTES;
 
 impl FileStore {
     /// `StreamStore::store_batch`: checks the whole batch, writes its records in one append
@@ -145,55 +141,5 @@ fn msg_record<'a>(msg: &'a NewMsg<'_>, seq: u64) -> Record<'a> {
         subject: msg.subject,
         headers: &msg.headers,
         payload: &msg.payload,
-    }
-}
-
-fn batch_payload(count: u64, region_bytes: u64) -> [u8; BATCH_PAYLOAD_BYTES] {
-    let mut out = [0u8; BATCH_PAYLOAD_BYTES];
-    out[..8].copy_from_slice(&count.to_le_bytes());
-    out[8..].copy_from_slice(&region_bytes.to_le_bytes());
-    out
-}
-
-/// What recovery makes of a batch record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum BatchCheck {
-    /// Every message record it announces follows it, whole and in sequence.
-    Whole,
-    /// Not all of them are there: the batch ends where the bytes end (or its region holds
-    /// a record that fails), and it is dropped. `region_end` is the offset (relative to the
-    /// batch record) just past the bytes it announced.
-    Incomplete { region_end: usize },
-}
-
-/// Checks the batch record `rec` of `len` bytes at the start of `rest` against the records
-/// after it.
-pub(super) fn check_batch(rest: &[u8], rec: &Record<'_>, len: usize) -> BatchCheck {
-    let word = |at: usize| {
-        rec.payload
-            .get(at..at + 8)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u64::from_le_bytes)
-    };
-    let (count, region) = (word(0), usize::try_from(word(8)).unwrap_or(usize::MAX));
-    let region_end = len.saturating_add(region);
-    let incomplete = BatchCheck::Incomplete { region_end };
-    let Some(bytes) = rest.get(len..region_end) else {
-        return incomplete;
-    };
-    let (mut off, mut seen) = (0usize, 0u64);
-    while off < bytes.len() {
-        match record::decode(bytes.get(off..).unwrap_or_default()) {
-            Decoded::Record(r, n) if r.kind == Kind::Msg && r.seq == rec.seq + seen => {
-                off += n;
-                seen += 1;
-            }
-            _ => return incomplete,
-        }
-    }
-    if seen == count && count > 0 {
-        BatchCheck::Whole
-    } else {
-        incomplete
     }
 }

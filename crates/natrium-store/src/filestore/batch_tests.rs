@@ -25,13 +25,24 @@ fn open(fs: &SimFs, encrypted: bool) -> FileStore {
         stream: "B".into(),
     });
     let options = FileStoreOptions::default();
-    FileStore::open_at_rest(io, Path::new("/s"), StoreConfig::default(), options, at_rest)
-        .unwrap()
+    FileStore::open_at_rest(
+        io,
+        Path::new("/s"),
+        StoreConfig::default(),
+        options,
+        at_rest,
+    )
+    .unwrap()
 }
 
 fn msg(i: u64) -> NewMsg<'static> {
     let payload = Bytes::from(format!("payload-{i:03}"));
-    NewMsg::new(b"orders.b", Bytes::from_static(b"NATS/1.0\r\n\r\n"), payload, 7)
+    NewMsg::new(
+        b"orders.b",
+        Bytes::from_static(b"NATS/1.0\r\n\r\n"),
+        payload,
+        7,
+    )
 }
 
 /// Two messages stored and synced, then a batch of four written and not synced.
@@ -158,10 +169,7 @@ fn store_batch_file_damage_after_a_whole_write_is_not_a_torn_tail() {
         .find(|(p, _)| p.extension().is_some_and(|e| e == "blk"))
         .unwrap();
     // Flip a payload byte of the batch's second message.
-    let at = bytes
-        .windows(11)
-        .position(|w| w == b"payload-004")
-        .unwrap();
+    let at = bytes.windows(11).position(|w| w == b"payload-004").unwrap();
     bytes[at + 10] ^= 0x01;
     let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
     let file = io.open(&path, crate::io::OpenMode::ReadWrite).unwrap();

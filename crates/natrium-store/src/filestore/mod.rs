@@ -16,6 +16,7 @@
 mod api;
 pub mod at_rest;
 mod batch;
+mod batch_record;
 pub mod block;
 mod block_key;
 mod cache;

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::batch::BatchCheck;
+use super::batch_record::{check_batch, BatchCheck};
 use super::block::{Loc, HEADER_BYTES};
 use super::record::{self, Decoded, Kind, Record, MAGIC, RECORD_BYTES_MIN};
 use crate::memstore::MemStore;
@@ -303,7 +303,7 @@ pub fn scan_block(
 /// records follow was written whole and damaged since: its records are scanned one by one.
 fn batch_torn(buf: &[u8], off: usize, (rec, len): (&Record<'_>, usize), last: u64) -> bool {
     let rest = buf.get(off..).unwrap_or_default();
-    match super::batch::check_batch(rest, rec, len) {
+    match check_batch(rest, rec, len) {
         BatchCheck::Whole => false,
         BatchCheck::Incomplete { region_end } => {
             let after = off.saturating_add(region_end);

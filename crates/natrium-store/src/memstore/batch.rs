@@ -97,7 +97,10 @@ mod tests {
         let mut store = MemStore::new(config);
         store.store_msg(msg(b"a")).unwrap();
         let batch = [msg(b"b"), msg(b"c"), msg(b"d")];
-        assert!(matches!(store.store_batch(&batch), Err(StoreError::MaxMsgs)));
+        assert!(matches!(
+            store.store_batch(&batch),
+            Err(StoreError::MaxMsgs)
+        ));
         assert_eq!(store.fast_state().msgs, 1);
         let stored = store.store_batch(&batch[..2]).unwrap();
         assert_eq!(stored.iter().map(|s| s.seq).collect::<Vec<_>>(), [2, 3]);

@@ -94,7 +94,13 @@ fn check_and_store(
     let mut diff = Diff::default();
     let mut checked = Vec::with_capacity(msgs.len());
     for (k, msg) in msgs.iter().enumerate() {
-        checked.push(check_one(ingest, config, &mut diff, msg, last_seq + k as u64)?);
+        checked.push(check_one(
+            ingest,
+            config,
+            &mut diff,
+            msg,
+            last_seq + k as u64,
+        )?);
     }
     if let (true, Some(last)) = (eob, checked.last_mut()) {
         // Committed by an end-of-batch message: the last stored one says it committed.
@@ -206,7 +212,14 @@ fn count(
 ) -> Result<(Bytes, Bytes), ApiError> {
     let block = msg.headers.as_deref().unwrap_or_default();
     let last = diff.counters.get(&msg.subject).cloned();
-    let c = counter::apply_on(&*ingest.store, last, &msg.subject, block, &msg.payload, incr)?;
+    let c = counter::apply_on(
+        &*ingest.store,
+        last,
+        &msg.subject,
+        block,
+        &msg.payload,
+        incr,
+    )?;
     if ingest::exceeds_max_size(config, c.headers.len() + c.payload.len()) {
         return Err(table::STREAM_MESSAGE_EXCEEDS_MAXIMUM.err());
     }

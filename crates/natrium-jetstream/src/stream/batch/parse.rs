@@ -61,7 +61,7 @@ impl<'a> BatchHeaders<'a> {
             std::str::from_utf8(v)
                 .ok()
                 .and_then(|s| s.parse::<i64>().ok())
-                .is_none_or(|n| n > i64::from(crate::service::API_LEVEL))
+                .is_none_or(|n| n > i64::from(crate::config::API_LEVEL))
         });
         Some(Self {
             id,

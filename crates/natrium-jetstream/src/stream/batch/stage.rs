@@ -115,10 +115,11 @@ struct AbandonedBody<'a> {
     reason: &'a str,
 }
 
-/// Where a batch message's advisories go.
+/// Where a batch message's advisories go, and the stream's staged batches.
 pub struct Notify<'a> {
     pub client: &'a mut InternalClient,
     pub account: &'a Arc<Account>,
+    pub batches: &'a mut AtomicBatches,
 }
 
 impl Notify<'_> {
@@ -135,10 +136,8 @@ impl Notify<'_> {
             batch: &batch,
             reason: reason.word(),
         };
-        let json = crate::event::typed_json(
-            "io.nats.jetstream.advisory.v1.stream_batch_abandoned",
-            body,
-        );
+        let json =
+            crate::event::typed_json("io.nats.jetstream.advisory.v1.stream_batch_abandoned", body);
         self.client.publish_in(self.account, &subject, None, &json);
     }
 }
@@ -178,14 +177,37 @@ fn stage(
         .seq
         .ok_or_else(|| table::ATOMIC_PUBLISH_MISSING_SEQ.err())?;
     let now = Instant::now();
-    for id in ingest.batches.sweep(now) {
+    for id in notify.batches.sweep(now) {
         notify.abandoned(&config.name, &id, Abandoned::Timeout);
     }
+    let mut batches = std::mem::take(&mut *notify.batches);
+    let result = stage_in(
+        &mut batches,
+        ingest,
+        config,
+        notify,
+        msg,
+        (seq, now, now_ns),
+    );
+    *notify.batches = batches;
+    result
+}
+
+/// The batch steps of [`stage`], on `batches` (taken out of `notify` for the time).
+fn stage_in(
+    batches: &mut AtomicBatches,
+    ingest: &mut Ingest,
+    config: &StreamConfig,
+    notify: &mut Notify<'_>,
+    msg: &Delivery,
+    (seq, now, now_ns): (u64, Instant, i64),
+) -> Result<Outcome, ApiError> {
+    let block = msg.headers.as_deref().unwrap_or_default();
+    let hdrs = BatchHeaders::read(block).ok_or_else(|| table::ATOMIC_PUBLISH_MISSING_SEQ.err())?;
     let eob = hdrs.commit == Commit::Eob;
     let size = seq - u64::from(eob);
     let too_large = || table::ATOMIC_PUBLISH_TOO_LARGE_BATCH.with(&[("size", &BATCH_MSGS_MAX)]);
     let incomplete = || table::ATOMIC_PUBLISH_INCOMPLETE_BATCH.err();
-    let batches = &mut ingest.batches;
     if !batches.open.contains_key(hdrs.id) {
         if seq != 1 {
             return Err(if size > BATCH_MSGS_MAX {
@@ -250,5 +272,7 @@ fn stage(
         msgs.push(staged_msg);
     }
     let id = String::from_utf8_lossy(hdrs.id).into_owned();
-    Ok(super::commit::commit(ingest, config, &id, &msgs, eob, now_ns))
+    Ok(super::commit::commit(
+        ingest, config, &id, &msgs, eob, now_ns,
+    ))
 }
