@@ -4,6 +4,7 @@
 //! stream with its tasks ([`running`]), what it tells its consumers' engine ([`signal`]),
 //! and the copying of mirrors and sources ([`sourcing`]).
 
+pub mod batch;
 pub mod capture;
 pub mod counter;
 mod decimal;

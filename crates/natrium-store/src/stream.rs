@@ -31,6 +31,14 @@ pub trait StreamStore: Send {
         discard_new_check: bool,
     ) -> Result<Stored, StoreError>;
 
+    /// Stores `msgs` at the next sequences as one atomic batch (JetStream's atomic publish):
+    /// all of them or, when a check refuses one (`discard: new` counting the whole batch, a
+    /// size), none, with nothing changed. The file store writes them in one append behind a
+    /// batch record, and recovery after a crash keeps the batch only if every record of it
+    /// is whole (`docs/store-format.md` §2). Limits that remove older messages apply after
+    /// the whole batch, as if its messages were stored one by one.
+    fn store_batch(&mut self, msgs: &[NewMsg<'_>]) -> Result<Vec<Stored>, StoreError>;
+
     /// Uses sequence `seq` (0 means the next) without storing a message. `now_ns` becomes the
     /// last time only if none was set, as in Go.
     fn skip_msg(&mut self, seq: u64, now_ns: i64) -> Result<u64, StoreError>;

@@ -86,16 +86,31 @@ pub fn apply(
     payload: &[u8],
     incr: &[u8],
 ) -> Result<Counted, ApiError> {
+    apply_on(store, None, subject, headers, payload, incr)
+}
+
+/// [`apply`] on top of `last` (headers and payload of the subject's last counter message, an
+/// atomic batch's own) when given, else of the subject's last message in `store`.
+pub fn apply_on(
+    store: &dyn StreamStore,
+    last: Option<(Bytes, Bytes)>,
+    subject: &[u8],
+    headers: &[u8],
+    payload: &[u8],
+    incr: &[u8],
+) -> Result<Counted, ApiError> {
     let broken = || table::MESSAGE_COUNTER_BROKEN.err();
     let mut incr = BigInt::parse(incr).ok_or_else(|| table::MESSAGE_INCR_INVALID.err())?;
     let mut total = BigInt::default();
     let mut sources = Sources::new();
-    let last = Filter::new(subject)
-        .ok()
-        .and_then(|filter| store.load_last_msg(&filter).ok());
-    if let Some(last) = last {
-        total = read_value(&last.payload).ok_or_else(broken)?;
-        if let Some(field) = field(&last.headers, COUNTER_SOURCES) {
+    let last = last.or_else(|| {
+        let filter = Filter::new(subject).ok()?;
+        let msg = store.load_last_msg(&filter).ok()?;
+        Some((msg.headers, msg.payload))
+    });
+    if let Some((last_headers, last_payload)) = last {
+        total = read_value(&last_payload).ok_or_else(broken)?;
+        if let Some(field) = field(&last_headers, COUNTER_SOURCES) {
             sources = serde_json::from_slice(field).map_err(|_| broken())?;
         }
     }

@@ -50,6 +50,19 @@ pub fn set_field(block: &[u8], name: &[u8], value: &[u8]) -> Vec<u8> {
     append_field(block.strip_suffix(CRLF).unwrap_or(block), name, value)
 }
 
+/// Removes every field `name` (Go's `removeHeaderIfPresent`, which a batch's
+/// `Nats-Required-Api-Level` goes through before the message is stored).
+pub fn remove_field(block: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut kept = block.to_vec();
+    while let Some(start) = field_start(&kept, name) {
+        let Some(len) = find(kept.get(start..).unwrap_or_default(), CRLF) else {
+            break;
+        };
+        kept.drain(start..start + len + CRLF.len());
+    }
+    kept
+}
+
 /// Removes every field `name` and adds one with `value` at the end (Go's
 /// `removeHeaderIfPresent` then `genHeader`).
 pub fn replace_field_at_end(block: &[u8], name: &[u8], value: &[u8]) -> Vec<u8> {

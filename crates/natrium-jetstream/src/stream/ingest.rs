@@ -24,12 +24,23 @@ pub enum Outcome {
     /// The `Nats-Msg-Id` was seen inside the duplicate window; the first copy's sequence.
     Duplicate(u64),
     Refused(ApiError),
+    /// A message of an atomic batch staged until its commit (`super::batch`): an empty reply.
+    Staged,
+    /// An atomic batch committed: its last sequence, id and number of messages.
+    Batch {
+        seq: u64,
+        id: String,
+        count: u64,
+    },
 }
 
 impl Outcome {
     /// The message was stored (and may need a sync, and wakes consumers).
     pub fn is_stored(&self) -> bool {
-        matches!(self, Outcome::Stored(_) | Outcome::Counted(..))
+        matches!(
+            self,
+            Outcome::Stored(_) | Outcome::Counted(..) | Outcome::Batch { .. }
+        )
     }
 }
 
@@ -43,7 +54,7 @@ pub struct Ingest {
     /// `{"stream":"<name>",` (and `"domain":"<d>",`) `"seq":`: every ack starts so.
     ack_prefix: Vec<u8>,
     /// The account's and the server's limits a message must fit.
-    quota: Quota,
+    pub(crate) quota: Quota,
 }
 
 impl Ingest {
@@ -72,6 +83,12 @@ impl Ingest {
         self.store.register_storage_updates(Box::new(|_| {}));
         let bytes = i64::try_from(self.store.fast_state().bytes).unwrap_or(i64::MAX);
         self.quota.count(-bytes);
+    }
+
+    /// The `Nats-Msg-Id` of the last message stored (none: cleared).
+    pub(crate) fn set_last_msg_id(&mut self, id: Option<&[u8]>) {
+        self.last_msg_id.clear();
+        self.last_msg_id.extend_from_slice(id.unwrap_or_default());
     }
 
     fn set_ack_prefix(&mut self, name: &str, domain: &str) {
@@ -260,6 +277,13 @@ impl Ingest {
                 // Go's spelling, space included.
                 let _ = write!(out, "{seq},\"duplicate\": true}}");
             }
+            Outcome::Staged => {}
+            Outcome::Batch { seq, id, count } => {
+                out.extend_from_slice(&self.ack_prefix);
+                let _ = write!(out, "{seq},\"batch\":");
+                let _ = serde_json::to_writer(&mut *out, id);
+                let _ = write!(out, ",\"count\":{count}}}");
+            }
             Outcome::Refused(err) => {
                 out.extend_from_slice(b"{\"error\":");
                 let _ = serde_json::to_writer(&mut *out, err);
@@ -272,13 +296,13 @@ impl Ingest {
 }
 
 /// Headers and payload over the stream's `max_msg_size`.
-fn exceeds_max_size(config: &StreamConfig, size: usize) -> bool {
+pub(crate) fn exceeds_max_size(config: &StreamConfig, size: usize) -> bool {
     config.max_msg_size > 0 && size > config.max_msg_size as usize
 }
 
 /// `Nats-TTL`: refused unless the stream allows per-message TTLs; a Go duration or a number
 /// of seconds, or `never`.
-fn ttl(config: &StreamConfig, hdrs: &PublishHeaders<'_>) -> Result<MsgTtl, ApiError> {
+pub(crate) fn ttl(config: &StreamConfig, hdrs: &PublishHeaders<'_>) -> Result<MsgTtl, ApiError> {
     let Some(value) = hdrs.ttl else {
         return Ok(MsgTtl::None);
     };

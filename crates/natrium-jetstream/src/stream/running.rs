@@ -81,6 +81,8 @@ pub struct StreamCore {
     /// The compiled `subject_transform` and `republish` (rebuilt by [`Self::set_config`]).
     transform: InputTransform,
     republish: Republisher,
+    /// Atomic batches staged until their commit (`super::batch`).
+    batches: super::batch::AtomicBatches,
 }
 
 impl StreamCore {
@@ -160,6 +162,7 @@ impl Stream {
                 sync_before_ack,
                 ack: Vec::new(),
                 outcomes: Vec::new(),
+                batches: super::batch::AtomicBatches::default(),
             }),
             consumers: Mutex::new(BTreeMap::new()),
             queue,
@@ -430,10 +433,20 @@ impl Stream {
             let interested =
                 interest.is_none_or(|filters| filters.iter().any(|f| f.matches(&msg.subject)));
             let now = now_ns();
-            if interested {
-                core.republish.note(i, &*core.ingest.store, &msg, now);
-            }
-            let outcome = core.ingest.process(&core.config, &msg, now, interested);
+            let outcome = if super::batch::atomic_id(msg.headers.as_deref()).is_some() {
+                // TODO(#17): republish an atomic batch's messages once it is committed.
+                let notify = super::batch::stage::Notify {
+                    client: &mut core.client,
+                    account: &self.account,
+                    batches: &mut core.batches,
+                };
+                super::batch::ingest(&mut core.ingest, &core.config, notify, &msg, now)
+            } else {
+                if interested {
+                    core.republish.note(i, &*core.ingest.store, &msg, now);
+                }
+                core.ingest.process(&core.config, &msg, now, interested)
+            };
             stored_any |= outcome.is_stored();
             outcomes.push(outcome);
         }

@@ -64,6 +64,10 @@ impl StreamStore for FileStore {
         Ok(stored)
     }
 
+    fn store_batch(&mut self, msgs: &[NewMsg<'_>]) -> Result<Vec<Stored>, StoreError> {
+        self.store_batch_records(msgs)
+    }
+
     fn skip_msg(&mut self, seq: u64, now_ns: i64) -> Result<u64, StoreError> {
         self.mutate(now_ns, |inner| inner.skip_msg(seq, now_ns))
     }

@@ -188,6 +188,8 @@ impl FileStore {
                 }
                 Kind::First => rec.seq >= self.logged_first,
                 Kind::Skip | Kind::Truncate | Kind::Deleted => true,
+                // The block was synced whole: its batches need no marker any more.
+                Kind::Batch => false,
             };
             if !keep {
                 continue;

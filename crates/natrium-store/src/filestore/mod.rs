@@ -15,6 +15,8 @@
 
 mod api;
 pub mod at_rest;
+mod batch;
+mod batch_record;
 pub mod block;
 mod block_key;
 mod cache;
@@ -41,6 +43,8 @@ pub use meta::{
 };
 pub use store::{DamagedFile, FileStore, FileStoreOptions, RecoveryProgress, RecoveryReport};
 
+#[cfg(test)]
+mod batch_tests;
 #[cfg(test)]
 mod consumer_tests;
 #[cfg(test)]

@@ -51,6 +51,10 @@ pub enum Kind {
     /// that were removed and whose records compaction dropped; `timestamp_ns` is the last
     /// one's time. Keeps the sequences accounted for without the records or their tombstones.
     Deleted = 6,
+    /// The start of an atomic batch (`super::batch`): the payload is the `u64` count of
+    /// message records that follow it and the `u64` byte length they take; recovery applies
+    /// them only when all of them are whole.
+    Batch = 7,
 }
 
 impl Kind {
@@ -62,7 +66,8 @@ impl Kind {
             3 => Kind::Tombstone,
             4 => Kind::Truncate,
             5 => Kind::First,
-            _ => Kind::Deleted,
+            6 => Kind::Deleted,
+            _ => Kind::Batch,
         }
     }
 }
@@ -253,7 +258,7 @@ fn parse_fields(header: &[u8]) -> Option<(usize, u64)> {
         0
     };
     let fixed = RECORD_BYTES_MIN + ttl + tag + subject_len + headers_len;
-    let sane = (1..=6).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
+    let sane = (1..=7).contains(&kind) && flags & !FLAGS_KNOWN == 0 && u16_at(header, 30)? == 0;
     if !sane || len < fixed || len > RECORD_BYTES_MAX {
         return None;
     }

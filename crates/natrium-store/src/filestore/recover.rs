@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::batch_record::{check_batch, BatchCheck};
 use super::block::{Loc, HEADER_BYTES};
 use super::record::{self, Decoded, Kind, Record, MAGIC, RECORD_BYTES_MIN};
 use crate::memstore::MemStore;
@@ -116,6 +117,8 @@ impl Replay<'_> {
                 self.deleted_ahead.split_off(&rec.seq.saturating_add(1));
                 self.last = rec.seq;
             }
+            // Checked whole by the scan (`super::batch`): its records apply one by one.
+            Kind::Batch => *self.garbage.entry(loc.block).or_default() += u64::from(loc.len),
             Kind::First => {
                 self.start_at(rec.seq);
                 // The stream's last time when the record was written: the message that set
@@ -237,6 +240,14 @@ pub fn scan_block(
         let rest = buf.get(off..).unwrap_or_default();
         let resume = match record::decode(rest) {
             Decoded::Record(rec, len) => {
+                if rec.kind == Kind::Batch && batch_torn(buf, off, (&rec, len), replay.last) {
+                    // A batch not wholly written: the tail ends before it.
+                    return ScanEnd {
+                        good_end: base + off as u64,
+                        torn: true,
+                        damaged,
+                    };
+                }
                 let loc = Loc {
                     block,
                     offset: base + off as u64,
@@ -286,6 +297,21 @@ pub fn scan_block(
     }
 }
 
+/// Whether the batch record `rec` of `len` bytes at `off` starts a batch that was never
+/// wholly written: some of its records are missing or fail, and no valid record follows
+/// the bytes it announced (so nothing was written after it). A damaged batch that later
+/// records follow was written whole and damaged since: its records are scanned one by one.
+fn batch_torn(buf: &[u8], off: usize, (rec, len): (&Record<'_>, usize), last: u64) -> bool {
+    let rest = buf.get(off..).unwrap_or_default();
+    match check_batch(rest, rec, len) {
+        BatchCheck::Whole => false,
+        BatchCheck::Incomplete { region_end } => {
+            let after = off.saturating_add(region_end);
+            after >= buf.len() || resync(buf, after, last).is_none()
+        }
+    }
+}
+
 /// Applies the valid record `rec` (stored as `stored` at `loc`), opening it first if it is
 /// sealed; `false` if it is sealed and does not open, and nothing was applied (its size,
 /// from the header, is noted for the lost bytes).
@@ -332,7 +358,7 @@ fn resync(buf: &[u8], from: usize, last: u64) -> Option<usize> {
         .find(
             |&at| match record::decode(buf.get(at..).unwrap_or_default()) {
                 Decoded::Record(rec, _) => match rec.kind {
-                    Kind::Msg | Kind::Skip | Kind::Deleted => rec.seq > last,
+                    Kind::Msg | Kind::Skip | Kind::Deleted | Kind::Batch => rec.seq > last,
                     Kind::Tombstone => rec.seq <= last,
                     Kind::Truncate | Kind::First => true,
                 },

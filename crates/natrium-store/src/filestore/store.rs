@@ -436,7 +436,7 @@ impl FileStore {
     }
 
     /// Keeps a copy of the message record just written at `loc`, within the budget.
-    fn cache_record(&mut self, loc: Loc, record: &[u8]) {
+    pub(super) fn cache_record(&mut self, loc: Loc, record: &[u8]) {
         let copy = self.staging.copy(record);
         self.cache
             .get_mut()
@@ -479,7 +479,7 @@ impl FileStore {
     /// this process created while keys are configured (an encrypted block from an earlier
     /// process never takes another sealed record, and a plain one gives way to an encrypted
     /// one, `docs/store-format.md` §11).
-    fn tail_for(&mut self, len: usize) -> Result<u32, StoreError> {
+    pub(super) fn tail_for(&mut self, len: usize) -> Result<u32, StoreError> {
         let Some(tail) = self.blocks.values().next_back() else {
             return Err(StoreError::Corrupt { what: "no blocks" });
         };

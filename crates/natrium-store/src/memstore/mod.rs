@@ -1,5 +1,6 @@
 //! The memory store: [`MemStore`] for streams, [`MemConsumerStore`] for consumers.
 
+mod batch;
 mod body;
 mod bulk;
 mod consumer;

@@ -190,6 +190,12 @@ impl<B: MsgBody> StreamStore for MemStore<B> {
         Ok(Stored { seq, timestamp_ns })
     }
 
+    fn store_batch(&mut self, msgs: &[NewMsg<'_>]) -> Result<Vec<Stored>, StoreError> {
+        self.open()?;
+        self.check_batch(msgs)?;
+        self.store_checked_batch(msgs)
+    }
+
     fn skip_msg(&mut self, seq: u64, now_ns: i64) -> Result<u64, StoreError> {
         self.open()?;
         let seq = self.next_seq(seq)?;

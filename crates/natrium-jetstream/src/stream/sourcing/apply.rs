@@ -249,27 +249,24 @@ pub fn source_msg(
         .is_none_or(|filters| filters.iter().any(|f| f.matches(&copy.subject)));
     // TODO(#17): republish sourced messages, and tell counters a message is sourced
     // (`stream::counter`), as Go's shared publish path does.
-    match core
+    let outcome = core
         .ingest
-        .process(&core.config, &copy, b.now_ns, interested)
-    {
-        Outcome::Stored(_) | Outcome::Counted(..) | Outcome::Duplicate(_) => {
-            t.sseq = sseq;
-            t.dseq = dseq;
-            b.stored = true;
-            b.status.set_lag(ack.pending);
-            b.status.set_stored(sseq);
-            clear_stalled(b);
-            Next::Continue
-        }
-        Outcome::Refused(err) => {
-            tracing::warn!(
-                "Error processing inbound source {:?} for '{}': {}",
-                b.status.index_name,
-                core.config.name,
-                err.description
-            );
-            Next::Retry
-        }
+        .process(&core.config, &copy, b.now_ns, interested);
+    if let Outcome::Refused(err) = outcome {
+        tracing::warn!(
+            "Error processing inbound source {:?} for '{}': {}",
+            b.status.index_name,
+            core.config.name,
+            err.description
+        );
+        return Next::Retry;
     }
+    // Stored, counted or a duplicate (a publish never stages a batch here).
+    t.sseq = sseq;
+    t.dseq = dseq;
+    b.stored = true;
+    b.status.set_lag(ack.pending);
+    b.status.set_stored(sseq);
+    clear_stalled(b);
+    Next::Continue
 }
