@@ -11,7 +11,11 @@ use serde_json::Value;
 
 #[path = "support/jetstream.rs"]
 mod support;
-use support::{normalise_times, ours_then_go, request, JsServer, WAIT};
+use support::{normalise_times, ours_then_go, request, JsServer};
+
+/// How long copying may take: a retry after a lost consumer waits Go's backoff (up to
+/// 10 s), so a loaded machine gets more than the usual answer wait.
+const WAIT: Duration = Duration::from_secs(30);
 
 /// Waits until stream `name` holds `msgs` messages; its info then.
 async fn wait_msgs(client: &async_nats::Client, name: &str, msgs: u64) -> Value {
