@@ -214,6 +214,7 @@ impl Stream {
         let mut index_pending = false;
         loop {
             let expiry = self.until_next_expiry();
+            let schedule = self.until_next_schedule();
             // What a reopen from the index took on trust is checked in idle time, a step at
             // a time (`StreamStore::scrub`); every other branch goes first.
             let scrubbing = file_backed && self.core.lock().ingest.store.wants_scrub();
@@ -226,6 +227,11 @@ impl Stream {
                     } else {
                         self.expire();
                     }
+                    continue;
+                }
+                () = tokio::time::sleep(schedule.unwrap_or_default()), if schedule.is_some() => {
+                    let stream = Arc::clone(&self);
+                    let _ = tokio::task::spawn_blocking(move || stream.fire_schedules()).await;
                     continue;
                 }
                 () = self.queue.wake.notified() => {}
@@ -410,7 +416,7 @@ impl Stream {
 
     /// Stores a batch, syncs once if acks wait for it, then sends every ack. `interest`, on
     /// an interest stream, is its consumers' filters: a message none matches is not kept.
-    fn ingest_batch(
+    pub(crate) fn ingest_batch(
         &self,
         core: &mut StreamCore,
         batch: &[Delivery],
@@ -499,7 +505,8 @@ impl InlineIngest for Stream {
             .ingest
             .store
             .next_expiry()
-            .is_some_and(|next| next < armed);
+            .is_some_and(|next| next < armed)
+            || core.ingest.scheduler.take_changed();
         drop(core);
         if arm {
             self.queue.wake.notify_one();
