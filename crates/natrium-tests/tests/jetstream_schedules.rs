@@ -55,7 +55,11 @@ fn normalise_next(block: &str) -> String {
         .join("\r\n")
 }
 
-type Case = (&'static str, Vec<(&'static str, &'static str)>, &'static str);
+type Case = (
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+    &'static str,
+);
 
 const AT_FUTURE: &str = "@at 2099-01-01T00:00:00Z";
 
@@ -75,48 +79,145 @@ fn check_cases() -> Vec<Case> {
     let tz = "Nats-Schedule-Time-Zone";
     vec![
         ("s.a", schedule(AT_FUTURE, "t.a"), "at"),
-        ("s.b", with(schedule("@every 1h", "t.b"), &[("Nats-Schedule-TTL", "5m"), ("Nats-Schedule-Source", "t.src"), ("Nats-Schedule-Rollup", "sub"), ("Keep", "me")]), "every"),
-        ("s.c", with(schedule("0 0 9 * * MON-FRI", "t.c"), &[(tz, "Europe/Berlin")]), "cron"),
-        ("s.d", with(schedule("@hourly", "t.d"), &[("Nats-Rollup", "sub"), ("Nats-Msg-Id", "x1")]), "hourly"),
+        (
+            "s.b",
+            with(
+                schedule("@every 1h", "t.b"),
+                &[
+                    ("Nats-Schedule-TTL", "5m"),
+                    ("Nats-Schedule-Source", "t.src"),
+                    ("Nats-Schedule-Rollup", "sub"),
+                    ("Keep", "me"),
+                ],
+            ),
+            "every",
+        ),
+        (
+            "s.c",
+            with(
+                schedule("0 0 9 * * MON-FRI", "t.c"),
+                &[(tz, "Europe/Berlin")],
+            ),
+            "cron",
+        ),
+        (
+            "s.d",
+            with(
+                schedule("@hourly", "t.d"),
+                &[("Nats-Rollup", "sub"), ("Nats-Msg-Id", "x1")],
+            ),
+            "hourly",
+        ),
         ("s.a", schedule("@daily", "t.a2"), "replaced"),
         ("s.e", schedule("@every 500ms", "t.e"), ""),
         ("s.e", schedule("bogus", "t.e"), ""),
         ("s.e", schedule("0 0 9 * *", "t.e"), ""),
         ("s.e", schedule("@HOURLY", "t.e"), ""),
         ("s.e", schedule("@at 2099-01-01T00:00:00", "t.e"), ""),
-        ("s.e", with(schedule("0 0 9 * * *", "t.e"), &[(tz, "Mars/Olympus")]), ""),
+        (
+            "s.e",
+            with(schedule("0 0 9 * * *", "t.e"), &[(tz, "Mars/Olympus")]),
+            "",
+        ),
         ("s.e", with(schedule("0 0 9 * * *", "t.e"), &[(tz, "")]), ""),
         ("s.e", with(schedule(AT_FUTURE, "t.e"), &[(tz, "UTC")]), ""),
         ("s.e", vec![(tz, "Mars/Olympus")], ""),
-        ("s.e", with(schedule(AT_FUTURE, "t.e"), &[("Nats-Schedule-TTL", "1ms")]), ""),
-        ("s.e", with(schedule(AT_FUTURE, "t.e"), &[("Nats-Schedule-Rollup", "all")]), ""),
+        (
+            "s.e",
+            with(schedule(AT_FUTURE, "t.e"), &[("Nats-Schedule-TTL", "1ms")]),
+            "",
+        ),
+        (
+            "s.e",
+            with(
+                schedule(AT_FUTURE, "t.e"),
+                &[("Nats-Schedule-Rollup", "all")],
+            ),
+            "",
+        ),
         ("s.e", vec![("Nats-Schedule", AT_FUTURE)], ""),
         ("s.e", schedule(AT_FUTURE, "s.e"), ""),
         ("s.e", schedule(AT_FUTURE, "x.y"), ""),
         ("s.e", schedule(AT_FUTURE, "t.*"), ""),
-        ("s.e", with(schedule(AT_FUTURE, "t.e"), &[("Nats-Schedule-Source", "t.e")]), ""),
-        ("s.e", with(schedule(AT_FUTURE, "t.e"), &[("Nats-Schedule-Source", "s.e")]), ""),
-        ("s.e", with(schedule(AT_FUTURE, "t.e"), &[("Nats-Schedule-Source", "x.y")]), ""),
-        ("s.e", with(schedule(AT_FUTURE, "t.e"), &[("Nats-Rollup", "all")]), ""),
+        (
+            "s.e",
+            with(
+                schedule(AT_FUTURE, "t.e"),
+                &[("Nats-Schedule-Source", "t.e")],
+            ),
+            "",
+        ),
+        (
+            "s.e",
+            with(
+                schedule(AT_FUTURE, "t.e"),
+                &[("Nats-Schedule-Source", "s.e")],
+            ),
+            "",
+        ),
+        (
+            "s.e",
+            with(
+                schedule(AT_FUTURE, "t.e"),
+                &[("Nats-Schedule-Source", "x.y")],
+            ),
+            "",
+        ),
+        (
+            "s.e",
+            with(schedule(AT_FUTURE, "t.e"), &[("Nats-Rollup", "all")]),
+            "",
+        ),
         ("n.e", schedule(AT_FUTURE, "n.t"), ""),
         ("n.e", schedule("bogus", "n.t"), ""),
-        ("m.e", with(schedule(AT_FUTURE, "m.t"), &[("Nats-Schedule-TTL", "5m")]), ""),
+        (
+            "m.e",
+            with(schedule(AT_FUTURE, "m.t"), &[("Nats-Schedule-TTL", "5m")]),
+            "",
+        ),
         // The scheduler headers: clients may only purge a schedule with them.
         ("t.x", vec![("Nats-Scheduler", "s.d")], ""),
-        ("t.x", vec![("Nats-Scheduler", "s.d"), ("Nats-Schedule-Next", "soon")], ""),
+        (
+            "t.x",
+            vec![("Nats-Scheduler", "s.d"), ("Nats-Schedule-Next", "soon")],
+            "",
+        ),
         ("t.x", vec![("Nats-Schedule-Next", "purge")], ""),
-        ("t.x", vec![("Nats-Scheduler", "t.x"), ("Nats-Schedule-Next", "purge")], ""),
+        (
+            "t.x",
+            vec![("Nats-Scheduler", "t.x"), ("Nats-Schedule-Next", "purge")],
+            "",
+        ),
         ("t.plain", vec![], "plain"),
-        ("t.x", vec![("Nats-Scheduler", "t.plain"), ("Nats-Schedule-Next", "purge")], ""),
-        ("n.x", vec![("Nats-Scheduler", "n.e"), ("Nats-Schedule-Next", "purge")], ""),
-        ("t.x", vec![("Nats-Scheduler", "s.d"), ("Nats-Schedule-Next", "purge")], "cancel"),
+        (
+            "t.x",
+            vec![
+                ("Nats-Scheduler", "t.plain"),
+                ("Nats-Schedule-Next", "purge"),
+            ],
+            "",
+        ),
+        (
+            "n.x",
+            vec![("Nats-Scheduler", "n.e"), ("Nats-Schedule-Next", "purge")],
+            "",
+        ),
+        (
+            "t.x",
+            vec![("Nats-Scheduler", "s.d"), ("Nats-Schedule-Next", "purge")],
+            "cancel",
+        ),
     ]
 }
 
 async fn check_exchange(client: &async_nats::Client, raw: &mut hpub::Publisher) -> Vec<String> {
     create(client, &json!({"name": "S", "subjects": ["s.>", "t.>"], "allow_msg_schedules": true, "allow_msg_ttl": true})).await;
     create(client, &json!({"name": "N", "subjects": ["n.>"]})).await;
-    create(client, &json!({"name": "M", "subjects": ["m.>"], "allow_msg_schedules": true})).await;
+    create(
+        client,
+        &json!({"name": "M", "subjects": ["m.>"], "allow_msg_schedules": true}),
+    )
+    .await;
     let mut transcript = Vec::new();
     for (subject, headers, payload) in &check_cases() {
         let ack = raw.publish(subject, headers, payload);
@@ -138,17 +239,52 @@ async fn jetstream_schedules_refusals_and_stored_schedules_match_go() {
     }
     let (_, ours) = transcripts.first().expect("ours ran");
     let codes = [
-        (5, 10189), (6, 10189), (7, 10189), (8, 10189), (9, 10189), (10, 10223), (11, 10223),
-        (12, 10189), (13, 10223), (14, 10191), (15, 10192), (16, 10190), (17, 10190),
-        (18, 10190), (19, 10190), (20, 10203), (21, 10203), (22, 10203), (23, 10192),
-        (24, 10188), (25, 10188), (26, 10166), (27, 10212), (28, 10212), (29, 10212),
-        (30, 10212), (32, 10212), (33, 10188),
+        (5, 10189),
+        (6, 10189),
+        (7, 10189),
+        (8, 10189),
+        (9, 10189),
+        (10, 10223),
+        (11, 10223),
+        (12, 10189),
+        (13, 10223),
+        (14, 10191),
+        (15, 10192),
+        (16, 10190),
+        (17, 10190),
+        (18, 10190),
+        (19, 10190),
+        (20, 10203),
+        (21, 10203),
+        (22, 10203),
+        (23, 10192),
+        (24, 10188),
+        (25, 10188),
+        (26, 10166),
+        (27, 10212),
+        (28, 10212),
+        (29, 10212),
+        (30, 10212),
+        (32, 10212),
+        (33, 10188),
     ];
     for (i, code) in codes {
-        assert!(ours[i].contains(&format!("\"err_code\":{code}")), "{}", ours[i]);
+        assert!(
+            ours[i].contains(&format!("\"err_code\":{code}")),
+            "{}",
+            ours[i]
+        );
     }
-    let stored = ours.iter().skip(check_cases().len()).cloned().collect::<Vec<_>>().join("\n");
-    assert!(stored.contains(r"Nats-Schedule-Target: t.a2\r\nNats-Rollup: sub\r\n\r\n"), "{stored}");
+    let stored = ours
+        .iter()
+        .skip(check_cases().len())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        stored.contains(r"Nats-Schedule-Target: t.a2\r\nNats-Rollup: sub\r\n\r\n"),
+        "{stored}"
+    );
     if let Some((_, go)) = transcripts.get(1) {
         for (o, g) in ours.iter().zip(go) {
             assert_eq!(o, g, "ours vs Go");
@@ -176,14 +312,22 @@ async fn on_subject(client: &async_nats::Client, stream: &str, subject: &str) ->
 
 /// Polls until `n` messages are stored on `subject` (a fire is an event of the stream, not
 /// of core subscribers), within [`FIRE_WAIT`].
-async fn wait_stored(client: &async_nats::Client, stream: &str, subject: &str, n: usize) -> Vec<Value> {
+async fn wait_stored(
+    client: &async_nats::Client,
+    stream: &str,
+    subject: &str,
+    n: usize,
+) -> Vec<Value> {
     let deadline = tokio::time::Instant::now() + FIRE_WAIT;
     loop {
         let msgs = on_subject(client, stream, subject).await;
         if msgs.len() >= n {
             return msgs;
         }
-        assert!(tokio::time::Instant::now() < deadline, "{n} fires on {subject}: {msgs:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{n} fires on {subject}: {msgs:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -191,11 +335,25 @@ async fn wait_stored(client: &async_nats::Client, stream: &str, subject: &str, n
 async fn fire_exchange(client: &async_nats::Client, raw: &mut hpub::Publisher) -> Vec<String> {
     create(client, &json!({"name": "F", "subjects": ["f.>"], "allow_msg_schedules": true, "allow_msg_ttl": true})).await;
     let mut transcript = Vec::new();
-    let src = raw.publish("f.src", &[("Src", "yes"), ("Nats-Msg-Id", "s1")], "from source");
+    let src = raw.publish(
+        "f.src",
+        &[("Src", "yes"), ("Nats-Msg-Id", "s1")],
+        "from source",
+    );
     transcript.push(src);
-    let at = [("Nats-Schedule", "@at 2000-01-01T00:00:00Z"), ("Nats-Schedule-Target", "f.out.at"), ("Nats-Schedule-TTL", "1h"), ("Mine", "kept")];
+    let at = [
+        ("Nats-Schedule", "@at 2000-01-01T00:00:00Z"),
+        ("Nats-Schedule-Target", "f.out.at"),
+        ("Nats-Schedule-TTL", "1h"),
+        ("Mine", "kept"),
+    ];
     transcript.push(raw.publish("f.sched.at", &at, "once"));
-    let every = [("Nats-Schedule", "@every 1s"), ("Nats-Schedule-Target", "f.out.every"), ("Nats-Schedule-Source", "f.src"), ("Nats-Schedule-Rollup", "sub")];
+    let every = [
+        ("Nats-Schedule", "@every 1s"),
+        ("Nats-Schedule-Target", "f.out.every"),
+        ("Nats-Schedule-Source", "f.src"),
+        ("Nats-Schedule-Rollup", "sub"),
+    ];
     transcript.push(raw.publish("f.sched.every", &every, "repeat"));
     let at = wait_stored(client, "F", "f.out.at", 1).await;
     // Its rollup keeps only the last fire on the target.
@@ -204,9 +362,19 @@ async fn fire_exchange(client: &async_nats::Client, raw: &mut hpub::Publisher) -
         transcript.push(msg.to_string());
     }
     // The `@at` schedule was purged after its fire; the repeating one stays.
-    transcript.push(stored(client, "F", json!({"last_by_subj": "f.sched.at"})).await.to_string());
-    transcript.push(stored(client, "F", json!({"last_by_subj": "f.sched.every"})).await["subject"].to_string());
-    transcript.push(stored(client, "F", json!({"last_by_subj": "f.out.at"})).await.to_string());
+    transcript.push(
+        stored(client, "F", json!({"last_by_subj": "f.sched.at"}))
+            .await
+            .to_string(),
+    );
+    transcript.push(
+        stored(client, "F", json!({"last_by_subj": "f.sched.every"})).await["subject"].to_string(),
+    );
+    transcript.push(
+        stored(client, "F", json!({"last_by_subj": "f.out.at"}))
+            .await
+            .to_string(),
+    );
     transcript
 }
 
@@ -235,14 +403,25 @@ async fn produced_nexts(client: &async_nats::Client, stream: &str, subject: &str
     let mut nexts = Vec::new();
     let mut seq = 1;
     loop {
-        let answer = request(client, &format!("$JS.API.STREAM.MSG.GET.{stream}"), json!({"seq": seq, "next_by_subj": subject}).to_string()).await;
+        let answer = request(
+            client,
+            &format!("$JS.API.STREAM.MSG.GET.{stream}"),
+            json!({"seq": seq, "next_by_subj": subject}).to_string(),
+        )
+        .await;
         if answer.get("error").is_some() {
             return nexts;
         }
         let hdrs = answer["message"]["hdrs"].as_str().unwrap_or_default();
-        let hdrs = base64::engine::general_purpose::STANDARD.decode(hdrs).unwrap();
+        let hdrs = base64::engine::general_purpose::STANDARD
+            .decode(hdrs)
+            .unwrap();
         let hdrs = String::from_utf8(hdrs).unwrap();
-        let next = hdrs.split("\r\n").find_map(|l| l.strip_prefix("Nats-Schedule-Next: ")).unwrap_or("").to_owned();
+        let next = hdrs
+            .split("\r\n")
+            .find_map(|l| l.strip_prefix("Nats-Schedule-Next: "))
+            .unwrap_or("")
+            .to_owned();
         nexts.push(next);
         seq = answer["message"]["seq"].as_u64().unwrap() + 1;
     }
@@ -253,9 +432,27 @@ async fn jetstream_schedules_fire_once_across_kill_9() {
     let mut js = JsServer::start("ours", false, three_accounts).expect("ours starts");
     let client = login(&js.server, "a").await;
     let mut raw = hpub::Publisher::connect(&js.server, "a");
-    create(&client, &json!({"name": "K", "subjects": ["k.>"], "allow_msg_schedules": true})).await;
-    raw.publish("k.sched.every", &[("Nats-Schedule", "@every 1s"), ("Nats-Schedule-Target", "k.out.every")], "e");
-    raw.publish("k.sched.at", &[("Nats-Schedule", "@at 2000-01-01T00:00:00Z"), ("Nats-Schedule-Target", "k.out.at")], "a");
+    create(
+        &client,
+        &json!({"name": "K", "subjects": ["k.>"], "allow_msg_schedules": true}),
+    )
+    .await;
+    raw.publish(
+        "k.sched.every",
+        &[
+            ("Nats-Schedule", "@every 1s"),
+            ("Nats-Schedule-Target", "k.out.every"),
+        ],
+        "e",
+    );
+    raw.publish(
+        "k.sched.at",
+        &[
+            ("Nats-Schedule", "@at 2000-01-01T00:00:00Z"),
+            ("Nats-Schedule-Target", "k.out.at"),
+        ],
+        "a",
+    );
     wait_stored(&client, "K", "k.out.at", 1).await;
     let before = wait_stored(&client, "K", "k.out.every", 2).await.len();
     drop((raw, client));

@@ -37,11 +37,12 @@ pub fn mentions_schedule(block: &[u8]) -> bool {
     block.windows(SCHEDULE.len()).any(|w| w == SCHEDULE)
 }
 
-/// A zone or pattern header Go refuses.
+/// A schedule header Go refuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Invalid {
     TimeZone,
     Pattern,
+    Ttl,
 }
 
 impl<'a> ScheduleFields<'a> {
@@ -82,16 +83,16 @@ impl<'a> ScheduleFields<'a> {
         let zone = self.zone()?;
         let text =
             std::str::from_utf8(self.pattern.unwrap_or_default()).map_err(|_| Invalid::Pattern)?;
-        pattern::next(text, zone.as_ref(), ts_ns, now_ns).map_err(|()| Invalid::Pattern)
+        pattern::next(text, zone.as_ref(), ts_ns, now_ns)
     }
 
     /// `Nats-Schedule-TTL` as Go accepts it: absent or empty, `never`, a Go duration of at
     /// least a second, or a non-negative number of seconds. The raw text when valid.
-    pub fn ttl(&self) -> Result<Option<&'a [u8]>, ()> {
+    pub fn ttl(&self) -> Result<Option<&'a [u8]>, Invalid> {
         let Some(ttl) = self.ttl.filter(|t| !t.is_empty()) else {
             return Ok(None);
         };
-        let text = std::str::from_utf8(ttl).map_err(drop)?;
+        let text = std::str::from_utf8(ttl).map_err(|_| Invalid::Ttl)?;
         if text.eq_ignore_ascii_case("never") {
             return Ok(Some(ttl));
         }
@@ -102,7 +103,7 @@ impl<'a> ScheduleFields<'a> {
         if valid {
             Ok(Some(ttl))
         } else {
-            Err(())
+            Err(Invalid::Ttl)
         }
     }
 

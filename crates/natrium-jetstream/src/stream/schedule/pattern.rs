@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::cron::Cron;
+use super::fields::Invalid;
 use super::zone::{self, Zone};
 
 const NANOS_PER_SEC: i64 = 1_000_000_000;
@@ -37,15 +38,15 @@ pub fn next(
     zone: Option<&Zone>,
     ts_ns: i64,
     now_ns: i64,
-) -> Result<Option<Next>, ()> {
+) -> Result<Option<Next>, Invalid> {
     if pattern.is_empty() {
         return Ok(None);
     }
     if let Some(at) = pattern.strip_prefix("@at ") {
         if zone.is_some() {
-            return Err(());
+            return Err(Invalid::Pattern);
         }
-        let (at_ns, offset_secs) = parse_rfc3339(at).ok_or(())?;
+        let (at_ns, offset_secs) = parse_rfc3339(at).ok_or(Invalid::Pattern)?;
         return Ok(Some(Next {
             at_ns,
             repeat: false,
@@ -54,11 +55,11 @@ pub fn next(
     }
     if let Some(every) = pattern.strip_prefix("@every ") {
         if zone.is_some() {
-            return Err(());
+            return Err(Invalid::Pattern);
         }
-        let dur = natrium_gofmt::parse_go_duration(every).map_err(drop)?;
+        let dur = natrium_gofmt::parse_go_duration(every).map_err(|_| Invalid::Pattern)?;
         if dur < NANOS_PER_SEC {
-            return Err(());
+            return Err(Invalid::Pattern);
         }
         let mut at_ns = round_to_second(ts_ns).saturating_add(dur);
         if at_ns < now_ns {
@@ -78,12 +79,14 @@ pub fn next(
         "@hourly" => "0 0 * * * *",
         other => other,
     };
-    let cron = Cron::parse(cron).ok_or(())?;
+    let cron = Cron::parse(cron).ok_or(Invalid::Pattern)?;
     let utc = Zone::utc();
     let zone = zone.unwrap_or(&utc);
-    let mut at = cron.next(zone, ts_ns).ok_or(())?;
+    let mut at = cron.next(zone, ts_ns).ok_or(Invalid::Pattern)?;
     if at.saturating_mul(NANOS_PER_SEC) < now_ns {
-        at = cron.next(zone, round_to_second(now_ns)).ok_or(())?;
+        at = cron
+            .next(zone, round_to_second(now_ns))
+            .ok_or(Invalid::Pattern)?;
     }
     Ok(Some(Next {
         at_ns: at.saturating_mul(NANOS_PER_SEC),
@@ -243,9 +246,9 @@ mod tests {
         assert!(!at.repeat);
         assert_eq!(
             next("@at 2026-11-25T00:00:00Z", Some(&Zone::utc()), now, now),
-            Err(())
+            Err(Invalid::Pattern)
         );
-        assert_eq!(next("@at", None, now, now), Err(()));
+        assert_eq!(next("@at", None, now, now), Err(Invalid::Pattern));
         // `@every` from the stored time, rounded to its second.
         let every = next("@every 5s", None, now, now).unwrap().unwrap();
         assert_eq!((every.at_ns, every.repeat), (1_795_000_005 * NS, true));
@@ -255,12 +258,15 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(late.at_ns, 1_795_000_005 * NS);
-        assert_eq!(next("@every 999ms", None, now, now), Err(()));
-        assert_eq!(next("@every 1x", None, now, now), Err(()));
-        assert_eq!(next("@every 1s", Some(&Zone::utc()), now, now), Err(()));
+        assert_eq!(next("@every 999ms", None, now, now), Err(Invalid::Pattern));
+        assert_eq!(next("@every 1x", None, now, now), Err(Invalid::Pattern));
+        assert_eq!(
+            next("@every 1s", Some(&Zone::utc()), now, now),
+            Err(Invalid::Pattern)
+        );
         let hourly = next("@hourly", None, now, now).unwrap().unwrap();
         assert_eq!(hourly.at_ns % (3600 * NS), 0);
-        assert_eq!(next("@HOURLY", None, now, now), Err(()));
+        assert_eq!(next("@HOURLY", None, now, now), Err(Invalid::Pattern));
         assert_eq!(
             next("@yearly", None, now, now),
             next("0 0 0 1 1 *", None, now, now)

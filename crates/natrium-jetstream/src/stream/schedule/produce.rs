@@ -23,12 +23,12 @@ pub fn produce(
     schedule: &StoredMsg,
     fields: &ScheduleFields<'_>,
     target: &[u8],
-    source: Option<StoredMsg>,
+    source: Option<&StoredMsg>,
     next: &Next,
 ) -> Delivery {
     let ttl = ScheduleFields::text(fields.ttl).map(<[u8]>::to_vec);
     let rollup = ScheduleFields::text(fields.rollup).map(<[u8]>::to_vec);
-    let base = source.as_ref().unwrap_or(schedule);
+    let base = source.unwrap_or(schedule);
     let mut block = base.headers.to_vec();
     remove_fields(&mut block, |name| name.starts_with(b"Nats-Schedule"));
     remove_fields(&mut block, |name| name.starts_with(b"Nats-Expected-"));

@@ -25,12 +25,14 @@ pub fn check(
     let fields = ScheduleFields::read(block);
     let allowed = config.allow_msg_schedules;
     let disabled = || table::MESSAGE_SCHEDULES_DISABLED.err();
-    let edited = match fields.next(now_ns, now_ns) {
-        Err(_) if !allowed => return Err(disabled()),
+    let next = fields.next(now_ns, now_ns);
+    if !allowed && !matches!(next, Ok(None)) {
+        return Err(disabled());
+    }
+    let edited = match next {
         Err(Invalid::TimeZone) => return Err(table::MESSAGE_SCHEDULES_TIME_ZONE_INVALID.err()),
-        Err(Invalid::Pattern) => return Err(table::MESSAGE_SCHEDULES_PATTERN_INVALID.err()),
+        Err(_) => return Err(table::MESSAGE_SCHEDULES_PATTERN_INVALID.err()),
         Ok(None) => None,
-        Ok(Some(_)) if !allowed => return Err(disabled()),
         Ok(Some(_)) => schedule(config, subject, block, &fields)?,
     };
     check_scheduler(allowed, store, subject, &fields)?;
@@ -46,7 +48,7 @@ fn schedule(
 ) -> Result<Option<Vec<u8>>, ApiError> {
     let ttl = fields
         .ttl()
-        .map_err(|()| table::MESSAGE_SCHEDULES_TTL_INVALID.err())?;
+        .map_err(|_| table::MESSAGE_SCHEDULES_TTL_INVALID.err())?;
     let rollup_invalid = || table::MESSAGE_SCHEDULES_ROLLUP_INVALID.err();
     if ScheduleFields::text(fields.rollup).is_some_and(|r| r != b"sub") {
         return Err(rollup_invalid());

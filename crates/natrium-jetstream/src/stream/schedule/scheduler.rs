@@ -212,7 +212,7 @@ fn due_message(store: &dyn StreamStore, seq: u64, at_ns: i64, now_ns: i64) -> Op
     let source = ScheduleFields::text(fields.source)
         .and_then(|s| Filter::new(s).ok())
         .and_then(|f| store.load_last_msg(&f).ok());
-    let delivery = super::produce::produce(&schedule, &fields, target, source, &next);
+    let delivery = super::produce::produce(&schedule, &fields, target, source.as_ref(), &next);
     Some(Fire {
         schedule_seq: seq,
         schedule_subject: schedule.subject.clone(),

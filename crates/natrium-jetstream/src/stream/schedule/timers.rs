@@ -128,6 +128,10 @@ impl Timers {
     pub fn len(&self) -> usize {
         self.by_subject.len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_subject.is_empty()
+    }
 }
 
 #[cfg(test)]
