@@ -150,3 +150,18 @@ fn schedule_cron_next_is_monotonic_and_matches() {
         }
     }
 }
+
+/// Go's own answers around the DST changes of zones with whole-hour, half-hour (Lord Howe)
+/// and no changes, and a sample of the rest of 2026.
+#[test]
+fn schedule_cron_next_matches_go() {
+    let cases = include_str!("cron_go_cases.txt");
+    for line in cases.lines().filter(|l| !l.starts_with('#')) {
+        let parts: Vec<&str> = line.split('|').collect();
+        let zone = Zone::load(parts[1]).unwrap();
+        let after: i64 = parts[2].parse().unwrap();
+        let want: i64 = parts[3].parse().unwrap();
+        let got = Cron::parse(parts[0]).unwrap().next(&zone, after * NS);
+        assert_eq!(got.unwrap_or(-1), want, "{line}");
+    }
+}

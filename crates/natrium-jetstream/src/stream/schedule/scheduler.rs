@@ -70,6 +70,8 @@ impl Scheduler {
         while let Ok(msg) = store.load_next_msg(&Filter::all(), seq) {
             seq = msg.seq + 1;
             if msg.headers.is_empty() {
+                // A plain message ends its subject's schedule.
+                timers.remove_subject(&msg.subject);
                 continue;
             }
             let fields = ScheduleFields::read(&msg.headers);
@@ -220,3 +222,7 @@ fn due_message(store: &dyn StreamStore, seq: u64, at_ns: i64, now_ns: i64) -> Op
         delivery,
     })
 }
+
+#[cfg(test)]
+#[path = "scheduler_tests.rs"]
+mod tests;
