@@ -43,12 +43,19 @@ async fn stored(client: &async_nats::Client, stream: &str, query: Value) -> Valu
     })
 }
 
-/// `Nats-Schedule-Next: <time>` differs between runs; `purge` does not.
+/// `Nats-Schedule-Next` differs between runs: its digits become `D`, so its shape
+/// (fraction, `Z` or the zone's offset) is still compared; `purge` stays.
 fn normalise_next(block: &str) -> String {
     block
         .split("\r\n")
         .map(|line| match line.strip_prefix("Nats-Schedule-Next: ") {
-            Some(v) if v != "purge" => "Nats-Schedule-Next: <time>".to_owned(),
+            Some(v) if v != "purge" => {
+                let shape: String = v
+                    .chars()
+                    .map(|c| if c.is_ascii_digit() { 'D' } else { c })
+                    .collect();
+                format!("Nats-Schedule-Next: {shape}")
+            }
             _ => line.to_owned(),
         })
         .collect::<Vec<_>>()
@@ -355,10 +362,31 @@ async fn fire_exchange(client: &async_nats::Client, raw: &mut hpub::Publisher) -
         ("Nats-Schedule-Rollup", "sub"),
     ];
     transcript.push(raw.publish("f.sched.every", &every, "repeat"));
+    let cron = [
+        ("Nats-Schedule", "* * * * * *"),
+        ("Nats-Schedule-Time-Zone", "Asia/Kolkata"),
+        ("Nats-Schedule-Target", "f.out.cron"),
+    ];
+    transcript.push(raw.publish("f.sched.cron", &cron, "tick"));
+    // A memory stream (stored inline by the publisher's connection) wakes its timer too.
+    let memory = json!({"name": "FM", "subjects": ["fm.>"], "storage": "memory", "allow_msg_schedules": true});
+    create(client, &memory).await;
+    let at_memory = [
+        ("Nats-Schedule", "@at 2000-01-01T00:00:00Z"),
+        ("Nats-Schedule-Target", "fm.out"),
+    ];
+    transcript.push(raw.publish("fm.sched", &at_memory, "mem"));
     let at = wait_stored(client, "F", "f.out.at", 1).await;
     // Its rollup keeps only the last fire on the target.
     let every = wait_stored(client, "F", "f.out.every", 1).await;
-    for msg in at.iter().chain(&every[..1]) {
+    let cron = wait_stored(client, "F", "f.out.cron", 1).await;
+    let memory = wait_stored(client, "FM", "fm.out", 1).await;
+    for msg in at
+        .iter()
+        .chain(&every[..1])
+        .chain(&cron[..1])
+        .chain(&memory)
+    {
         transcript.push(msg.to_string());
     }
     // The `@at` schedule was purged after its fire; the repeating one stays.
@@ -390,8 +418,13 @@ async fn jetstream_schedules_fire_with_gos_headers() {
     let all = ours.join("\n");
     let at = r#"{"data":"once","error":null,"hdrs":"NATS/1.0\r\nMine: kept\r\nNats-Scheduler: f.sched.at\r\nNats-Schedule-Next: purge\r\nNats-TTL: 1h\r\n\r\n","subject":"f.out.at"}"#;
     assert!(ours.iter().any(|l| l == at), "{all}");
-    let every = r#"{"data":"from source","error":null,"hdrs":"NATS/1.0\r\nSrc: yes\r\nNats-Scheduler: f.sched.every\r\nNats-Schedule-Next: <time>\r\nNats-Rollup: sub\r\n\r\n","subject":"f.out.every"}"#;
+    let every = r#"{"data":"from source","error":null,"hdrs":"NATS/1.0\r\nSrc: yes\r\nNats-Scheduler: f.sched.every\r\nNats-Schedule-Next: DDDD-DD-DDTDD:DD:DDZ\r\nNats-Rollup: sub\r\n\r\n","subject":"f.out.every"}"#;
     assert!(ours.iter().any(|l| l == every), "{all}");
+    // A cron's next fire is written in its zone.
+    assert!(
+        all.contains("Nats-Schedule-Next: DDDD-DD-DDTDD:DD:DD+DD:DD"),
+        "{all}"
+    );
     assert!(all.contains("10037"), "the @at schedule is gone: {all}");
     if let Some((_, go)) = transcripts.get(1) {
         assert_eq!(ours, go, "ours vs Go");

@@ -212,6 +212,11 @@ impl Stream {
         let file_backed = self.dir.is_some();
         let mut cache_held = false;
         let mut index_pending = false;
+        if file_backed {
+            // Message schedules are rebuilt from the store (a scan) off the async threads.
+            let stream = Arc::clone(&self);
+            let _ = tokio::task::spawn_blocking(move || stream.until_next_schedule()).await;
+        }
         loop {
             let expiry = self.until_next_expiry();
             let schedule = self.until_next_schedule();
