@@ -82,7 +82,14 @@ fn with(
     base
 }
 
+/// The publishes of the refusal test: schedules, then the scheduler headers.
 fn check_cases() -> Vec<Case> {
+    let mut cases = schedule_cases();
+    cases.extend(scheduler_cases());
+    cases
+}
+
+fn schedule_cases() -> Vec<Case> {
     let tz = "Nats-Schedule-Time-Zone";
     vec![
         ("s.a", schedule(AT_FUTURE, "t.a"), "at"),
@@ -182,7 +189,12 @@ fn check_cases() -> Vec<Case> {
             with(schedule(AT_FUTURE, "m.t"), &[("Nats-Schedule-TTL", "5m")]),
             "",
         ),
-        // The scheduler headers: clients may only purge a schedule with them.
+    ]
+}
+
+/// The scheduler headers: clients may only purge a schedule with them.
+fn scheduler_cases() -> Vec<Case> {
+    vec![
         ("t.x", vec![("Nats-Scheduler", "s.d")], ""),
         (
             "t.x",
