@@ -76,8 +76,8 @@ pub struct StreamCore {
     sync_before_ack: bool,
     /// Reused ack buffer.
     ack: Vec<u8>,
-    /// Reused outcome list of a batch.
-    outcomes: Vec<Outcome>,
+    /// Reused outcome list of a batch (the last batch's, once it is done).
+    pub(crate) outcomes: Vec<Outcome>,
     /// The compiled `subject_transform` and `republish` (rebuilt by [`Self::set_config`]).
     transform: InputTransform,
     republish: Republisher,

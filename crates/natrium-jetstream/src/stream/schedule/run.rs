@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::clock::now_ns;
+use crate::stream::ingest::Outcome;
 use crate::stream::Stream;
 
 impl Stream {
@@ -40,7 +41,12 @@ impl Stream {
                 interest.as_deref(),
             );
             core.ingest.scheduler.producing = false;
-            core.ingest.scheduler.settle(fire);
+            let taken = core.outcomes.first().is_some_and(Outcome::is_stored);
+            let core = &mut *core;
+            let ingest = &mut core.ingest;
+            ingest
+                .scheduler
+                .settle(fire, taken, &core.config, &mut *ingest.store);
         }
     }
 }

@@ -141,18 +141,31 @@ impl Scheduler {
         fires
     }
 
-    /// After a fire was ingested: if it was not stored (refused by a limit, or the stream
-    /// could not purge), a repeating schedule moves on to its next fire, an `@at` one waits
-    /// for the next start (Go keeps it in flight until then).
-    pub fn settle(&mut self, fire: &Fire) {
+    /// After a fire was ingested. Not stored (refused by a limit, say): a repeating schedule
+    /// moves on to its next fire, an `@at` one waits for the next start (Go keeps it in flight
+    /// until then). Taken without being stored (an interest stream where no consumer wants
+    /// it): an `@at` schedule is purged all the same, as Go does.
+    pub fn settle(
+        &mut self,
+        fire: &Fire,
+        taken: bool,
+        config: &StreamConfig,
+        store: &mut dyn StreamStore,
+    ) {
         let Some(timers) = self.timers.as_mut() else {
             return;
         };
-        if timers.is_in_flight(&fire.schedule_subject, fire.schedule_seq) {
-            if fire.next.repeat {
-                timers.update(&fire.schedule_subject, fire.next.at_ns);
-            } else {
-                timers.remove_subject(&fire.schedule_subject);
+        if !timers.is_in_flight(&fire.schedule_subject, fire.schedule_seq) {
+            return;
+        }
+        if fire.next.repeat {
+            timers.update(&fire.schedule_subject, fire.next.at_ns);
+            return;
+        }
+        timers.remove_subject(&fire.schedule_subject);
+        if taken && config.allow_rollup_hdrs && !config.deny_purge {
+            if let Err(err) = store.purge_ex(&fire.schedule_subject, 0, 0) {
+                tracing::warn!("JetStream failed to purge a fired message schedule: {err}");
             }
         }
     }

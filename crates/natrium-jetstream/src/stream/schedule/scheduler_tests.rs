@@ -89,9 +89,25 @@ fn schedule_fire_drops_removed_schedules_and_repeats() {
     let fires = scheduler.fire(&store, NOW + 2 * NS);
     assert_eq!(fires.len(), 1);
     // Not stored (say a limit refused it): the schedule moves on to its next fire.
-    scheduler.settle(&fires[0]);
+    scheduler.settle(&fires[0], false, &config(), &mut store);
     assert!(scheduler.arm(NOW + 2 * NS).is_some());
     store.remove_msg(seq).unwrap();
     assert!(scheduler.fire(&store, NOW + 10 * NS).is_empty());
     assert_eq!(scheduler.arm(NOW + 10 * NS), None);
+}
+
+#[test]
+fn schedule_at_taken_without_storing_is_purged_like_go() {
+    let mut store = MemStore::new(StoreConfig::default());
+    let at =
+        "NATS/1.0\r\nNats-Schedule: @at 2000-01-01T00:00:00Z\r\nNats-Schedule-Target: t.a\r\n\r\n";
+    let seq = put(&mut store, "s.a", at, NOW);
+    let mut scheduler = Scheduler::default();
+    scheduler.ensure(&config(), &mut store, NOW);
+    let fires = scheduler.fire(&store, NOW + NS);
+    assert_eq!(fires.len(), 1);
+    // An interest stream with no consumer for it: the sequence is taken, nothing stored.
+    scheduler.settle(&fires[0], true, &config(), &mut store);
+    assert!(store.load_msg(seq).is_err());
+    assert_eq!(scheduler.arm(NOW + NS), None);
 }
