@@ -1,5 +1,6 @@
 //! Streams: capture of publishes ([`capture`]), the checks and acks of each message
-//! ([`ingest`], [`headers`]; counters in [`counter`], delete markers in [`markers`]), the
+//! ([`ingest`], [`headers`]; counters in [`counter`], delete markers in [`markers`], message schedules in
+//! [`schedule`]), the
 //! stream's subject transform ([`transform`]) and republish ([`republish`]), the running
 //! stream with its tasks ([`running`]), what it tells its consumers' engine ([`signal`]),
 //! and the copying of mirrors and sources ([`sourcing`]).
@@ -14,6 +15,7 @@ pub mod ingest;
 pub mod markers;
 pub mod republish;
 pub mod running;
+pub mod schedule;
 pub mod signal;
 pub mod sourcing;
 pub mod transform;

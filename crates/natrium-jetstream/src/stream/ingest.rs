@@ -55,6 +55,8 @@ pub struct Ingest {
     ack_prefix: Vec<u8>,
     /// The account's and the server's limits a message must fit.
     pub(crate) quota: Quota,
+    /// Message schedules (`super::schedule`).
+    pub(crate) scheduler: super::schedule::Scheduler,
 }
 
 impl Ingest {
@@ -72,6 +74,7 @@ impl Ingest {
             last_msg_id: Vec::new(),
             ack_prefix: Vec::new(),
             quota,
+            scheduler: super::schedule::Scheduler::default(),
         };
         ingest.set_ack_prefix(&config.name, domain);
         ingest
@@ -113,6 +116,19 @@ impl Ingest {
         now_ns: i64,
         interested: bool,
     ) -> Outcome {
+        // A schedule is stored with a rollup of its subject added.
+        let scheduled;
+        let msg = match self.scheduler.check(config, &*self.store, msg, now_ns) {
+            Ok(None) => msg,
+            Ok(Some(headers)) => {
+                scheduled = Delivery {
+                    headers: Some(headers),
+                    ..msg.clone()
+                };
+                &scheduled
+            }
+            Err(err) => return Outcome::Refused(err),
+        };
         let block = msg.headers.as_deref().unwrap_or_default();
         let hdrs = if block.is_empty() {
             PublishHeaders::default()
@@ -158,6 +174,7 @@ impl Ingest {
                 Err(err) => Outcome::Refused(store_failed(&err)),
             };
         }
+        let stored_block = headers.clone().unwrap_or_default();
         let new = NewMsg {
             ttl,
             rollup: hdrs.rollup == Some(&b"sub"[..]),
@@ -171,7 +188,12 @@ impl Ingest {
                     Some(b"all") => self.store.purge_ex(b"", 0, 1).map(drop),
                     _ => Ok(()),
                 };
-                if let Err(err) = rolled {
+                let placed = (stored.seq, &msg.subject[..], &stored_block[..]);
+                let scheduled = rolled.and_then(|()| {
+                    self.scheduler
+                        .on_stored(config, &mut *self.store, placed, now_ns)
+                });
+                if let Err(err) = scheduled {
                     return Outcome::Refused(store_failed(&err));
                 }
                 self.last_msg_id.clear();

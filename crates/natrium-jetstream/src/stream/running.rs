@@ -76,8 +76,8 @@ pub struct StreamCore {
     sync_before_ack: bool,
     /// Reused ack buffer.
     ack: Vec<u8>,
-    /// Reused outcome list of a batch.
-    outcomes: Vec<Outcome>,
+    /// Reused outcome list of a batch (the last batch's, once it is done).
+    pub(crate) outcomes: Vec<Outcome>,
     /// The compiled `subject_transform` and `republish` (rebuilt by [`Self::set_config`]).
     transform: InputTransform,
     republish: Republisher,
@@ -221,8 +221,14 @@ impl Stream {
         let file_backed = self.dir.is_some();
         let mut cache_held = false;
         let mut index_pending = false;
+        if file_backed {
+            // Message schedules are rebuilt from the store (a scan) off the async threads.
+            let stream = Arc::clone(&self);
+            let _ = tokio::task::spawn_blocking(move || stream.until_next_schedule()).await;
+        }
         loop {
             let expiry = self.until_next_expiry();
+            let schedule = self.until_next_schedule();
             // What a reopen from the index took on trust is checked in idle time, a step at
             // a time (`StreamStore::scrub`); every other branch goes first.
             let scrubbing = file_backed && self.core.lock().ingest.store.wants_scrub();
@@ -235,6 +241,11 @@ impl Stream {
                     } else {
                         self.expire();
                     }
+                    continue;
+                }
+                () = tokio::time::sleep(schedule.unwrap_or_default()), if schedule.is_some() => {
+                    let stream = Arc::clone(&self);
+                    let _ = tokio::task::spawn_blocking(move || stream.fire_schedules()).await;
                     continue;
                 }
                 () = self.queue.wake.notified() => {}
@@ -419,7 +430,7 @@ impl Stream {
 
     /// Stores a batch, syncs once if acks wait for it, then sends every ack. `interest`, on
     /// an interest stream, is its consumers' filters: a message none matches is not kept.
-    fn ingest_batch(
+    pub(crate) fn ingest_batch(
         &self,
         core: &mut StreamCore,
         batch: &[Delivery],
@@ -525,7 +536,8 @@ impl InlineIngest for Stream {
             .ingest
             .store
             .next_expiry()
-            .is_some_and(|next| next < armed);
+            .is_some_and(|next| next < armed)
+            || core.ingest.scheduler.take_changed();
         drop(core);
         if arm {
             self.queue.wake.notify_one();
