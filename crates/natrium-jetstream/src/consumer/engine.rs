@@ -242,15 +242,9 @@ impl Engine {
                 () = tokio::time::sleep_until(sync_due.unwrap_or_else(tokio::time::Instant::now)),
                     if sync_due.is_some() =>
                 {
-                    let me = Arc::clone(&self);
-                    let synced = tokio::task::spawn_blocking(move || {
-                        me.sync_written(&mut worker);
-                        worker
-                    })
-                    .await;
-                    match synced {
-                        Ok(back) => worker = back,
-                        Err(_) => return,
+                    match self.off_thread(worker, Engine::sync_written).await {
+                        Some(back) => worker = back,
+                        None => return,
                     }
                     continue;
                 }
@@ -261,20 +255,30 @@ impl Engine {
             }
             if file_backed {
                 // Store reads and state writes may wait on the disk: off the async workers.
-                let me = Arc::clone(&self);
-                let handed = tokio::task::spawn_blocking(move || {
-                    me.round(&mut worker);
-                    worker
-                })
-                .await;
-                match handed {
-                    Ok(back) => worker = back,
-                    Err(_) => return,
+                match self.off_thread(worker, Engine::round).await {
+                    Some(back) => worker = back,
+                    None => return,
                 }
             } else {
                 self.round(&mut worker);
             }
         }
+    }
+
+    /// Runs `step` on the blocking pool with the worker, and hands the worker back (`None`
+    /// if the pool is gone: the runtime is shutting down).
+    async fn off_thread(
+        self: &Arc<Self>,
+        mut worker: Worker,
+        step: fn(&Engine, &mut Worker),
+    ) -> Option<Worker> {
+        let me = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            step(&me, &mut worker);
+            worker
+        })
+        .await
+        .ok()
     }
 
     /// One round: queued requests and acks, deliveries of newly stored messages, due timers;
@@ -456,26 +460,18 @@ impl Step<'_> {
         }
     }
 
-    /// The queued requests and acks, in order.
     /// Messages that left the stream one by one: consumers holding them unacknowledged let
     /// them go now (Go's `decStreamPending`), not at their next ack-wait check.
     fn removed(&mut self) {
         let Some(removed) = self.engine.stream.signal.take_removed() else {
             return;
         };
-        let names: Vec<String> = self
-            .engine
-            .stream
-            .consumers
-            .lock()
-            .keys()
-            .cloned()
-            .collect();
-        for name in names {
+        for name in self.consumer_names() {
             self.with_consumer(&name, |core, r| on_removed(core, r, &removed));
         }
     }
 
+    /// The queued requests and acks, in order.
     fn inbound(&mut self) {
         let mut batch = std::mem::take(&mut self.w.batch);
         self.engine.queue.take(BATCH_MAX, &mut batch);
@@ -528,17 +524,20 @@ impl Step<'_> {
         }
     }
 
-    /// The account's subscriptions changed: every push consumer checks its interest.
-    fn interest(&mut self) {
-        let names: Vec<String> = self
-            .engine
+    /// The stream's consumers, by name (a copy: each is then locked alone).
+    fn consumer_names(&self) -> Vec<String> {
+        self.engine
             .stream
             .consumers
             .lock()
             .keys()
             .cloned()
-            .collect();
-        for name in names {
+            .collect()
+    }
+
+    /// The account's subscriptions changed: every push consumer checks its interest.
+    fn interest(&mut self) {
+        for name in self.consumer_names() {
             self.with_consumer(&name, pushing::interest_changed);
         }
     }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::at_rest::{self, AtRest};
 use super::consumer_state;
-use super::envelope::{self, Kind};
+use super::envelope::{self, Durability, Kind};
 use super::meta::file_id;
 use crate::consumer::{ConsumerState, ConsumerStore, ConsumerStoreConfig};
 use crate::error::StoreError;
@@ -138,8 +138,15 @@ impl FileConsumerStore {
             return Ok(());
         }
         let (flags, body) = self.sealed_state()?;
+        let latest = self.dir.join(LATEST_FILE);
         let kind = Kind::ConsumerState;
-        envelope::replace_state_file_with(&*self.io, &self.dir, LATEST_FILE, kind, flags, &body)?;
+        envelope::put_state_file(
+            &*self.io,
+            &latest,
+            kind,
+            (flags, &body),
+            Durability::Unsynced,
+        )?;
         self.changed = false;
         self.unsynced = true;
         Ok(())
@@ -155,7 +162,7 @@ impl FileConsumerStore {
         let (flags, body) = self.sealed_state()?;
         let kind = Kind::ConsumerState;
         let latest = self.dir.join(LATEST_FILE);
-        envelope::write_synced_state_file_with(&*self.io, &latest, kind, flags, &body)?;
+        envelope::put_state_file(&*self.io, &latest, kind, (flags, &body), Durability::Synced)?;
         self.changed = false;
         self.unsynced = true;
         self.io

@@ -178,38 +178,38 @@ pub fn write_state_file_with(
     flags: u8,
     body: &[u8],
 ) -> Result<(), StoreError> {
-    let mut bytes = Vec::new();
-    encode(kind, flags, body, &mut bytes)?;
-    write_atomic(io, &dir.join(name), &bytes).map_err(|e| StoreError::io("write state file", e))
+    let path = dir.join(name);
+    put_state_file(io, &path, kind, (flags, body), Durability::Atomic)
 }
 
-/// Writes `path` as an envelope of `kind`, synced but not yet renamed anywhere: the caller
-/// renames it and syncs the directory.
-pub fn write_synced_state_file_with(
+/// How [`put_state_file`] writes (`crate::io`'s three replaces of a file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// The atomic rule: synced, renamed, directory synced ([`write_atomic`]).
+    Atomic,
+    /// Synced and renamed; the caller syncs the directory ([`write_synced`]).
+    Synced,
+    /// Renamed without waiting for the disk ([`write_replace`]): what a power loss leaves
+    /// of the file fails its checks on read.
+    Unsynced,
+}
+
+/// Writes `path` as an envelope of `kind` holding `(flags, body)`, as `durability` says.
+pub fn put_state_file(
     io: &dyn StorageIo,
     path: &Path,
     kind: Kind,
-    flags: u8,
-    body: &[u8],
+    (flags, body): (u8, &[u8]),
+    durability: Durability,
 ) -> Result<(), StoreError> {
     let mut bytes = Vec::new();
     encode(kind, flags, body, &mut bytes)?;
-    write_synced(io, path, &bytes).map_err(|e| StoreError::io("write state file", e))
-}
-
-/// As [`write_state_file_with`] without waiting for the disk ([`write_replace`]): what a
-/// power loss leaves of the file fails its checks on read.
-pub fn replace_state_file_with(
-    io: &dyn StorageIo,
-    dir: &Path,
-    name: &str,
-    kind: Kind,
-    flags: u8,
-    body: &[u8],
-) -> Result<(), StoreError> {
-    let mut bytes = Vec::new();
-    encode(kind, flags, body, &mut bytes)?;
-    write_replace(io, &dir.join(name), &bytes).map_err(|e| StoreError::io("write state file", e))
+    let written = match durability {
+        Durability::Atomic => write_atomic(io, path, &bytes),
+        Durability::Synced => write_synced(io, path, &bytes),
+        Durability::Unsynced => write_replace(io, path, &bytes),
+    };
+    written.map_err(|e| StoreError::io("write state file", e))
 }
 
 /// Reads `<dir>/<name>` as an envelope of `kind`: `None` if there is no such file, `Corrupt`
