@@ -48,7 +48,7 @@ use crate::stream::Stream;
 pub const QUEUE_MSGS_MAX: usize = 8192;
 pub const QUEUE_BYTES_MAX: usize = 8 * 1024 * 1024;
 /// Requests and acks handled per round (bounds one blocking section).
-const BATCH_MAX: usize = 256;
+const BATCH_MAX: usize = 1024;
 /// How long a written consumer state waits for its sync by default: a sync costs two disk
 /// flushes, which per round made a fetch-and-ack loop wait on the disk for every batch.
 pub const CONSUMER_SYNC_INTERVAL: Duration = Duration::from_secs(1);

@@ -114,19 +114,23 @@ impl<B: MsgBody> MemStore<B> {
     /// Every id's subject in id order (empty for an id not in use), and every message's
     /// sequence, subject id, time, accounted size, TTL and body, in sequence order.
     pub(crate) fn snapshot(&self) -> (Vec<Bytes>, Vec<RestoredMsg<B::Trace>>) {
-        let msgs = self
-            .state
-            .msgs
-            .iter()
-            .map(|(seq, e)| RestoredMsg {
-                seq,
-                subject: e.subject,
-                timestamp_ns: e.timestamp_ns,
-                size: e.size(),
-                ttl: e.ttl(),
-                body: e.body.trace(),
-            })
-            .collect();
-        (self.state.subjects.table(), msgs)
+        (self.subject_table(), self.restored_msgs().collect())
+    }
+
+    /// Every id's subject in id order (empty for an id not in use).
+    pub(crate) fn subject_table(&self) -> Vec<Bytes> {
+        self.state.subjects.table()
+    }
+
+    /// Every message as a bulk restore takes it, in sequence order, read as it goes.
+    pub(crate) fn restored_msgs(&self) -> impl Iterator<Item = RestoredMsg<B::Trace>> + '_ {
+        self.state.msgs.iter().map(|(seq, e)| RestoredMsg {
+            seq,
+            subject: e.subject,
+            timestamp_ns: e.timestamp_ns,
+            size: e.size(),
+            ttl: e.ttl(),
+            body: e.body.trace(),
+        })
     }
 }

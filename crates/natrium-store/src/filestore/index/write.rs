@@ -59,8 +59,9 @@ impl FileStore {
     /// Writes `index.dat` from the current state.
     fn write_index(&mut self) -> Result<(), StoreError> {
         let body = self.index_body()?;
-        let mut plain = Vec::with_capacity(16 * body.msgs.len() + 1024);
-        format::encode(&body, &mut plain);
+        let msgs = usize::try_from(self.inner.fast_state().msgs).unwrap_or(0);
+        let mut plain = Vec::with_capacity(12 * msgs + 1024);
+        format::encode(&body, || self.inner.restored_msgs(), &mut plain);
         let (flags, sealed) = match self.at_rest.as_ref() {
             None => (0, plain),
             at_rest => at_rest::seal_file(at_rest, INDEX_FILE_ID, Kind::Index, &plain)?,
@@ -83,7 +84,7 @@ impl FileStore {
     /// What the index says of the current state.
     fn index_body(&self) -> Result<IndexBody, StoreError> {
         let state = self.inner.fast_state();
-        let (subjects, msgs) = self.inner.snapshot();
+        let subjects = self.inner.subject_table();
         let blocks = self
             .blocks
             .values()
@@ -98,7 +99,6 @@ impl FileStore {
             },
             subjects,
             blocks,
-            msgs,
             tombstones: self.tombstones.iter().map(|(s, t)| (*s, *t)).collect(),
         })
     }
