@@ -286,6 +286,26 @@ async fn reset_exchange(server: &JsServer) -> Vec<Option<Value>> {
             _ => None,
         });
     }
+    // With a `Nats-Stream-Identity` header, a reset made answers with the stream's identity
+    // (a hash of its creation time: its length is compared); a refused one without it.
+    for (consumer, body) in [("D", ""), ("B", r#"{"seq":1}"#)] {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Stream-Identity", "");
+        let subject = format!("$JS.API.CONSUMER.RESET.R.{consumer}");
+        let reply = tokio::time::timeout(
+            support::WAIT,
+            client.request_with_headers(subject, headers, body.to_owned().into()),
+        )
+        .await
+        .expect("answer in time")
+        .expect("answer");
+        let identity = reply
+            .headers
+            .as_ref()
+            .and_then(|h| h.get("Nats-Stream-Identity"))
+            .map(|v| v.as_str().len());
+        out.push(Some(serde_json::json!({ "identity_len": identity })));
+    }
     out
 }
 
@@ -308,6 +328,8 @@ async fn jetstream_priority_reset_responses_match_go() {
     );
     assert_eq!(refused["reset_seq"], 0);
     assert!(ours[6].is_none(), "{:?}", ours[6]);
+    assert!(ours[7].as_ref().expect("answer")["identity_len"].as_u64() > Some(0));
+    assert!(ours[8].as_ref().expect("answer")["identity_len"].is_null());
     if let Some(go) = runs.get(1) {
         assert_eq!(ours, go);
     }

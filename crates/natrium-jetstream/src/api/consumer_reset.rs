@@ -15,6 +15,7 @@ use crate::config::gotype::{GoStruct, GoType};
 use crate::consumer::reset::reset;
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
+use crate::stream::sourcing::identity;
 
 const KIND: &str = "consumer_reset_response";
 
@@ -47,29 +48,61 @@ fn refusal(err: &ApiError) -> Vec<u8> {
     )
 }
 
-/// The answer to a reset request in `account`, or `None` when Go's server would not answer.
-/// TODO(#16): the stream identity header Go adds when the request asks for it, and interest
-/// retention's clean-up after a reset.
+/// The answer to a reset request in `account`, or `None` when Go's server would not answer:
+/// its header block (the stream's identity, when the request carried a
+/// `Nats-Stream-Identity` header and the reset was made, as Go answers) and its body.
+/// TODO(#16): interest retention's clean-up after a reset.
 pub fn answer(
     js: &Arc<JetStream>,
     account: &str,
-    stream: &str,
-    name: &str,
+    (stream, name): (&str, &str),
+    (headers, body): (Option<&[u8]>, &[u8]),
+    api_level_met: bool,
+) -> Option<(Option<Vec<u8>>, Vec<u8>)> {
+    let wants_identity = headers.is_some_and(|h| {
+        nats_proto::headers::Headers::parse(h)
+            .is_ok_and(|h| h.get(identity::HEADER.as_bytes()).is_some())
+    });
+    let body = match reset_answer(js, account, (stream, name), body, api_level_met)? {
+        Ok(body) => body,
+        Err(refused) => return Some((None, refused)),
+    };
+    let identity_block = wants_identity.then(|| {
+        js.account(account)
+            .and_then(|jsa| jsa.stream(stream))
+            .map(|stream| {
+                format!(
+                    "NATS/1.0\r\n{}: {}\r\n\r\n",
+                    identity::HEADER,
+                    identity::of(&stream)
+                )
+            })
+            .unwrap_or_default()
+            .into_bytes()
+    });
+    Some((identity_block.filter(|b| !b.is_empty()), body))
+}
+
+/// The reset itself: `Ok` with the answer of a reset made, `Err` with a refusal.
+fn reset_answer(
+    js: &Arc<JetStream>,
+    account: &str,
+    (stream, name): (&str, &str),
     body: &[u8],
     api_level_met: bool,
-) -> Option<Vec<u8>> {
+) -> Option<Result<Vec<u8>, Vec<u8>>> {
     let jsa = js.account(account)?;
     let stream = jsa.stream(stream)?;
     let consumer = stream.consumers.lock().get(name).cloned()?;
     if !api_level_met {
-        return Some(refusal(&table::REQUIRED_API_LEVEL.err()));
+        return Some(Err(refusal(&table::REQUIRED_API_LEVEL.err())));
     }
     let request: ResetRequest = if body.is_empty() {
         ResetRequest::default()
     } else {
         match decode_checked(body, &RESET_REQUEST, "server.JSApiConsumerResetRequest") {
             Ok(request) => request,
-            Err(err) => return Some(refusal(&err)),
+            Err(err) => return Some(Err(refusal(&err))),
         }
     };
     if let Some(engine) = jsa.engine(&stream.name) {
@@ -83,9 +116,9 @@ pub fn answer(
     let seq = match result {
         Ok(seq) => seq,
         Err(err) => {
-            return Some(refusal(
+            return Some(Err(refusal(
                 &table::CONSUMER_INVALID_RESET.with(&[("err", &err)]),
-            ))
+            )))
         }
     };
     if let Some(engine) = jsa.engine(&stream.name) {
@@ -94,12 +127,12 @@ pub fn answer(
     }
     let req = Request::new(js, &jsa, body);
     let info = consumer_info(&req, &stream, &consumer, true);
-    Some(encode(
+    Some(Ok(encode(
         KIND,
         None,
         ResetResponse {
             info: Some(info),
             reset_seq: seq,
         },
-    ))
+    )))
 }

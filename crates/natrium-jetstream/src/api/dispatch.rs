@@ -203,9 +203,11 @@ fn answered_reset(
         return false;
     };
     let level = api_level_met(msg);
-    if let Some(body) = consumer_reset::answer(js, &account.name, stream, name, &msg.payload, level)
+    let request = (msg.headers.as_deref(), &msg.payload[..]);
+    if let Some((headers, body)) =
+        consumer_reset::answer(js, &account.name, (stream, name), request, level)
     {
-        client.publish_in(account, reply, None, &body);
+        client.publish_request(account, reply, None, headers.as_deref(), &body);
     }
     true
 }

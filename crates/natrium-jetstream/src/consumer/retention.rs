@@ -27,10 +27,9 @@ pub fn interest_filters(stream: &Stream) -> Option<Vec<Filter>> {
     )
 }
 
-/// Removes the messages at `seqs` that no consumer of `stream` needs any more.
-///
-/// TODO(#16): removals do not yet update the consumers' pending counts (Go's
-/// `decStreamPending`); the next ack-wait check finds them.
+/// Removes the messages at `seqs` that no consumer of `stream` needs any more (each removal
+/// reaches the engine through the stream's signal, like any other, for consumers that still
+/// hold it pending: Go's `decStreamPending`).
 pub fn release(stream: &Stream, seqs: &mut Vec<u64>) {
     if seqs.is_empty() {
         return;
