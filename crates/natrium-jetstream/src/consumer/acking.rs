@@ -37,9 +37,9 @@ pub fn on_ack(
     let seqs = (info.stream_seq, info.consumer_seq);
     let mut answer = info.stream_seq != 0;
     match parse_body(body) {
-        AckKind::Ack => answer &= ack(core, r, seqs, true),
+        AckKind::Ack => answer &= ack(core, r, seqs, Some(info.delivered)),
         AckKind::Next(rest) => {
-            ack(core, r, seqs, true);
+            ack(core, r, seqs, Some(info.delivered));
             if let Some(reply) = reply {
                 on_request(core, r, reply, rest);
             }
@@ -58,13 +58,16 @@ pub fn on_ack(
 }
 
 /// Go's `processAckMsg`: `false` when the ack is for a message not delivered yet.
+/// `sample` (the deliveries the ack subject names) asks for the `sample_freq` ack metric.
 fn ack(
     core: &mut ConsumerCore,
     r: &mut Round<'_>,
     (sseq, dseq): (u64, u64),
-    _sample: bool,
+    sample: Option<u64>,
 ) -> bool {
-    // TODO(#16): `sample_freq` ack metrics ($JS.EVENT.METRIC.CONSUMER.ACK).
+    if let Some(deliveries) = sample {
+        sample_ack(core, r, (sseq, dseq), deliveries);
+    }
     let max = usize::try_from(core.config.max_ack_pending).unwrap_or(0);
     let policy = core.config.ack_policy;
     let Some(acked) = core.delivery.ack(policy, (sseq, dseq), core.next_seq, max) else {
@@ -85,6 +88,32 @@ fn ack(
     true
 }
 
+/// Go's `sampleAck`: with `sample_freq` set, an explicit ack of a pending message is
+/// reported on `$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>` that share of the time.
+fn sample_ack(core: &ConsumerCore, r: &mut Round<'_>, (sseq, dseq): (u64, u64), dc: u64) {
+    if core.config.sample_freq.is_empty() || core.config.ack_policy != AckPolicy::Explicit {
+        return;
+    }
+    let Some(pending) = core.delivery.pending.get(&sseq) else {
+        return;
+    };
+    let freq: i64 = core
+        .config
+        .sample_freq
+        .trim_end_matches('%')
+        .parse()
+        .unwrap_or(0);
+    // Go draws `rand.Int32N(100) <= freq`; a multiplicative hash of the clock is draw enough
+    // for a sampling rate.
+    let seed = (r.now as u64) ^ sseq.rotate_left(29);
+    let draw = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57;
+    let sampled = freq >= 100 || (freq > 0 && i64::try_from(draw % 100).unwrap_or(0) <= freq);
+    if sampled {
+        let delay = r.now.saturating_sub(pending.timestamp_ns);
+        r.ack_metric((dseq, sseq), dc, delay);
+    }
+}
+
 /// Go's `processTerm`: an ack that stops redelivery, and its advisory.
 pub fn terminate(
     core: &mut ConsumerCore,
@@ -93,7 +122,7 @@ pub fn terminate(
     deliveries: u64,
     reason: &str,
 ) -> bool {
-    let acked = ack(core, r, seqs, false);
+    let acked = ack(core, r, seqs, None);
     r.advise(Advice::Terminated, (seqs.1, seqs.0), deliveries, reason);
     acked
 }

@@ -61,6 +61,29 @@ impl Round<'_> {
             .advise(advice, &facts, |s| crate::event::has_interest(account, s));
     }
 
+    /// The `sample_freq` ack metric of one acknowledged delivery (`delay`: nanoseconds since
+    /// it was delivered).
+    pub fn ack_metric(&mut self, seqs: (u64, u64), deliveries: u64, delay: i64) {
+        let subject = format!(
+            "$JS.EVENT.METRIC.CONSUMER.ACK.{}.{}",
+            self.stream.name, self.consumer
+        );
+        if !crate::event::has_interest(&self.stream.account, &subject) {
+            return;
+        }
+        let body = super::outbox::AckMetric {
+            stream: &self.stream.name,
+            consumer: self.consumer,
+            consumer_seq: seqs.0,
+            stream_seq: seqs.1,
+            ack_time: delay,
+            deliveries,
+            domain: self.domain,
+        };
+        self.out
+            .advisory(subject, "io.nats.jetstream.metric.v1.consumer_ack", body);
+    }
+
     /// The advisory of a new pin (`pinned`: its id) or of a pin that lapsed.
     pub fn advise_pin(&mut self, group: &str, pinned: Option<&str>) {
         let (verb, kind) = if pinned.is_some() {

@@ -161,6 +161,19 @@ struct NakBody<'a> {
     domain: &'a str,
 }
 
+/// Go's `JSConsumerAckMetric` body (after the typed event's fields).
+#[derive(Serialize)]
+pub struct AckMetric<'a> {
+    pub stream: &'a str,
+    pub consumer: &'a str,
+    pub consumer_seq: u64,
+    pub stream_seq: u64,
+    pub ack_time: i64,
+    pub deliveries: u64,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub domain: &'a str,
+}
+
 #[derive(Serialize)]
 struct MaxDeliverBody<'a> {
     stream: &'a str,
