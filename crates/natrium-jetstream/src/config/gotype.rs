@@ -80,6 +80,12 @@ pub fn check(
     }
 }
 
+/// A field's JSON key: a field of an embedded struct is listed with its Go path
+/// (`PriorityGroup.group`), which Go's errors name, and read by its last part.
+fn json_name(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -115,12 +121,12 @@ impl Walk {
             let field = schema
                 .fields
                 .iter()
-                .find(|(name, _)| *name == key)
+                .find(|(name, _)| json_name(name) == key)
                 .or_else(|| {
                     schema
                         .fields
                         .iter()
-                        .find(|(name, _)| name.eq_ignore_ascii_case(&key))
+                        .find(|(name, _)| json_name(name).eq_ignore_ascii_case(&key))
                 });
             let Some((name, ty)) = field else {
                 self.save(format!("json: unknown field {}", go_quote(&key)));
@@ -130,7 +136,7 @@ impl Walk {
             let checked = self.field(value, *ty, schema.name);
             self.path.pop();
             if let Some(v) = checked? {
-                out.insert((*name).to_owned(), v);
+                out.insert(json_name(name).to_owned(), v);
             }
         }
         Ok(Value::Object(out))

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::config::{ConsumerConfig, PriorityPolicy};
+use crate::config::decode_checked;
+use crate::config::gotype::{GoStruct, GoType};
 
 /// `Nats-Pending-Messages` / `Nats-Pending-Bytes` (Go's `JSPullRequestPending…`).
 pub const PENDING_MSGS: &str = "Nats-Pending-Messages";
@@ -58,13 +60,47 @@ struct Wire {
     group: PriorityGroup,
 }
 
-/// The JSON request; as in Go, a `null` field leaves its zero value.
+/// Go's `JSApiConsumerGetNextRequest` with its embedded `PriorityGroup`, for Go's wording of
+/// a request it cannot decode.
+static NEXT_REQUEST: GoStruct = GoStruct {
+    name: "JSApiConsumerGetNextRequest",
+    fields: &[
+        ("expires", GoType::Int("time.Duration", 64)),
+        ("batch", GoType::Int("int", 64)),
+        ("max_bytes", GoType::Int("int", 64)),
+        ("no_wait", GoType::Bool),
+        ("idle_heartbeat", GoType::Int("time.Duration", 64)),
+        ("PriorityGroup.group", GoType::Str),
+        ("PriorityGroup.min_pending", GoType::Int("int64", 64)),
+        ("PriorityGroup.min_ack_pending", GoType::Int("int64", 64)),
+        ("PriorityGroup.id", GoType::Str),
+        ("PriorityGroup.priority", GoType::Int("int", 64)),
+    ],
+};
+
+/// The JSON request; as in Go, a `null` field leaves its zero value, and a body it cannot
+/// decode is refused with `encoding/json`'s words.
 fn decode_wire(body: &[u8]) -> Result<Wire, String> {
-    let mut value: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    if let serde_json::Value::Object(map) = &mut value {
-        map.retain(|_, v| !v.is_null());
+    // `json.Unmarshal` checks the whole body's syntax first, with its own words.
+    if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        if err.is_eof() {
+            return Err("unexpected end of JSON input".to_owned());
+        }
+        if err.to_string().starts_with("trailing characters") && err.line() == 1 {
+            if let Some(c) = err.column().checked_sub(1).and_then(|at| body.get(at)) {
+                return Err(format!(
+                    "invalid character {} after top-level value",
+                    natrium_gofmt::go_quote_rune(i64::from(*c))
+                ));
+            }
+        }
     }
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    decode_checked(body, &NEXT_REQUEST, "server.JSApiConsumerGetNextRequest").map_err(|err| {
+        let text = err.description;
+        let text = text.strip_prefix("invalid JSON: ").unwrap_or(&text);
+        // `json.SyntaxError` says no offset.
+        text.split(" at offset ").next().unwrap_or(text).to_owned()
+    })
 }
 
 /// A decoded pull request (Go's `nextReqFromMsg`).
@@ -300,6 +336,41 @@ impl WaitQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn consumer_pull_request_errors_in_gos_words() {
+        // Each as Go 2.15.2 answered it (after `400 Bad Request - `).
+        let cases: [(&[u8], &str); 6] = [
+            (
+                br#"{"batch":"x"}"#,
+                "json: cannot unmarshal string into Go struct field \
+                 JSApiConsumerGetNextRequest.batch of type int",
+            ),
+            (
+                br#"{"expires":"1s"}"#,
+                "json: cannot unmarshal string into Go struct field \
+                 JSApiConsumerGetNextRequest.expires of type time.Duration",
+            ),
+            (
+                br#"{"group":5}"#,
+                "json: cannot unmarshal number into Go struct field \
+                 JSApiConsumerGetNextRequest.PriorityGroup.group of type string",
+            ),
+            (
+                br#"{"min_pending":"a"}"#,
+                "json: cannot unmarshal string into Go struct field \
+                 JSApiConsumerGetNextRequest.PriorityGroup.min_pending of type int64",
+            ),
+            (br#"{"batch":1,"#, "unexpected end of JSON input"),
+            (
+                br#"{"batch":1}x"#,
+                "invalid character 'x' after top-level value",
+            ),
+        ];
+        for (body, want) in cases {
+            assert_eq!(decode_next(body, 0).unwrap_err(), want, "{body:?}");
+        }
+    }
 
     #[test]
     fn consumer_pull_request_forms() {
