@@ -63,7 +63,13 @@ pub struct Batch<'a> {
     /// A source's interest filters (an interest stream keeps only what they match).
     pub interest: Option<&'a [natrium_store::Filter]>,
     pub now_ns: i64,
+    /// A mirror delivery said fewer than Go's `dgetCaughtUpThresh` messages are pending.
+    pub caught_up: bool,
 }
+
+/// Go's `dgetCaughtUpThresh`: a mirror with `mirror_direct` answers its origin's direct gets
+/// once fewer messages than this are pending.
+const CAUGHT_UP_PENDING: u64 = 10;
 
 /// A control message: flow control answered, a heartbeat checked against what was taken.
 fn control(b: &mut Batch<'_>, msg: &Delivery) -> Next {
@@ -175,6 +181,7 @@ pub fn mirror_msg(
             t.dseq = dseq;
             b.stored = true;
             b.status.set_lag(ack.pending);
+            b.caught_up |= ack.pending < CAUGHT_UP_PENDING;
             clear_stalled(b);
             Next::Continue
         }

@@ -36,11 +36,19 @@ const ANSWER_WAIT: Duration = Duration::from_secs(30);
 /// Deliveries copied per lock of the stream.
 const BATCH_MAX: usize = 1024;
 
+/// The stream's direct-get service, as a mirror with `mirror_direct` uses it: it adds the
+/// origin's direct-get subjects once it caught up (`None` takes them away).
+pub trait MirrorDirect: Send + Sync {
+    fn set_mirror(&self, origin: Option<&str>);
+}
+
 /// What an origin is for the stream.
 pub struct OriginParts {
     pub stream: Arc<Stream>,
     pub src: StreamSource,
     pub mirror: bool,
+    /// A mirror's direct-get service (for `mirror_direct`).
+    pub direct: Option<Arc<dyn MirrorDirect>>,
     /// `JS_MIRROR_<hash>` or `JS_SRC_<hash>`.
     pub consumer_name: String,
     pub metadata: BTreeMap<String, String>,
@@ -59,6 +67,7 @@ pub struct Origin {
     account: Arc<Account>,
     src: StreamSource,
     mirror: bool,
+    direct: Option<Arc<dyn MirrorDirect>>,
     consumer_name: String,
     metadata: BTreeMap<String, String>,
     status: Arc<Status>,
@@ -99,6 +108,7 @@ impl Origin {
             stream: parts.stream,
             src: parts.src,
             mirror: parts.mirror,
+            direct: parts.direct,
             consumer_name: parts.consumer_name,
             metadata: parts.metadata,
             status: parts.status,
@@ -393,8 +403,9 @@ impl Origin {
         let work = &mut *work;
         let mut replies: Vec<Reply> = Vec::new();
         let mut next = Next::Continue;
-        let stored = {
+        let (stored, caught_up) = {
             let mut core = self.stream.core.lock();
+            let mirror_direct = core.config.mirror_direct;
             let mut b = Batch {
                 core: &mut core,
                 track: &mut work.track,
@@ -403,6 +414,7 @@ impl Origin {
                 stored: false,
                 interest: interest.as_deref(),
                 now_ns: now_ns(),
+                caught_up: false,
             };
             for msg in batch {
                 next = if self.mirror {
@@ -414,10 +426,13 @@ impl Origin {
                     break;
                 }
             }
-            b.stored
+            (b.stored, b.caught_up && mirror_direct)
         };
         if stored {
             self.stream.stored_elsewhere();
+        }
+        if let Some(direct) = self.direct.as_ref().filter(|_| caught_up) {
+            direct.set_mirror(Some(&self.src.name));
         }
         for reply in replies {
             match &reply.headers {

@@ -10,7 +10,7 @@ use natrium_core::Server;
 use tokio_util::sync::CancellationToken;
 
 use super::names;
-use super::origin::{Origin, OriginParts};
+use super::origin::{MirrorDirect, Origin, OriginParts};
 use super::resume::last_source_seqs;
 use super::status::{SourceInfoJson, Status};
 use crate::stream::Stream;
@@ -24,7 +24,14 @@ pub struct Sourcing {
 
 impl Sourcing {
     /// Starts copying from the stream's mirror or sources; `None` when it has neither.
-    pub fn start(server: &Server, domain: &str, stream: &Arc<Stream>) -> Option<Arc<Sourcing>> {
+    /// `direct` is the stream's direct-get service (a mirror with `mirror_direct` adds its
+    /// origin's subjects once it caught up).
+    pub fn start(
+        server: &Server,
+        domain: &str,
+        stream: &Arc<Stream>,
+        direct: Option<Arc<dyn MirrorDirect>>,
+    ) -> Option<Arc<Sourcing>> {
         let config = stream.core.lock().config.clone();
         if config.mirror.is_none() && config.sources.is_empty() {
             return None;
@@ -33,6 +40,10 @@ impl Sourcing {
         let stable = names::stable_hash(&config.name, &stream.account.name, domain);
         let client = || InternalClient::start(server, Arc::clone(&stream.account)).0;
         if let Some(src) = &config.mirror {
+            if let Some(direct) = &direct {
+                // A new mirror takes the origin's direct gets once it caught up again.
+                direct.set_mirror(None);
+            }
             let status = Arc::new(Status::new(src, String::new(), true));
             let mut metadata = BTreeMap::new();
             metadata.insert("_nats.mirror.stream".to_owned(), config.name.clone());
@@ -44,6 +55,7 @@ impl Sourcing {
                 stream: Arc::clone(stream),
                 src: src.clone(),
                 mirror: true,
+                direct,
                 consumer_name: format!("JS_MIRROR_{stable}"),
                 metadata,
                 status: Arc::clone(&status),
@@ -80,6 +92,7 @@ impl Sourcing {
                 stream: Arc::clone(stream),
                 src: src.clone(),
                 mirror: false,
+                direct: None,
                 consumer_name: format!("JS_SRC_{hash}"),
                 metadata,
                 status: Arc::clone(status),
