@@ -107,3 +107,180 @@ async fn jetstream_mirror_direct_answers_the_origins_direct_gets_as_go() {
         assert_eq!(ours, go, "direct get answers");
     }
 }
+
+/// Republished copies: subject, the stream's headers (the source header without the origin's
+/// identity, which differs between runs) and payload.
+fn republished(msg: &async_nats::Message) -> String {
+    let names = [
+        "Nats-Stream",
+        "Nats-Subject",
+        "Nats-Sequence",
+        "Nats-Last-Sequence",
+        "Nats-Stream-Source",
+    ];
+    let text = describe(msg, &names);
+    match text.split_once("Nats-Stream-Source=") {
+        Some((head, tail)) => {
+            let (source, rest) = tail.split_once(" | ").unwrap_or((tail, ""));
+            let kept: Vec<&str> = source.split(' ').take(4).collect();
+            format!("{head}Nats-Stream-Source={} | {rest}", kept.join(" "))
+        }
+        None => text,
+    }
+}
+
+#[tokio::test]
+async fn jetstream_sourced_and_mirrored_messages_are_republished_as_go() {
+    use futures::StreamExt as _;
+    let mut runs = Vec::new();
+    for server in ours_then_go(js_conf) {
+        let client = async_nats::connect(server.server.url()).await.unwrap();
+        let mut copies = client.subscribe("rp.>").await.unwrap();
+        client.flush().await.unwrap();
+        create(
+            &client,
+            "O",
+            r#"{"name":"O","subjects":["o.>"],"storage":"memory"}"#,
+        )
+        .await;
+        for i in 0..3 {
+            request(&client, &format!("o.{}", i % 2), format!("m{i}")).await;
+        }
+        create(
+            &client,
+            "S",
+            r#"{"name":"S","storage":"memory","sources":[{"name":"O"}],"republish":{"src":">","dest":"rp.s.>"}}"#,
+        )
+        .await;
+        create(
+            &client,
+            "M",
+            r#"{"name":"M","storage":"memory","mirror":{"name":"O"},"republish":{"src":"o.1","dest":"rp.m.one","headers_only":true}}"#,
+        )
+        .await;
+        let mut seen = Vec::new();
+        while seen.len() < 4 {
+            let next = tokio::time::timeout(WAIT, copies.next()).await;
+            let msg = next
+                .expect("republished in time")
+                .expect("subscription open");
+            seen.push(republished(&msg));
+        }
+        seen.sort();
+        runs.push((server.name, seen));
+    }
+    if let [(_, ours), (_, go)] = &runs[..] {
+        assert_eq!(ours, go, "republished copies");
+    }
+}
+
+/// A counter increment published on `subject`; the ack.
+async fn incr(client: &async_nats::Client, subject: &str, by: &str) -> Value {
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Incr", by);
+    let reply = client
+        .request_with_headers(subject.to_owned(), headers, "".into())
+        .await
+        .unwrap();
+    serde_json::from_slice(&reply.payload).unwrap()
+}
+
+/// The last message on `subject` in `stream`: payload and the counter headers.
+async fn last_counter(client: &async_nats::Client, stream: &str, subject: &str) -> String {
+    let body = format!("{{\"last_by_subj\":\"{subject}\"}}");
+    let doc = request(client, &format!("$JS.API.STREAM.MSG.GET.{stream}"), body).await;
+    let m = &doc["message"];
+    let decode = |v: &Value| {
+        use base64::Engine as _;
+        let text = v.as_str().unwrap_or_default();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let headers: Vec<String> = decode(&m["hdrs"])
+        .lines()
+        .filter(|l| l.starts_with("Nats-Incr") || l.starts_with("Nats-Counter-Sources"))
+        .map(str::to_owned)
+        .collect();
+    format!("{} {headers:?}", decode(&m["data"]))
+}
+
+#[tokio::test]
+async fn jetstream_counter_sourcing_rebases_increments_as_go() {
+    let mut runs = Vec::new();
+    for server in ours_then_go(js_conf) {
+        let client = async_nats::connect(server.server.url()).await.unwrap();
+        for (name, subjects) in [("A", "a.>"), ("B", "b.>")] {
+            let cfg = format!(
+                r#"{{"name":"{name}","subjects":["{subjects}"],"storage":"memory","allow_msg_counter":true}}"#
+            );
+            create(&client, name, &cfg).await;
+        }
+        let acks = vec![
+            incr(&client, "a.x", "5").await,
+            incr(&client, "a.x", "3").await,
+            incr(&client, "b.x", "10").await,
+            incr(&client, "b.x", "-4").await,
+        ];
+        // Both origins' `x` counters summed in one counter, and their totals kept verbatim
+        // by a stream without counters.
+        let sum = r#"{"name":"SUM","storage":"memory","allow_msg_counter":true,"sources":[
+            {"name":"A","subject_transforms":[{"src":"a.>","dest":"sum.>"}]},
+            {"name":"B","subject_transforms":[{"src":"b.>","dest":"sum.>"}]}]}"#;
+        create(&client, "SUM", sum).await;
+        let plain = r#"{"name":"PLAIN","storage":"memory","sources":[{"name":"A"}]}"#;
+        create(&client, "PLAIN", plain).await;
+        wait_msgs(&client, "PLAIN", 2).await;
+        // The last copy arrives after the first: wait for the sum of all four.
+        let deadline = Instant::now() + WAIT;
+        let mut total = last_counter(&client, "SUM", "sum.x").await;
+        while !total.starts_with(r#"{"val":"14"}"#) {
+            assert!(Instant::now() < deadline, "{}: {total}", server.name);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            total = last_counter(&client, "SUM", "sum.x").await;
+        }
+        // Followed: a new increment at an origin moves the sum by as much.
+        incr(&client, "a.x", "100").await;
+        wait_msgs(&client, "PLAIN", 3).await;
+        let deadline = Instant::now() + WAIT;
+        while !last_counter(&client, "SUM", "sum.x")
+            .await
+            .starts_with(r#"{"val":"114"}"#)
+        {
+            assert!(Instant::now() < deadline, "{}: never 114", server.name);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let seen = (
+            acks,
+            last_counter(&client, "SUM", "sum.x").await,
+            last_counter(&client, "PLAIN", "a.x").await,
+        );
+        runs.push((server.name, seen));
+    }
+    if let [(_, ours), (_, go)] = &runs[..] {
+        assert_eq!(ours, go, "counters");
+    }
+}
+
+/// Only a sourced message may carry `Nats-Stream-Source`: a publish with one is refused.
+#[tokio::test]
+async fn jetstream_publish_with_a_source_header_is_refused_as_go() {
+    let mut runs = Vec::new();
+    for server in ours_then_go(js_conf) {
+        let client = async_nats::connect(server.server.url()).await.unwrap();
+        create(&client, "O", r#"{"name":"O","subjects":["o.>"]}"#).await;
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Stream-Source", "X 1 > > o.1");
+        let reply = client
+            .request_with_headers("o.1", headers, "".into())
+            .await
+            .unwrap();
+        let ack: Value = serde_json::from_slice(&reply.payload).unwrap();
+        runs.push(ack);
+    }
+    assert!(runs[0]["error"].is_object(), "{}", runs[0]);
+    if let [ours, go] = &runs[..] {
+        assert_eq!(ours, go, "acks");
+    }
+}

@@ -408,6 +408,7 @@ impl Origin {
             let mirror_direct = core.config.mirror_direct;
             let mut b = Batch {
                 core: &mut core,
+                account: &self.account,
                 track: &mut work.track,
                 status: &self.status,
                 replies: &mut replies,
