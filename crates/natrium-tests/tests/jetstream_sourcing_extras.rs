@@ -284,3 +284,48 @@ async fn jetstream_publish_with_a_source_header_is_refused_as_go() {
         assert_eq!(ours, go, "acks");
     }
 }
+
+/// `/jsz?streams=true` lists a mirror's and a source's state as Go does.
+#[tokio::test]
+async fn jetstream_sourcing_in_jsz_as_go() {
+    let mut runs = Vec::new();
+    for server in ours_then_go(js_conf) {
+        let client = async_nats::connect(server.server.url()).await.unwrap();
+        create(
+            &client,
+            "O",
+            r#"{"name":"O","subjects":["o.>"],"storage":"memory"}"#,
+        )
+        .await;
+        for i in 0..3 {
+            request(&client, &format!("o.{i}"), "x").await;
+        }
+        let mirror = r#"{"name":"M","storage":"memory","mirror":{"name":"O"}}"#;
+        create(&client, "M", mirror).await;
+        let source =
+            r#"{"name":"S","storage":"memory","sources":[{"name":"O","filter_subject":"o.1"}]}"#;
+        create(&client, "S", source).await;
+        wait_msgs(&client, "M", 3).await;
+        wait_msgs(&client, "S", 1).await;
+        let port = server.server.monitor_port.expect("monitor port");
+        let jsz = natrium_tests::raw::http_get_json(port, "/jsz?streams=true");
+        let mut seen: Vec<Value> = jsz["account_details"][0]["stream_detail"]
+            .as_array()
+            .expect("stream details")
+            .iter()
+            .map(|s| {
+                let mut s = serde_json::json!({
+                    "name": s["name"], "mirror": s["mirror"], "sources": s["sources"],
+                });
+                support::normalise_times(&mut s, &["active"]);
+                s
+            })
+            .collect();
+        seen.sort_by_key(|s| s["name"].to_string());
+        runs.push(seen);
+    }
+    assert!(runs[0][0]["mirror"]["name"] == "O", "{:?}", runs[0]);
+    if let [ours, go] = &runs[..] {
+        assert_eq!(ours, go, "/jsz stream details");
+    }
+}
