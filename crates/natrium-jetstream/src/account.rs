@@ -531,6 +531,7 @@ impl JsAccount {
         }
         if let Some(sourcing) = self.sourcing.lock().remove(name) {
             sourcing.stop();
+            sourcing.delete_consumers();
         }
         if let Some(engine) = self.engines.lock().remove(name) {
             for consumer in stream.consumers.lock().values() {

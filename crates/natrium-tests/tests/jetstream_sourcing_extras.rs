@@ -329,3 +329,53 @@ async fn jetstream_sourcing_in_jsz_as_go() {
         assert_eq!(ours, go, "/jsz stream details");
     }
 }
+
+/// A deleted mirror or source asks its origin, once, to delete the consumer it named: the
+/// API audit shows the request and its answer, as Go's.
+#[tokio::test]
+async fn jetstream_deleted_mirror_and_source_clean_up_their_consumers_as_go() {
+    use futures::StreamExt as _;
+    let mut runs = Vec::new();
+    for server in ours_then_go(js_conf) {
+        let client = async_nats::connect(server.server.url()).await.unwrap();
+        create(
+            &client,
+            "O",
+            r#"{"name":"O","subjects":["o.>"],"storage":"memory"}"#,
+        )
+        .await;
+        request(&client, "o.1", "x").await;
+        create(
+            &client,
+            "M",
+            r#"{"name":"M","storage":"memory","mirror":{"name":"O"}}"#,
+        )
+        .await;
+        let source = r#"{"name":"S","storage":"memory","sources":[{"name":"O"}]}"#;
+        create(&client, "S", source).await;
+        wait_msgs(&client, "M", 1).await;
+        wait_msgs(&client, "S", 1).await;
+        let mut audits = client.subscribe("$JS.EVENT.ADVISORY.API").await.unwrap();
+        client.flush().await.unwrap();
+        for name in ["M", "S"] {
+            request(&client, &format!("$JS.API.STREAM.DELETE.{name}"), "").await;
+        }
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            let next = tokio::time::timeout(WAIT, audits.next()).await;
+            let msg = next.expect("audit in time").expect("subscription open");
+            let doc: Value = serde_json::from_slice(&msg.payload).unwrap();
+            let subject = doc["subject"].as_str().unwrap_or_default().to_owned();
+            if subject.contains(".CONSUMER.DELETE.") {
+                let answer: Value =
+                    serde_json::from_str(doc["response"].as_str().unwrap()).unwrap();
+                seen.push((subject, answer["error"]["err_code"].clone()));
+            }
+        }
+        seen.sort_by_key(|s| s.0.clone());
+        runs.push(seen);
+    }
+    if let [ours, go] = &runs[..] {
+        assert_eq!(ours, go, "clean-up requests");
+    }
+}

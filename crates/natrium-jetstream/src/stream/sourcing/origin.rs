@@ -353,6 +353,51 @@ impl Origin {
         answer
     }
 
+    /// Asks the origin once to delete the consumer this origin names, waiting Go's 10 s for
+    /// the answer; a failure is logged when that consumer was the one in use.
+    pub async fn delete_consumer(self: Arc<Self>) {
+        let api = self.src.external.as_ref().map(|e| e.api.as_str());
+        let subject = names::delete_subject(api, &self.src.name, &self.consumer_name);
+        let reply = names::sync_subject("$JSC.R");
+        let answers = Arc::new(OriginInbox::new(self.inbox.cid()));
+        let sink: Arc<dyn Sink> = Arc::clone(&answers) as Arc<dyn Sink>;
+        let Some(sub) = crate::sink_sub::subscribe(&self.account, &sink, 3, &reply, None) else {
+            return;
+        };
+        let in_use = {
+            let mut work = self.work.lock();
+            work.client
+                .publish_in(&self.account, &subject, Some(&reply), b"");
+            work.track.cname == self.consumer_name
+        };
+        let wait = Duration::from_nanos(HEALTH_CHECK_NS.unsigned_abs());
+        let answer = tokio::select! {
+            () = answers.wake.notified() => {
+                let mut got = Vec::new();
+                answers.take(1, &mut got);
+                got.pop()
+            }
+            () = tokio::time::sleep(wait) => None,
+        };
+        unsubscribe(&self.account, sub);
+        let failed = match answer {
+            None => Some("timed out".to_owned()),
+            Some(msg) => serde_json::from_slice::<DeleteAnswer>(&msg.payload)
+                .map_err(|e| e.to_string())
+                .map_or_else(Some, |a| a.error.map(|e| e.description)),
+        };
+        if let (Some(err), true) = (failed, in_use) {
+            let kind = if self.mirror { "mirror" } else { "source" };
+            tracing::warn!(
+                "Cleanup of {kind} consumer '{} > {}' failed for stream '{} > {}': {err}",
+                self.src.name,
+                self.consumer_name,
+                self.account.name,
+                self.stream.name
+            );
+        }
+    }
+
     /// Copies deliveries until a retry is due or the stream stops.
     async fn consume(self: &Arc<Self>) {
         let check = Duration::from_nanos(HEALTH_CHECK_NS as u64);
@@ -447,6 +492,13 @@ impl Origin {
         }
         next
     }
+}
+
+/// The part of Go's `JSApiConsumerDeleteResponse` the clean-up reads.
+#[derive(serde::Deserialize)]
+struct DeleteAnswer {
+    #[serde(default)]
+    error: Option<ApiError>,
 }
 
 fn unsubscribe(account: &Account, sub: Arc<Subscription>) {

@@ -19,6 +19,7 @@ use crate::stream::Stream;
 pub struct Sourcing {
     mirror: Option<Arc<Status>>,
     sources: Vec<Arc<Status>>,
+    origins: Vec<Arc<Origin>>,
     stop: CancellationToken,
 }
 
@@ -51,7 +52,7 @@ impl Sourcing {
             if !domain.is_empty() {
                 metadata.insert("_nats.mirror.domain".to_owned(), domain.to_owned());
             }
-            Origin::start(OriginParts {
+            let origin = Origin::start(OriginParts {
                 stream: Arc::clone(stream),
                 src: src.clone(),
                 mirror: true,
@@ -67,6 +68,7 @@ impl Sourcing {
             return Some(Arc::new(Sourcing {
                 mirror: Some(status),
                 sources: Vec::new(),
+                origins: vec![origin],
                 stop,
             }));
         }
@@ -76,6 +78,7 @@ impl Sourcing {
             .map(|src| Arc::new(Status::new(src, names::index_name(src), false)))
             .collect();
         let inames: Vec<String> = statuses.iter().map(|s| s.index_name.clone()).collect();
+        let mut origins = Vec::with_capacity(statuses.len());
         let found = last_source_seqs(stream.core.lock().ingest.store.as_ref(), &inames);
         for (src, status) in config.sources.iter().zip(&statuses) {
             let (resumed_seq, resumed_ident) =
@@ -88,7 +91,7 @@ impl Sourcing {
                 metadata.insert("_nats.src.domain".to_owned(), domain.to_owned());
             }
             let hash = names::sourcing_hash(&stable, src, &config.sources);
-            Origin::start(OriginParts {
+            origins.push(Origin::start(OriginParts {
                 stream: Arc::clone(stream),
                 src: src.clone(),
                 mirror: false,
@@ -100,11 +103,12 @@ impl Sourcing {
                 resumed_ident,
                 client: client(),
                 stop: stop.clone(),
-            });
+            }));
         }
         Some(Arc::new(Sourcing {
             mirror: None,
             sources: statuses,
+            origins,
             stop,
         }))
     }
@@ -112,6 +116,15 @@ impl Sourcing {
     /// Stops every origin's task (their subscriptions go with them).
     pub fn stop(&self) {
         self.stop.cancel();
+    }
+
+    /// The stream was deleted: each origin is asked, once and at best, to delete the consumer
+    /// it named (Go's `tryDeleteSourcingConsumer`; a limits origin's consumers carry a suffix,
+    /// so there only an interest or work-queue origin's durable one is found).
+    pub fn delete_consumers(&self) {
+        for origin in &self.origins {
+            tokio::spawn(Arc::clone(origin).delete_consumer());
+        }
     }
 
     /// Stream info's `mirror`.
