@@ -120,3 +120,37 @@ async fn jetstream_sourcing_across_accounts_matches_go() {
         assert_eq!(ours_m, go_m, "copies");
     }
 }
+
+/// More than the origin consumer's first flow-control window (6 MiB of 256 KiB messages):
+/// the copies' flow-control answers reach the origin's account through the `$JS.FC.>`
+/// service import, and everything is copied.
+#[tokio::test]
+async fn jetstream_sourcing_across_accounts_flow_control() {
+    for server in ours_then_go(two_accounts) {
+        let a = login(&server.server, "a").await;
+        let b = login(&server.server, "b").await;
+        let origin = r#"{"name":"O","subjects":["o.>"],"storage":"memory"}"#;
+        request(&a, "$JS.API.STREAM.CREATE.O", origin).await;
+        let payload = "X".repeat(256 * 1024);
+        for _ in 0..24 {
+            let ack = request(&a, "o.big", payload.as_bytes()).await;
+            assert!(ack["error"].is_null(), "{ack}");
+        }
+        let external = r#"{"api":"RI.JS.API","deliver":"RI.DELIVER.FC"}"#;
+        let mirror = format!(
+            r#"{{"name":"M","storage":"memory","mirror":{{"name":"O","external":{external}}}}}"#
+        );
+        let source = format!(
+            r#"{{"name":"S","storage":"memory","sources":[{{"name":"O","external":{external}}}]}}"#
+        );
+        for (name, cfg) in [("M", mirror), ("S", source)] {
+            let doc = request(&b, &format!("$JS.API.STREAM.CREATE.{name}"), cfg).await;
+            assert!(doc["error"].is_null(), "{}: {doc}", server.name);
+        }
+        for name in ["M", "S"] {
+            let info = wait_msgs(&b, name, 24).await;
+            let bytes = info["state"]["bytes"].as_u64().unwrap_or_default();
+            assert!(bytes > 6 * 1024 * 1024, "{}: {info}", server.name);
+        }
+    }
+}
