@@ -196,7 +196,7 @@ impl Publisher {
             n
         };
         if let Some(links) = account.links() {
-            delivered += self.cross_account(account, &links, msg, 0);
+            delivered += self.cross_account(account, &links, msg, None, 0);
         }
         if delivered == 0 && self.no_responders {
             if let Some(reply) = msg.reply {
@@ -230,12 +230,13 @@ impl Publisher {
             n
         };
         if let Some(links) = account.links() {
-            // Other accounts see the delivery on the subject it is routed by.
+            // Requests and responses in other accounts go by the routed subject; stream
+            // importers see the message's own subject, as here.
             let routed = Message {
                 subject: route,
                 ..*msg
             };
-            delivered += self.cross_account(account, &links, &routed, 0);
+            delivered += self.cross_account(account, &links, &routed, Some(msg.subject), 0);
         }
         delivered
     }

@@ -68,6 +68,10 @@ pub struct JsStreamReport {
     pub state: Box<RawValue>,
     /// Go's `StreamConfig` document as stored, when asked for.
     pub config: Option<Box<RawValue>>,
+    /// Go's `StreamSourceInfo` of a mirror, and the list of a stream's sources (absent when
+    /// it has none).
+    pub mirror: Option<Box<RawValue>>,
+    pub sources: Option<Box<RawValue>>,
 }
 
 /// One JetStream-enabled account.

@@ -32,6 +32,7 @@ use crate::stream::capture::{QUEUE_BYTES_DEFAULT, QUEUE_MSGS_DEFAULT};
 use crate::stream::ingest::{store_failed, Ingest};
 use crate::stream::running::{store_config, Stream, StreamParts};
 use crate::stream::signal::Signal;
+use crate::stream::sourcing::origin::MirrorDirect;
 use crate::stream::sourcing::Sourcing;
 
 /// The account's directory of restores in progress (Go's name).
@@ -423,9 +424,21 @@ impl JsAccount {
         config: StreamConfig,
     ) -> Result<(), ApiError> {
         let allow_direct = config.allow_direct;
-        let origins_changed = {
+        let (origins_changed, mirror_direct) = {
             let old = &stream.core.lock().config;
-            old.mirror != config.mirror || old.sources != config.sources
+            let origins_changed = old.mirror != config.mirror || old.sources != config.sources;
+            // Go takes the origin's direct gets at once when `mirror_direct` is turned on.
+            let on = (config.mirror_direct != old.mirror_direct).then_some(config.mirror_direct);
+            (
+                origins_changed,
+                on.map(|on| {
+                    config
+                        .mirror
+                        .as_ref()
+                        .filter(|_| on)
+                        .map(|m| m.name.clone())
+                }),
+            )
         };
         if let Some(dir) = &stream.dir {
             self.save_meta(js, dir, &config, stream.created_ns)?;
@@ -446,6 +459,9 @@ impl JsAccount {
         stream.subscribe_subjects();
         if let Some(direct) = self.direct.lock().get(&stream.name) {
             direct.set_enabled(allow_direct);
+            if let Some(origin) = mirror_direct {
+                direct.set_mirror(origin.as_deref());
+            }
         }
         if origins_changed {
             self.start_sourcing(js, stream);
@@ -455,7 +471,9 @@ impl JsAccount {
 
     /// Starts copying from the stream's mirror or sources (stopping what copied before).
     fn start_sourcing(&self, js: &JetStream, stream: &Arc<Stream>) {
-        let started = Sourcing::start(&js.server, &js.settings.domain, stream);
+        let direct = self.direct.lock().get(&stream.name).cloned();
+        let direct = direct.map(|d| d as Arc<dyn MirrorDirect>);
+        let started = Sourcing::start(&js.server, &js.settings.domain, stream, direct);
         let mut all = self.sourcing.lock();
         let old = match started {
             Some(new) => all.insert(stream.name.clone(), new),
@@ -513,6 +531,7 @@ impl JsAccount {
         }
         if let Some(sourcing) = self.sourcing.lock().remove(name) {
             sourcing.stop();
+            sourcing.delete_consumers();
         }
         if let Some(engine) = self.engines.lock().remove(name) {
             for consumer in stream.consumers.lock().values() {

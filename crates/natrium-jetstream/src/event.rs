@@ -15,10 +15,50 @@ struct Typed<'a, T: Serialize> {
     body: T,
 }
 
-/// Whether a publish on `subject` in `account` would reach a subscriber there.
+/// Whether a publish on `subject` in `account` would reach a subscriber there, or in an
+/// account importing it as a stream (Go counts those through the shadow subscriptions the
+/// import adds to the exporter's index: a deliver subject consumed across accounts is live).
 pub fn has_interest(account: &Account, subject: &str) -> bool {
-    let result = account.sublist.matches(subject.as_bytes());
-    !(result.plain.is_empty() && result.queues.is_empty())
+    let listened = |account: &Account, subject: &[u8]| {
+        let result = account.sublist.matches(subject);
+        !(result.plain.is_empty() && result.queues.is_empty())
+    };
+    if listened(account, subject.as_bytes()) {
+        return true;
+    }
+    let Some(links) = account.links() else {
+        return false;
+    };
+    let mut mapped = Vec::new();
+    links
+        .streams
+        .iter()
+        .filter(|f| f.matches(subject.as_bytes()))
+        .any(|forward| {
+            let Some(importer) = forward.to.upgrade() else {
+                return false;
+            };
+            let local = if forward.mapping.apply(subject.as_bytes(), &mut mapped) {
+                &mapped[..]
+            } else {
+                subject.as_bytes()
+            };
+            listened(&importer, local)
+        })
+}
+
+/// The accounts importing `account`'s streams: their subscription changes move its interest.
+pub fn stream_importers(account: &Account) -> Vec<std::sync::Arc<Account>> {
+    let Some(links) = account.links() else {
+        return Vec::new();
+    };
+    let mut out: Vec<std::sync::Arc<Account>> = Vec::new();
+    for importer in links.streams.iter().filter_map(|f| f.to.upgrade()) {
+        if !out.iter().any(|a| std::sync::Arc::ptr_eq(a, &importer)) {
+            out.push(importer);
+        }
+    }
+    out
 }
 
 /// An advisory document: Go's `TypedEvent` header (type, a fresh id, now) and `body`.

@@ -40,7 +40,10 @@ fn raw<T: serde::Serialize>(doc: &T) -> Box<RawValue> {
     RawValue::from_string(text).unwrap_or_default()
 }
 
-fn stream_report(stream: &Stream, with_config: bool) -> JsStreamReport {
+fn stream_report(jsa: &JsAccount, stream: &Stream, with_config: bool) -> JsStreamReport {
+    let sourcing = jsa.sourcing(&stream.name);
+    let mirror = sourcing.as_ref().and_then(|s| s.mirror_info());
+    let sources = sourcing.map(|s| s.sources_info()).filter(|s| !s.is_empty());
     let core = stream.core.lock();
     let state = core.ingest.store.fast_state();
     let config = with_config.then(|| raw(&core.config));
@@ -57,6 +60,8 @@ fn stream_report(stream: &Stream, with_config: bool) -> JsStreamReport {
         consumers: doc.consumer_count,
         state: raw(&doc),
         config,
+        mirror: mirror.as_ref().map(raw),
+        sources: sources.as_ref().map(raw),
     }
 }
 
@@ -67,7 +72,7 @@ fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
     let streams = if detail.streams {
         jsa.streams()
             .iter()
-            .map(|s| stream_report(s, detail.config))
+            .map(|s| stream_report(jsa, s, detail.config))
             .collect()
     } else {
         Vec::new()

@@ -193,6 +193,10 @@ pub struct StreamDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     config: Option<Box<serde_json::value::RawValue>>,
     state: Box<serde_json::value::RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mirror: Option<Box<serde_json::value::RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sources: Option<Box<serde_json::value::RawValue>>,
 }
 
 /// Go's `AccountDetail`.
@@ -215,6 +219,8 @@ fn stream_detail(server: &Server, s: JsStreamReport) -> StreamDetail {
         },
         config: s.config,
         state: s.state,
+        mirror: s.mirror,
+        sources: s.sources,
     }
 }
 

@@ -26,12 +26,16 @@ use crate::account::Account;
 pub const IMPORT_HOPS_MAX: u8 = 8;
 
 impl Publisher {
-    /// Does what `account`'s links ask for `msg`; returns the deliveries made.
+    /// Does what `account`'s links ask for `msg`; returns the deliveries made. With `seen`,
+    /// `msg` is a delivery routed by its subject and stream importers see it on `seen` (a
+    /// JetStream message keeps its stored subject across a stream import, as Go's shadow
+    /// subscriptions deliver it).
     pub(super) fn cross_account(
         &mut self,
         account: &Arc<Account>,
         links: &Links<Account>,
         msg: &Message<'_>,
+        seen: Option<&[u8]>,
         hops: u8,
     ) -> usize {
         if hops >= IMPORT_HOPS_MAX {
@@ -46,7 +50,7 @@ impl Publisher {
         }
         let mut delivered = 0;
         for forward in links.streams.iter().filter(|f| f.matches(msg.subject)) {
-            delivered += self.forward_stream(forward, msg);
+            delivered += self.forward_stream(forward, msg, seen);
         }
         for forward in links.services.iter().filter(|f| f.matches(msg.subject)) {
             delivered += self.forward_request(account, forward, msg, hops);
@@ -62,7 +66,18 @@ impl Publisher {
         msg: &Message<'_>,
         credit: Option<&Account>,
     ) -> usize {
-        let result = self.lookup_foreign(target, msg.subject);
+        self.deliver_in_by(target, msg.subject, msg, credit)
+    }
+
+    /// As [`Self::deliver_in`], for the subscribers matching `route`.
+    fn deliver_in_by(
+        &mut self,
+        target: &Arc<Account>,
+        route: &[u8],
+        msg: &Message<'_>,
+        credit: Option<&Account>,
+    ) -> usize {
+        let result = self.lookup_foreign(target, route);
         if result.plain.is_empty() && result.queues.is_empty() {
             return 0;
         }
@@ -87,23 +102,29 @@ impl Publisher {
     fn route(&mut self, target: &Arc<Account>, msg: &Message<'_>, hops: u8) -> usize {
         let mut n = self.deliver_in(target, msg, Some(target));
         if let Some(links) = target.links() {
-            n += self.cross_account(target, &links, msg, hops);
+            n += self.cross_account(target, &links, msg, None, hops);
         }
         n
     }
 
-    fn forward_stream(&mut self, forward: &StreamForward<Account>, msg: &Message<'_>) -> usize {
+    fn forward_stream(
+        &mut self,
+        forward: &StreamForward<Account>,
+        msg: &Message<'_>,
+        seen: Option<&[u8]>,
+    ) -> usize {
         let Some(importer) = forward.to.upgrade() else {
             return 0;
         };
         let mut subject = std::mem::take(&mut self.scratch);
         let mapped = forward.mapping.apply(msg.subject, &mut subject);
+        let route = if mapped { &subject[..] } else { msg.subject };
         let m = Message {
-            subject: if mapped { &subject } else { msg.subject },
+            subject: seen.unwrap_or(route),
             ..*msg
         };
         self.trace_enter_export(forward, &importer);
-        let n = self.deliver_in(&importer, &m, None);
+        let n = self.deliver_in_by(&importer, route, &m, None);
         self.trace_leave_export();
         self.scratch = subject;
         n

@@ -25,7 +25,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use natrium_conf::options::SyncPolicy;
-use natrium_core::account::{InterestListener, SubRef};
+use natrium_core::account::{Account, InterestListener, SubRef};
 use natrium_core::deliver::Message;
 use natrium_core::endpoint::{Delivery, Sink, Subscription};
 use natrium_core::internal::InternalClient;
@@ -73,10 +73,15 @@ pub struct Engine {
     interest: AtomicBool,
     /// The stream has push consumers (only then do subscription changes wake the task).
     has_push: AtomicBool,
-    listener: Mutex<Option<Arc<dyn InterestListener>>>,
+    /// The interest listener and the accounts it listens to: the stream's, and those importing
+    /// its streams (a deliver subject may be consumed there; the importers at start).
+    listener: Mutex<Option<Heard>>,
     /// A round is running (it took, or may take, queued requests and acks).
     busy: AtomicBool,
 }
+
+/// A listener and the accounts it was added to.
+type Heard = (Arc<dyn InterestListener>, Vec<Arc<Account>>);
 
 /// Hears of interest changes in the stream's account (called on the subscribing task: it
 /// only sets a flag and wakes the engine).
@@ -129,8 +134,12 @@ impl Engine {
         });
         engine.subscribe();
         let listener: Arc<dyn InterestListener> = Arc::new(Watch(Arc::downgrade(&engine)));
-        stream.account.add_interest_listener(Arc::clone(&listener));
-        *engine.listener.lock() = Some(listener);
+        let mut heard = crate::event::stream_importers(&stream.account);
+        heard.push(Arc::clone(&stream.account));
+        for account in &heard {
+            account.add_interest_listener(Arc::clone(&listener));
+        }
+        *engine.listener.lock() = Some((listener, heard));
         let worker = Worker {
             client,
             timers: BTreeSet::new(),
@@ -163,8 +172,10 @@ impl Engine {
 
     /// Unsubscribes and ends the task once what is queued was handled.
     pub fn stop(&self) {
-        if let Some(listener) = self.listener.lock().take() {
-            self.stream.account.remove_interest_listener(&listener);
+        if let Some((listener, heard)) = self.listener.lock().take() {
+            for account in heard {
+                account.remove_interest_listener(&listener);
+            }
         }
         for sub in self.subs.lock().drain(..) {
             let _ = self.stream.account.unsubscribe(&SubRef(sub));

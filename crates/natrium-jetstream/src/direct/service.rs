@@ -1,6 +1,7 @@
 //! One stream's direct-get service: the subscriptions on `$JS.API.DIRECT.GET.<stream>` and
 //! `$JS.API.DIRECT.GET.<stream>.>` in queue group `_sys_` (so mirrors may later share them),
-//! taken while `allow_direct` is set, and the task answering them from the stream's store.
+//! taken while `allow_direct` is set (and a mirror's on its origin's subjects, with
+//! `mirror_direct`), and the task answering them from the stream's store.
 //!
 //! Overflow rule: never drop. Requests go into an [`IngestQueue`]; past
 //! [`DIRECT_QUEUE_MSGS_MAX`] requests or [`DIRECT_QUEUE_BYTES_MAX`] bytes the requester is
@@ -20,6 +21,7 @@ use super::reply::{self, status, Reply};
 use super::request::{decode_direct, MsgGetRequest};
 use crate::service::{JetStream, API_LEVEL};
 use crate::stream::capture::IngestQueue;
+use crate::stream::sourcing::origin::MirrorDirect;
 use crate::stream::Stream;
 
 /// Requests queued per stream before requesters are stalled.
@@ -33,6 +35,9 @@ const QUEUE_GROUP: &[u8] = b"_sys_";
 /// The subscription ids: the plain form and the subject-in-token form.
 const SID_PLAIN: u64 = 1;
 const SID_LAST_BY_SUBJECT: u64 = 2;
+/// The same two forms of a mirror's origin (`mirror_direct`).
+const SID_MIRROR_PLAIN: u64 = 3;
+const SID_MIRROR_LAST_BY_SUBJECT: u64 = 4;
 /// `Nats-Required-Api-Level`: a request needing a newer API is refused.
 const REQUIRED_API_LEVEL: &[u8] = b"Nats-Required-Api-Level";
 
@@ -41,6 +46,8 @@ pub struct DirectGet {
     stream: Arc<Stream>,
     queue: Arc<IngestQueue>,
     subs: Mutex<Vec<Arc<Subscription>>>,
+    /// The subscriptions on the origin's subjects of a mirror with `mirror_direct`.
+    mirror_subs: Mutex<Vec<Arc<Subscription>>>,
     stop: CancellationToken,
 }
 
@@ -57,6 +64,7 @@ impl DirectGet {
             stream: Arc::clone(stream),
             queue,
             subs: Mutex::new(Vec::new()),
+            mirror_subs: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
         });
         let max_pending = i64::try_from(js.server.config().max_pending).unwrap_or(i64::MAX);
@@ -66,20 +74,33 @@ impl DirectGet {
 
     /// Subscribes (`allow_direct` set) or unsubscribes; idempotent.
     pub fn set_enabled(&self, enabled: bool) {
-        let mut subs = self.subs.lock();
-        if !enabled {
+        let name = enabled.then_some(self.stream.name.as_str());
+        self.set_subs(&self.subs, name, (SID_PLAIN, SID_LAST_BY_SUBJECT));
+    }
+
+    /// A mirror with `mirror_direct` answers the direct gets of its origin `origin` too, in
+    /// the same queue group, once it has caught up (Go's `subscribeToMirrorDirect`); `None`
+    /// unsubscribes. Idempotent.
+    pub fn set_mirror(&self, origin: Option<&str>) {
+        let sids = (SID_MIRROR_PLAIN, SID_MIRROR_LAST_BY_SUBJECT);
+        self.set_subs(&self.mirror_subs, origin, sids);
+    }
+
+    fn set_subs(&self, subs: &Mutex<Vec<Arc<Subscription>>>, name: Option<&str>, sids: (u64, u64)) {
+        let mut subs = subs.lock();
+        let Some(name) = name else {
             for sub in subs.drain(..) {
                 let _ = self.stream.account.unsubscribe(&SubRef(sub));
             }
             return;
-        }
+        };
         if !subs.is_empty() {
             return;
         }
         let sink: Arc<dyn Sink> = Arc::clone(&self.queue) as Arc<dyn Sink>;
-        let plain = format!("$JS.API.DIRECT.GET.{}", self.stream.name);
+        let plain = format!("$JS.API.DIRECT.GET.{name}");
         let by_subject = format!("{plain}.>");
-        for (sid, subject) in [(SID_PLAIN, plain), (SID_LAST_BY_SUBJECT, by_subject)] {
+        for (sid, subject) in [(sids.0, plain), (sids.1, by_subject)] {
             let account = &self.stream.account;
             let queue = Some(QUEUE_GROUP);
             subs.extend(crate::sink_sub::subscribe(
@@ -91,6 +112,7 @@ impl DirectGet {
     /// Unsubscribes and ends the task.
     pub fn stop(&self) {
         self.set_enabled(false);
+        self.set_mirror(None);
         self.stop.cancel();
     }
 
@@ -156,7 +178,7 @@ impl DirectGet {
             out.push(status("412 Required Api Level"));
             return;
         }
-        let req = if msg.sid == SID_LAST_BY_SUBJECT {
+        let req = if matches!(msg.sid, SID_LAST_BY_SUBJECT | SID_MIRROR_LAST_BY_SUBJECT) {
             match last_by_subject_request(&msg.subject, &msg.payload) {
                 Ok(req) => req,
                 Err(reply) => {
@@ -182,6 +204,12 @@ impl DirectGet {
             out,
         );
         self.stream.after_reads(&core);
+    }
+}
+
+impl MirrorDirect for DirectGet {
+    fn set_mirror(&self, origin: Option<&str>) {
+        DirectGet::set_mirror(self, origin);
     }
 }
 

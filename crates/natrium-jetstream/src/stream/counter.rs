@@ -36,19 +36,21 @@ pub struct Counted {
 
 /// The first header check: a `Nats-Incr` that is not an integer is refused on any stream; one
 /// on a stream without counters, with a payload, or with a rollup or an expectation (which a
-/// counter cannot honour) is refused.
-// TODO(#17): a message taken from a source skips all but the integer check (Go stores it
-// verbatim); the sourcing path must pass that in once it stores through `Ingest::process`.
+/// counter cannot honour) is refused, unless `sourced` (Go takes a sourced total as it is).
 pub fn check_incr(
     config: &StreamConfig,
     hdrs: &PublishHeaders<'_>,
     payload_len: usize,
+    sourced: bool,
 ) -> Result<(), ApiError> {
     let Some(text) = hdrs.incr else {
         return Ok(());
     };
     if BigInt::parse(text).is_none() {
         return Err(table::MESSAGE_INCR_INVALID.err());
+    }
+    if sourced {
+        return Ok(());
     }
     if !config.allow_msg_counter {
         return Err(table::MESSAGE_INCR_DISABLED.err());

@@ -26,6 +26,8 @@ pub struct PublishHeaders<'a> {
     pub ttl: Option<&'a [u8]>,
     /// A counter's increment (`super::counter`).
     pub incr: Option<&'a [u8]>,
+    /// A non-empty `Nats-Stream-Source` (only a sourced message may carry one).
+    pub stream_source: bool,
 }
 
 impl<'a> PublishHeaders<'a> {
@@ -46,6 +48,7 @@ impl<'a> PublishHeaders<'a> {
             rollup: text(ROLLUP),
             ttl: text(TTL),
             incr: text(INCR),
+            stream_source: text(super::counter::STREAM_SOURCE).is_some(),
         }
     }
 }

@@ -57,6 +57,9 @@ pub struct Ingest {
     pub(crate) quota: Quota,
     /// Message schedules (`super::schedule`).
     pub(crate) scheduler: super::schedule::Scheduler,
+    /// The message being processed was taken from a source: Go skips the checks its origin
+    /// made (see [`Ingest::process_sourced`]).
+    sourced: bool,
 }
 
 impl Ingest {
@@ -75,6 +78,7 @@ impl Ingest {
             ack_prefix: Vec::new(),
             quota,
             scheduler: super::schedule::Scheduler::default(),
+            sourced: false,
         };
         ingest.set_ack_prefix(&config.name, domain);
         ingest
@@ -106,6 +110,22 @@ impl Ingest {
         self.ack_prefix = prefix.into_bytes();
     }
 
+    /// [`Ingest::process`] for a message taken from a source, as Go's `sourced` path: its
+    /// counter increment, TTL, rollup and schedule are not checked again (only the increment
+    /// must be an integer) and it may carry `Nats-Stream-Source`.
+    pub fn process_sourced(
+        &mut self,
+        config: &StreamConfig,
+        msg: &Delivery,
+        now_ns: i64,
+        interested: bool,
+    ) -> Outcome {
+        self.sourced = true;
+        let outcome = self.process(config, msg, now_ns, interested);
+        self.sourced = false;
+        outcome
+    }
+
     /// Checks and stores one message at `now_ns`. `interested` false (an interest stream
     /// whose consumers all filter it out, or that has none) takes its sequence without
     /// storing it, as Go does; the publisher gets the usual ack.
@@ -118,7 +138,12 @@ impl Ingest {
     ) -> Outcome {
         // A schedule is stored with a rollup of its subject added.
         let scheduled;
-        let msg = match self.scheduler.check(config, &*self.store, msg, now_ns) {
+        let checked = if self.sourced {
+            Ok(None)
+        } else {
+            self.scheduler.check(config, &*self.store, msg, now_ns)
+        };
+        let msg = match checked {
             Ok(None) => msg,
             Ok(Some(headers)) => {
                 scheduled = Delivery {
@@ -140,7 +165,7 @@ impl Ingest {
             Ok(None) => {}
             Err(err) => return Outcome::Refused(err),
         }
-        let ttl = match ttl(config, &hdrs) {
+        let ttl = match ttl(config, &hdrs, self.sourced) {
             Ok(ttl) => ttl,
             Err(err) => return Outcome::Refused(err),
         };
@@ -224,11 +249,14 @@ impl Ingest {
         if exceeds_max_size(config, size) {
             return Err(table::STREAM_MESSAGE_EXCEEDS_MAXIMUM.err());
         }
-        super::counter::check_incr(config, hdrs, msg.payload.len())?;
+        super::counter::check_incr(config, hdrs, msg.payload.len(), self.sourced)?;
         if let Some(expected) = hdrs.expected_stream {
             if expected != config.name.as_bytes() {
                 return Err(table::STREAM_NOT_MATCH.err());
             }
+        }
+        if hdrs.stream_source && !self.sourced {
+            return Err(table::MESSAGE_SOURCE_HDR_NOT_ALLOWED.err());
         }
         if let Some(id) = hdrs.msg_id {
             if let Some(seq) = self.dedup.check(id) {
@@ -261,7 +289,7 @@ impl Ingest {
             }
         }
         if let Some(rollup) = hdrs.rollup {
-            if !config.allow_rollup_hdrs || config.deny_purge {
+            if (!config.allow_rollup_hdrs || config.deny_purge) && !self.sourced {
                 return Err(table::STREAM_ROLLUP_FAILED_F.with(&[("err", &"rollup not permitted")]));
             }
             if rollup != b"sub" && rollup != b"all" {
@@ -324,11 +352,15 @@ pub(crate) fn exceeds_max_size(config: &StreamConfig, size: usize) -> bool {
 
 /// `Nats-TTL`: refused unless the stream allows per-message TTLs; a Go duration or a number
 /// of seconds, or `never`.
-pub(crate) fn ttl(config: &StreamConfig, hdrs: &PublishHeaders<'_>) -> Result<MsgTtl, ApiError> {
+pub(crate) fn ttl(
+    config: &StreamConfig,
+    hdrs: &PublishHeaders<'_>,
+    sourced: bool,
+) -> Result<MsgTtl, ApiError> {
     let Some(value) = hdrs.ttl else {
         return Ok(MsgTtl::None);
     };
-    if !config.allow_msg_ttl {
+    if !config.allow_msg_ttl && !sourced {
         return Err(table::MESSAGE_TTL_DISABLED.err());
     }
     parse_ttl(value)

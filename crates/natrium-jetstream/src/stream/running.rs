@@ -93,6 +93,24 @@ impl StreamCore {
         self.config = config;
     }
 
+    /// Stores a message taken from a mirror or source with `store`, republishing it as a
+    /// publish is (Go stores both through one path); `msg` is what is stored, at `now_ns`.
+    pub(crate) fn store_copy(
+        &mut self,
+        account: &Arc<Account>,
+        msg: &Delivery,
+        now_ns: i64,
+        store: impl FnOnce(&mut Self) -> Outcome,
+    ) -> Outcome {
+        self.republish.note(0, &*self.ingest.store, msg, now_ns);
+        let outcome = store(self);
+        let outcomes = std::slice::from_ref(&outcome);
+        let name = &self.config.name;
+        self.republish
+            .send(&mut self.client, account, name, outcomes);
+        outcome
+    }
+
     /// `msg` with the stream's `subject_transform` applied (sourced messages take it too, as
     /// in Go, where they go through the same path as publishes).
     pub fn transformed<'a>(&mut self, msg: &'a Delivery) -> std::borrow::Cow<'a, Delivery> {

@@ -165,14 +165,14 @@ fn check_one(
     if block.len() > usize::from(u16::MAX) {
         return Err(table::STREAM_HEADER_EXCEEDS_MAXIMUM.err());
     }
-    counter::check_incr(config, &hdrs, msg.payload.len())?;
+    counter::check_incr(config, &hdrs, msg.payload.len(), false)?;
     if hdrs
         .expected_stream
         .is_some_and(|s| s != config.name.as_bytes())
     {
         return Err(table::STREAM_NOT_MATCH.err());
     }
-    let ttl = ingest::ttl(config, &hdrs)?;
+    let ttl = ingest::ttl(config, &hdrs, false)?;
     if let Some(msg_id) = hdrs.msg_id {
         if diff.ids.contains(msg_id) || ingest.dedup.check(msg_id).is_some() {
             return Err(table::ATOMIC_PUBLISH_CONTAINS_DUPLICATE_MESSAGE.err());

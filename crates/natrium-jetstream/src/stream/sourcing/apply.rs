@@ -7,7 +7,10 @@
 //! Runs with the stream's `core` locked, a batch at a time; the answers to publish are
 //! collected and sent by the caller once the lock is released.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use natrium_core::account::Account;
 use natrium_core::endpoint::Delivery;
 use natrium_store::{NewMsg, StoreError};
 
@@ -56,6 +59,8 @@ pub struct Reply {
 /// One batch's context.
 pub struct Batch<'a> {
     pub core: &'a mut StreamCore,
+    /// The stream's account (republished copies are published there).
+    pub account: &'a Arc<Account>,
     pub track: &'a mut Track,
     pub status: &'a Status,
     pub replies: &'a mut Vec<Reply>,
@@ -63,7 +68,13 @@ pub struct Batch<'a> {
     /// A source's interest filters (an interest stream keeps only what they match).
     pub interest: Option<&'a [natrium_store::Filter]>,
     pub now_ns: i64,
+    /// A mirror delivery said fewer than Go's `dgetCaughtUpThresh` messages are pending.
+    pub caught_up: bool,
 }
+
+/// Go's `dgetCaughtUpThresh`: a mirror with `mirror_direct` answers its origin's direct gets
+/// once fewer messages than this are pending.
+const CAUGHT_UP_PENDING: u64 = 10;
 
 /// A control message: flow control answered, a heartbeat checked against what was taken.
 fn control(b: &mut Batch<'_>, msg: &Delivery) -> Next {
@@ -166,15 +177,38 @@ pub fn mirror_msg(
             return Next::Retry;
         }
     }
-    let subject = transformed(transforms, &msg.subject);
-    let headers = header::rewrite(msg.headers.as_ref(), false, None).unwrap_or_default();
-    let new = NewMsg::new(&subject, headers, msg.payload.clone(), ack.timestamp_ns);
-    match store.store_raw_msg(new, sseq, true) {
-        Ok(_) => {
+    let copy = Delivery {
+        subject: transformed(transforms, &msg.subject),
+        reply: None,
+        headers: header::rewrite(msg.headers.as_ref(), false, None),
+        payload: msg.payload.clone(),
+        sid: msg.sid,
+        origin: None,
+    };
+    let mut stored = Ok(());
+    b.core
+        .store_copy(b.account, &copy, ack.timestamp_ns, |core| {
+            let headers = copy.headers.clone().unwrap_or_default();
+            let new = NewMsg::new(
+                &copy.subject,
+                headers,
+                copy.payload.clone(),
+                ack.timestamp_ns,
+            );
+            stored = core.ingest.store.store_raw_msg(new, sseq, true).map(drop);
+            match &stored {
+                Ok(()) => Outcome::Stored(sseq),
+                Err(err) => Outcome::Refused(crate::stream::ingest::store_failed(err)),
+            }
+        });
+    let store = &mut b.core.ingest.store;
+    match stored {
+        Ok(()) => {
             t.sseq = sseq;
             t.dseq = dseq;
             b.stored = true;
             b.status.set_lag(ack.pending);
+            b.caught_up |= ack.pending < CAUGHT_UP_PENDING;
             clear_stalled(b);
             Next::Continue
         }
@@ -247,11 +281,16 @@ pub fn source_msg(
     let interested = b
         .interest
         .is_none_or(|filters| filters.iter().any(|f| f.matches(&copy.subject)));
-    // TODO(#17): republish sourced messages, and tell counters a message is sourced
-    // (`stream::counter`), as Go's shared publish path does.
-    let outcome = core
-        .ingest
-        .process(&core.config, &copy, b.now_ns, interested);
+    let store = |core: &mut StreamCore| {
+        core.ingest
+            .process_sourced(&core.config, &copy, b.now_ns, interested)
+    };
+    // What an interest stream does not keep is not republished either.
+    let outcome = if interested {
+        core.store_copy(b.account, &copy, b.now_ns, store)
+    } else {
+        store(core)
+    };
     if let Outcome::Refused(err) = outcome {
         tracing::warn!(
             "Error processing inbound source {:?} for '{}': {}",

@@ -93,6 +93,16 @@ pub fn create_subject(
     }
 }
 
+/// The delete request's subject for consumer `name` of `origin`, under the API prefix or the
+/// external one.
+pub fn delete_subject(external_api: Option<&str>, origin: &str, name: &str) -> String {
+    let subject = format!("{API_PREFIX}.CONSUMER.DELETE.{origin}.{name}");
+    match external_api {
+        Some(api) => subject.replacen(API_PREFIX, api, 1).replace("..", "."),
+        None => subject,
+    }
+}
+
 /// The deliver inbox: `$JS.M.<rand>` for a mirror, `$JS.S.<rand>` for a source, or under the
 /// external deliver prefix (`<prefix>.M.<rand>`).
 pub fn deliver_subject(external_deliver: Option<&str>, mirror: bool) -> String {
@@ -157,6 +167,10 @@ mod tests {
         assert_eq!(
             create_subject(Some("JS.ext."), "O", "N", ""),
             "JS.ext.CONSUMER.CREATE.O"
+        );
+        assert_eq!(
+            delete_subject(Some("JS.ext."), "O", "JS_SRC_x"),
+            "JS.ext.CONSUMER.DELETE.O.JS_SRC_x"
         );
         assert!(deliver_subject(None, true).starts_with("$JS.M."));
         assert!(deliver_subject(Some("dlv"), false).starts_with("dlv.S."));

@@ -36,11 +36,19 @@ const ANSWER_WAIT: Duration = Duration::from_secs(30);
 /// Deliveries copied per lock of the stream.
 const BATCH_MAX: usize = 1024;
 
+/// The stream's direct-get service, as a mirror with `mirror_direct` uses it: it adds the
+/// origin's direct-get subjects once it caught up (`None` takes them away).
+pub trait MirrorDirect: Send + Sync {
+    fn set_mirror(&self, origin: Option<&str>);
+}
+
 /// What an origin is for the stream.
 pub struct OriginParts {
     pub stream: Arc<Stream>,
     pub src: StreamSource,
     pub mirror: bool,
+    /// A mirror's direct-get service (for `mirror_direct`).
+    pub direct: Option<Arc<dyn MirrorDirect>>,
     /// `JS_MIRROR_<hash>` or `JS_SRC_<hash>`.
     pub consumer_name: String,
     pub metadata: BTreeMap<String, String>,
@@ -59,6 +67,7 @@ pub struct Origin {
     account: Arc<Account>,
     src: StreamSource,
     mirror: bool,
+    direct: Option<Arc<dyn MirrorDirect>>,
     consumer_name: String,
     metadata: BTreeMap<String, String>,
     status: Arc<Status>,
@@ -99,6 +108,7 @@ impl Origin {
             stream: parts.stream,
             src: parts.src,
             mirror: parts.mirror,
+            direct: parts.direct,
             consumer_name: parts.consumer_name,
             metadata: parts.metadata,
             status: parts.status,
@@ -343,6 +353,51 @@ impl Origin {
         answer
     }
 
+    /// Asks the origin once to delete the consumer this origin names, waiting Go's 10 s for
+    /// the answer; a failure is logged when that consumer was the one in use.
+    pub async fn delete_consumer(self: Arc<Self>) {
+        let api = self.src.external.as_ref().map(|e| e.api.as_str());
+        let subject = names::delete_subject(api, &self.src.name, &self.consumer_name);
+        let reply = names::sync_subject("$JSC.R");
+        let answers = Arc::new(OriginInbox::new(self.inbox.cid()));
+        let sink: Arc<dyn Sink> = Arc::clone(&answers) as Arc<dyn Sink>;
+        let Some(sub) = crate::sink_sub::subscribe(&self.account, &sink, 3, &reply, None) else {
+            return;
+        };
+        let in_use = {
+            let mut work = self.work.lock();
+            work.client
+                .publish_in(&self.account, &subject, Some(&reply), b"");
+            work.track.cname == self.consumer_name
+        };
+        let wait = Duration::from_nanos(HEALTH_CHECK_NS.unsigned_abs());
+        let answer = tokio::select! {
+            () = answers.wake.notified() => {
+                let mut got = Vec::new();
+                answers.take(1, &mut got);
+                got.pop()
+            }
+            () = tokio::time::sleep(wait) => None,
+        };
+        unsubscribe(&self.account, sub);
+        let failed = match answer {
+            None => Some("timed out".to_owned()),
+            Some(msg) => serde_json::from_slice::<DeleteAnswer>(&msg.payload)
+                .map_err(|e| e.to_string())
+                .map_or_else(Some, |a| a.error.map(|e| e.description)),
+        };
+        if let (Some(err), true) = (failed, in_use) {
+            let kind = if self.mirror { "mirror" } else { "source" };
+            tracing::warn!(
+                "Cleanup of {kind} consumer '{} > {}' failed for stream '{} > {}': {err}",
+                self.src.name,
+                self.consumer_name,
+                self.account.name,
+                self.stream.name
+            );
+        }
+    }
+
     /// Copies deliveries until a retry is due or the stream stops.
     async fn consume(self: &Arc<Self>) {
         let check = Duration::from_nanos(HEALTH_CHECK_NS as u64);
@@ -393,16 +448,19 @@ impl Origin {
         let work = &mut *work;
         let mut replies: Vec<Reply> = Vec::new();
         let mut next = Next::Continue;
-        let stored = {
+        let (stored, caught_up) = {
             let mut core = self.stream.core.lock();
+            let mirror_direct = core.config.mirror_direct;
             let mut b = Batch {
                 core: &mut core,
+                account: &self.account,
                 track: &mut work.track,
                 status: &self.status,
                 replies: &mut replies,
                 stored: false,
                 interest: interest.as_deref(),
                 now_ns: now_ns(),
+                caught_up: false,
             };
             for msg in batch {
                 next = if self.mirror {
@@ -414,10 +472,13 @@ impl Origin {
                     break;
                 }
             }
-            b.stored
+            (b.stored, b.caught_up && mirror_direct)
         };
         if stored {
             self.stream.stored_elsewhere();
+        }
+        if let Some(direct) = self.direct.as_ref().filter(|_| caught_up) {
+            direct.set_mirror(Some(&self.src.name));
         }
         for reply in replies {
             match &reply.headers {
@@ -431,6 +492,13 @@ impl Origin {
         }
         next
     }
+}
+
+/// The part of Go's `JSApiConsumerDeleteResponse` the clean-up reads.
+#[derive(serde::Deserialize)]
+struct DeleteAnswer {
+    #[serde(default)]
+    error: Option<ApiError>,
 }
 
 fn unsubscribe(account: &Account, sub: Arc<Subscription>) {

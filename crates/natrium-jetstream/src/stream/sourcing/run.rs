@@ -10,7 +10,7 @@ use natrium_core::Server;
 use tokio_util::sync::CancellationToken;
 
 use super::names;
-use super::origin::{Origin, OriginParts};
+use super::origin::{MirrorDirect, Origin, OriginParts};
 use super::resume::last_source_seqs;
 use super::status::{SourceInfoJson, Status};
 use crate::stream::Stream;
@@ -19,12 +19,20 @@ use crate::stream::Stream;
 pub struct Sourcing {
     mirror: Option<Arc<Status>>,
     sources: Vec<Arc<Status>>,
+    origins: Vec<Arc<Origin>>,
     stop: CancellationToken,
 }
 
 impl Sourcing {
     /// Starts copying from the stream's mirror or sources; `None` when it has neither.
-    pub fn start(server: &Server, domain: &str, stream: &Arc<Stream>) -> Option<Arc<Sourcing>> {
+    /// `direct` is the stream's direct-get service (a mirror with `mirror_direct` adds its
+    /// origin's subjects once it caught up).
+    pub fn start(
+        server: &Server,
+        domain: &str,
+        stream: &Arc<Stream>,
+        direct: Option<Arc<dyn MirrorDirect>>,
+    ) -> Option<Arc<Sourcing>> {
         let config = stream.core.lock().config.clone();
         if config.mirror.is_none() && config.sources.is_empty() {
             return None;
@@ -33,6 +41,10 @@ impl Sourcing {
         let stable = names::stable_hash(&config.name, &stream.account.name, domain);
         let client = || InternalClient::start(server, Arc::clone(&stream.account)).0;
         if let Some(src) = &config.mirror {
+            if let Some(direct) = &direct {
+                // A new mirror takes the origin's direct gets once it caught up again.
+                direct.set_mirror(None);
+            }
             let status = Arc::new(Status::new(src, String::new(), true));
             let mut metadata = BTreeMap::new();
             metadata.insert("_nats.mirror.stream".to_owned(), config.name.clone());
@@ -40,10 +52,11 @@ impl Sourcing {
             if !domain.is_empty() {
                 metadata.insert("_nats.mirror.domain".to_owned(), domain.to_owned());
             }
-            Origin::start(OriginParts {
+            let origin = Origin::start(OriginParts {
                 stream: Arc::clone(stream),
                 src: src.clone(),
                 mirror: true,
+                direct,
                 consumer_name: format!("JS_MIRROR_{stable}"),
                 metadata,
                 status: Arc::clone(&status),
@@ -55,6 +68,7 @@ impl Sourcing {
             return Some(Arc::new(Sourcing {
                 mirror: Some(status),
                 sources: Vec::new(),
+                origins: vec![origin],
                 stop,
             }));
         }
@@ -64,6 +78,7 @@ impl Sourcing {
             .map(|src| Arc::new(Status::new(src, names::index_name(src), false)))
             .collect();
         let inames: Vec<String> = statuses.iter().map(|s| s.index_name.clone()).collect();
+        let mut origins = Vec::with_capacity(statuses.len());
         let found = last_source_seqs(stream.core.lock().ingest.store.as_ref(), &inames);
         for (src, status) in config.sources.iter().zip(&statuses) {
             let (resumed_seq, resumed_ident) =
@@ -76,10 +91,11 @@ impl Sourcing {
                 metadata.insert("_nats.src.domain".to_owned(), domain.to_owned());
             }
             let hash = names::sourcing_hash(&stable, src, &config.sources);
-            Origin::start(OriginParts {
+            origins.push(Origin::start(OriginParts {
                 stream: Arc::clone(stream),
                 src: src.clone(),
                 mirror: false,
+                direct: None,
                 consumer_name: format!("JS_SRC_{hash}"),
                 metadata,
                 status: Arc::clone(status),
@@ -87,11 +103,12 @@ impl Sourcing {
                 resumed_ident,
                 client: client(),
                 stop: stop.clone(),
-            });
+            }));
         }
         Some(Arc::new(Sourcing {
             mirror: None,
             sources: statuses,
+            origins,
             stop,
         }))
     }
@@ -99,6 +116,15 @@ impl Sourcing {
     /// Stops every origin's task (their subscriptions go with them).
     pub fn stop(&self) {
         self.stop.cancel();
+    }
+
+    /// The stream was deleted: each origin is asked, once and at best, to delete the consumer
+    /// it named (Go's `tryDeleteSourcingConsumer`; a limits origin's consumers carry a suffix,
+    /// so there only an interest or work-queue origin's durable one is found).
+    pub fn delete_consumers(&self) {
+        for origin in &self.origins {
+            tokio::spawn(Arc::clone(origin).delete_consumer());
+        }
     }
 
     /// Stream info's `mirror`.
