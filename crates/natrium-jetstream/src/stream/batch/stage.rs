@@ -7,9 +7,8 @@
 //! Bounds (Go's defaults, `server/stream.go`): at most `INFLIGHT_PER_STREAM_MAX` batches per
 //! stream and `INFLIGHT_TOTAL_MAX` in the server, `BATCH_MSGS_MAX` messages each; beyond, a
 //! new batch or message is refused with Go's error. A batch idle for `BATCH_IDLE_TIMEOUT` is
-//! abandoned; it is noticed when the stream next sees a batch message.
-// TODO(#17): a timer so an idle batch's advisory goes out at its timeout, not at the next
-// batch message, and the `jetstream { limits { max_batch_* } }` options.
+//! abandoned, by the stream task's timer ([`sweep_idle`]) or at the next batch message.
+// TODO(#17): the `jetstream { limits { max_batch_* } }` options.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,6 +51,8 @@ struct Staged {
 #[derive(Default)]
 pub struct AtomicBatches {
     open: HashMap<Vec<u8>, Staged>,
+    /// A batch was opened since [`Self::take_opened`] (the stream task arms its timer).
+    opened: bool,
 }
 
 impl Drop for AtomicBatches {
@@ -79,6 +80,17 @@ impl AtomicBatches {
             self.remove(id);
         }
         idle
+    }
+
+    /// When the next staged batch times out.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        let oldest = self.open.values().map(|s| s.touched).min()?;
+        Some(oldest + BATCH_IDLE_TIMEOUT)
+    }
+
+    /// Whether a batch was opened since the last call.
+    pub fn take_opened(&mut self) -> bool {
+        std::mem::take(&mut self.opened)
     }
 
     /// Drops every staged batch (the stream stopped taking atomic batches).
@@ -139,6 +151,14 @@ impl Notify<'_> {
         let json =
             crate::event::typed_json("io.nats.jetstream.advisory.v1.stream_batch_abandoned", body);
         self.client.publish_in(self.account, &subject, None, &json);
+    }
+}
+
+/// Abandons the batches idle past the timeout, each with its advisory (the stream task's
+/// timer calls this when the oldest is due).
+pub fn sweep_idle(mut notify: Notify<'_>, stream: &str) {
+    for id in notify.batches.sweep(Instant::now()) {
+        notify.abandoned(stream, &id, Abandoned::Timeout);
     }
 }
 
@@ -230,6 +250,7 @@ fn stage_in(
             touched: now,
         };
         batches.open.insert(hdrs.id.to_vec(), staged);
+        batches.opened = true;
     }
     let abandon = |batches: &mut AtomicBatches, notify: &mut Notify<'_>, reason| {
         batches.remove(hdrs.id);

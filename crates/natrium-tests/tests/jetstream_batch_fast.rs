@@ -1,0 +1,292 @@
+//! Fast batch publish (`allow_batched`) by raw publishes whose reply is
+//! `<prefix>.<id>.<flow>.<ok|fail>.<seq>.<op>.$FI`: the flow acks, gap and error reports and
+//! the PubAck that ends a batch (commit, commit-eob, a gap or an error), pings, the refusals
+//! (disabled stream, invalid pattern or id, unknown batch, the per-stream limit of open
+//! batches) and what is stored. The same exchange runs against our binary and, where
+//! installed, Go's; the transcripts must be identical.
+//!
+//! Every publish is followed by a barrier: a publish to the same stream refused by its
+//! `Nats-Expected-Stream`, whose error ack comes after everything the stream sent before.
+
+use serde_json::json;
+
+#[path = "support/jetstream.rs"]
+mod support;
+use natrium_tests::raw::RawClient;
+use support::{login, request, three_accounts};
+
+const BARRIER: &str = "BAR";
+
+/// A raw connection of user `a` subscribed to every fast batch reply (`fb.>`) and the
+/// barrier's answers.
+struct Fast(RawClient);
+
+impl Fast {
+    fn connect(server: &natrium_tests::ServerProcess) -> Fast {
+        let mut raw = RawClient::connect(&server.addr());
+        let connect = format!(
+            "CONNECT {{\"verbose\":false,\"headers\":true,\"user\":\"a\",\"pass\":\"a\"}}\r\n\
+             SUB fb.> 1\r\nSUB {BARRIER} 2\r\nPING\r\n"
+        );
+        raw.send(connect.as_bytes());
+        loop {
+            let line = raw.read_line().expect("PONG");
+            assert!(!line.contains("-ERR"), "{line}");
+            if line == "PONG" {
+                break;
+            }
+        }
+        Fast(raw)
+    }
+
+    fn frame(subject: &str, reply: &str, headers: &[(&str, &str)], payload: &str) -> Vec<u8> {
+        let mut block = String::from("NATS/1.0\r\n");
+        for (name, value) in headers {
+            block.push_str(name);
+            block.push_str(": ");
+            block.push_str(value);
+            block.push_str("\r\n");
+        }
+        block.push_str("\r\n");
+        let total = block.len() + payload.len();
+        let mut frame =
+            format!("HPUB {subject} {reply} {} {total}\r\n{block}", block.len()).into_bytes();
+        frame.extend_from_slice(payload.as_bytes());
+        frame.extend_from_slice(b"\r\n");
+        frame
+    }
+
+    /// Sends `frames`, then the barrier on `subject`'s stream; every reply before the
+    /// barrier's answer, as `<subject> <body>`.
+    fn exchange(&mut self, frames: &[u8], subject: &str) -> Vec<String> {
+        let mut out = frames.to_vec();
+        out.extend(Self::frame(
+            subject,
+            BARRIER,
+            &[("Nats-Expected-Stream", "nope")],
+            "",
+        ));
+        self.0.send(&out);
+        let mut replies = Vec::new();
+        loop {
+            let line = self.0.read_line().expect("a line");
+            if line == "PING" {
+                self.0.send(b"PONG\r\n");
+                continue;
+            }
+            let parts: Vec<&str> = line.split(' ').collect();
+            assert_eq!(parts.first(), Some(&"MSG"), "{line}");
+            let size: usize = parts.last().unwrap().parse().unwrap();
+            let body = self.0.read_bytes(size + 2);
+            if parts[1] == BARRIER {
+                return replies;
+            }
+            let body = String::from_utf8_lossy(&body[..size]).into_owned();
+            replies.push(format!("{} {body}", parts[1]));
+        }
+    }
+
+    /// One publish and its replies, as a transcript line.
+    fn publish(&mut self, subject: &str, reply: &str, headers: &[(&str, &str)]) -> String {
+        let replies = self.exchange(&Self::frame(subject, reply, headers, "p"), subject);
+        format!("{subject} {reply} {headers:?} -> {}", replies.join(" | "))
+    }
+}
+
+/// A fast batch reply: `fb.<id>.<flow>.<gap>.<seq>.<op>.$FI`.
+fn fi(id: &str, flow: u32, gap: &str, seq: u64, op: u8) -> String {
+    format!("fb.{id}.{flow}.{gap}.{seq}.{op}.$FI")
+}
+
+/// A publish: subject, reply, headers in order.
+type Case = (&'static str, String, Vec<(&'static str, &'static str)>);
+
+/// The publishes, in order.
+fn cases() -> Vec<Case> {
+    let long = "x".repeat(65);
+    let mut c = Vec::new();
+    let mut add = |s: &'static str, r: String, h: Vec<(&'static str, &'static str)>| {
+        c.push((s, r, h));
+    };
+    // A whole batch, acks every 2 messages, committed by its sixth.
+    add("f.1", fi("b1", 2, "fail", 1, 0), vec![]);
+    for seq in 2..=5 {
+        add("f.2", fi("b1", 2, "fail", seq, 1), vec![("K", "v")]);
+    }
+    add("f.3", fi("b1", 2, "fail", 6, 2), vec![]);
+    // Gaps: forward with fail ends the batch; with ok it goes on; backwards always ends.
+    add("f.1", fi("b2", 10, "fail", 1, 0), vec![]);
+    add("f.1", fi("b2", 10, "fail", 3, 1), vec![]);
+    add("f.1", fi("b3", 10, "ok", 1, 0), vec![]);
+    add("f.1", fi("b3", 10, "ok", 3, 1), vec![]);
+    add("f.1", fi("b3", 10, "ok", 4, 2), vec![]);
+    add("f.1", fi("b4", 10, "ok", 1, 0), vec![]);
+    add("f.1", fi("b4", 10, "ok", 2, 1), vec![]);
+    add("f.1", fi("b4", 10, "ok", 2, 1), vec![]);
+    // Commit-eob: the batch ends before the message, which is not stored.
+    add("f.1", fi("b5", 10, "fail", 1, 0), vec![]);
+    add("f.1", fi("b5", 10, "fail", 2, 1), vec![]);
+    add("f.eob", fi("b5", 10, "fail", 3, 3), vec![]);
+    // Pings: the flow state again; ahead of the server, a gap (fail ends, ok goes on).
+    add("f.1", fi("b6", 10, "fail", 1, 0), vec![]);
+    add("f.1", fi("b6", 10, "fail", 1, 4), vec![]);
+    add("f.1", fi("b6", 10, "fail", 5, 4), vec![]);
+    add("f.1", fi("b7", 10, "ok", 1, 0), vec![]);
+    add("f.1", fi("b7", 10, "ok", 3, 4), vec![]);
+    add("f.1", fi("b7", 10, "ok", 4, 2), vec![]);
+    // Refusals before any batch: unknown ids, invalid pattern and id, disabled stream.
+    add("f.1", fi("b99", 10, "ok", 2, 1), vec![]);
+    add("f.1", fi("b99", 10, "ok", 1, 4), vec![]);
+    add("f.1", "fb.b1.$FI".into(), vec![]);
+    add("f.1", fi("b1", 10, "maybe", 1, 0), vec![]);
+    add("f.1", fi(&long, 10, "ok", 1, 0), vec![]);
+    add("n.1", fi("n1", 10, "ok", 1, 0), vec![]);
+    add("n.1", "fb.n.$FI".into(), vec![]);
+    // Refused messages: a first one (fail) gets the plain error; later ones an `err` report.
+    add(
+        "f.1",
+        fi("b8", 10, "fail", 1, 0),
+        vec![("Nats-Expected-Stream", "X")],
+    );
+    add("f.1", fi("b8", 10, "fail", 2, 1), vec![]);
+    add("f.1", fi("b9", 10, "ok", 1, 0), vec![]);
+    add(
+        "f.1",
+        fi("b9", 10, "ok", 2, 1),
+        vec![("Nats-Expected-Stream", "X")],
+    );
+    add("f.1", fi("b9", 10, "ok", 3, 2), vec![]);
+    add("f.1", fi("b10", 10, "fail", 1, 0), vec![]);
+    add("f.1", fi("b10", 10, "fail", 2, 1), vec![("Nats-TTL", "5s")]);
+    // Duplicates, the API level, a one-message batch.
+    add(
+        "f.1",
+        fi("b11", 10, "fail", 1, 0),
+        vec![("Nats-Msg-Id", "m1")],
+    );
+    add(
+        "f.1",
+        fi("b12", 10, "fail", 1, 2),
+        vec![("Nats-Msg-Id", "m1")],
+    );
+    add(
+        "f.1",
+        fi("b11", 10, "fail", 2, 1),
+        vec![("Nats-Msg-Id", "m1")],
+    );
+    add("f.1", fi("b11", 10, "fail", 3, 3), vec![]);
+    add(
+        "f.1",
+        fi("b13", 10, "fail", 1, 0),
+        vec![("Nats-Required-Api-Level", "99")],
+    );
+    add(
+        "f.lvl",
+        fi("b14", 10, "fail", 1, 2),
+        vec![("Nats-Required-Api-Level", "1")],
+    );
+    c
+}
+
+/// The stored message at `seq` of `stream`, as text.
+async fn stored(client: &async_nats::Client, stream: &str, seq: u64) -> String {
+    let subject = format!("$JS.API.STREAM.MSG.GET.{stream}");
+    let mut answer = request(client, &subject, json!({ "seq": seq }).to_string()).await;
+    if let Some(msg) = answer.get_mut("message") {
+        msg.as_object_mut().map(|m| m.remove("time"));
+    }
+    answer.to_string()
+}
+
+async fn run(client: &async_nats::Client, raw: &mut Fast) -> Vec<String> {
+    for body in [
+        json!({"name": "F", "subjects": ["f.>"], "allow_batched": true, "storage": "file"}),
+        json!({"name": "N", "subjects": ["n.>"]}),
+        json!({"name": "L", "subjects": ["l.>"], "allow_batched": true, "storage": "memory"}),
+    ] {
+        let subject = format!("$JS.API.STREAM.CREATE.{}", body["name"].as_str().unwrap());
+        let created = request(client, &subject, body.to_string()).await;
+        assert!(created.get("error").is_none(), "{created}");
+    }
+    let mut transcript = Vec::new();
+    for (subject, reply, headers) in cases() {
+        transcript.push(raw.publish(subject, &reply, &headers));
+    }
+    // Flow ramps up from 1 (another batch is open) towards 100, the client's flow.
+    raw.publish("f.r", &fi("hold", 10, "ok", 1, 0), &[]);
+    let mut frames = Vec::new();
+    for seq in 1..=20 {
+        frames.extend(Fast::frame(
+            "f.r",
+            &fi("ramp", 100, "ok", seq, u8::from(seq > 1)),
+            &[],
+            "",
+        ));
+    }
+    transcript.push(format!(
+        "ramp -> {}",
+        raw.exchange(&frames, "f.r").join(" | ")
+    ));
+    let info = request(client, "$JS.API.STREAM.INFO.F", "").await;
+    let last = info["state"]["last_seq"].as_u64().expect("last_seq");
+    transcript.push(format!("F state {}", info["state"]["messages"]));
+    for seq in 1..=last {
+        transcript.push(stored(client, "F", seq).await);
+    }
+    transcript.extend(limit(raw));
+    transcript
+}
+
+/// A stream takes 1000 open fast batches; the next is refused (429).
+fn limit(raw: &mut Fast) -> Vec<String> {
+    let mut frames = Vec::new();
+    for i in 0..1000 {
+        frames.extend(Fast::frame(
+            "l.1",
+            &fi(&format!("o{i}"), 10, "ok", 1, 0),
+            &[],
+            "",
+        ));
+    }
+    let opened = raw.exchange(&frames, "l.1");
+    let over = raw.publish("l.1", &fi("o1000", 10, "ok", 1, 0), &[]);
+    let first = opened
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" | ");
+    vec![format!("opened {} {first}", opened.len()), over]
+}
+
+#[tokio::test]
+async fn jetstream_batch_fast_flow_gaps_errors_and_stored_match_go() {
+    let mut transcripts = Vec::new();
+    for js in support::ours_then_go(three_accounts) {
+        let client = login(&js.server, "a").await;
+        let mut raw = Fast::connect(&js.server);
+        transcripts.push((js.name, run(&client, &mut raw).await));
+    }
+    let (_, ours) = transcripts.first().expect("ours ran");
+    let line = |prefix: &str| ours.iter().find(|l| l.contains(prefix)).cloned();
+    let first = line("fb.b1.2.fail.1.0.$FI").unwrap_or_default();
+    assert!(
+        first.contains(r#"{"type":"ack","seq":0,"msgs":2}"#),
+        "{first}"
+    );
+    let commit = line("fb.b1.2.fail.6.2.$FI").unwrap_or_default();
+    assert!(
+        commit.contains(r#"{"stream":"F","seq":6,"batch":"b1","count":6}"#),
+        "{commit}"
+    );
+    if let Some((_, go)) = transcripts.get(1) {
+        if let Ok(dir) = std::env::var("FAST_BATCH_DUMP") {
+            let _ = std::fs::write(format!("{dir}/ours.txt"), ours.join("\n"));
+            let _ = std::fs::write(format!("{dir}/go.txt"), go.join("\n"));
+        }
+        for (o, g) in ours.iter().zip(go) {
+            assert_eq!(o, g, "ours vs Go");
+        }
+        assert_eq!(ours.len(), go.len());
+    }
+}
