@@ -290,3 +290,65 @@ async fn jetstream_batch_fast_flow_gaps_errors_and_stored_match_go() {
         assert_eq!(ours.len(), go.len());
     }
 }
+
+/// `three_accounts` with `limits { batch { timeout: 500ms } }`.
+fn short_timeout(store: &std::path::Path) -> String {
+    three_accounts(store).replace(
+        "jetstream {",
+        "jetstream { limits { batch { timeout: \"500ms\" } }\n",
+    )
+}
+
+/// An idle fast batch is dropped at the timeout (silently: a later message finds no batch);
+/// an idle atomic batch opened just after it is abandoned with its advisory, sent by the
+/// stream's timer with no further message.
+// TODO(#17): the other batch limits (`max_inflight_per_stream`, `max_inflight_total`,
+// `max_msgs`) are taken but not provoked here (Go's defaults are, in the test above).
+async fn idle(client: &async_nats::Client, raw: &mut Fast) -> Vec<String> {
+    use futures::StreamExt as _;
+    let mut advisories = client
+        .subscribe("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.>")
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    let body = json!({"name": "T", "subjects": ["t.>"], "allow_batched": true,
+                      "allow_atomic": true});
+    let created = request(client, "$JS.API.STREAM.CREATE.T", body.to_string()).await;
+    assert!(created.get("error").is_none(), "{created}");
+    let atomic = [("Nats-Batch-Id", "a1"), ("Nats-Batch-Sequence", "1")];
+    let mut transcript = vec![
+        raw.publish("t.1", &fi("slow", 10, "ok", 1, 0), &[]),
+        raw.publish("t.1", "fb.atomic", &atomic),
+    ];
+    let next = tokio::time::timeout(support::WAIT, advisories.next()).await;
+    let msg = next.expect("advisory in time").expect("subscription");
+    let doc: serde_json::Value = serde_json::from_slice(&msg.payload).unwrap();
+    transcript.push(format!(
+        "{} {} {} {} {}",
+        msg.subject, doc["type"], doc["stream"], doc["batch"], doc["reason"]
+    ));
+    transcript.push(raw.publish("t.1", &fi("slow", 10, "ok", 2, 1), &[]));
+    transcript
+}
+
+#[tokio::test]
+async fn jetstream_batch_fast_idle_timeout_matches_go() {
+    let mut transcripts = Vec::new();
+    for js in support::ours_then_go(short_timeout) {
+        let client = login(&js.server, "a").await;
+        let mut raw = Fast::connect(&js.server);
+        let mut transcript = idle(&client, &mut raw).await;
+        // The configured batch limits show in `/varz` as Go's `JSLimitOpts`.
+        let port = js.server.monitor_port.expect("monitoring port");
+        let varz = natrium_tests::raw::http_get_json(port, "/varz");
+        transcript.push(varz["jetstream"]["limits"].to_string());
+        transcripts.push(transcript);
+    }
+    let ours = transcripts.first().expect("ours ran");
+    assert!(ours[2].contains("\"timeout\""), "{}", ours[2]);
+    assert!(ours[3].contains("10208"), "{}", ours[3]);
+    assert!(ours[4].contains(r#""max_batch_timeout":500000000"#), "{}", ours[4]);
+    if let Some(go) = transcripts.get(1) {
+        assert_eq!(ours, go, "ours vs Go");
+    }
+}

@@ -8,6 +8,7 @@
 pub mod commit;
 pub mod fast;
 pub mod fast_reply;
+pub mod limits;
 pub mod parse;
 pub mod stage;
 

@@ -13,9 +13,10 @@
 //!   when the batch ends (a commit, a commit-eob, or a gap or error that ends it).
 //!
 //! The messages are stored as published (only `Nats-Required-Api-Level` is removed).
-//! Bounds (Go's defaults): `INFLIGHT_PER_STREAM_MAX` open batches per stream and
+//! Bounds (Go's defaults, unless `jetstream { limits { batch { … } } }` sets them, see
+//! [`super::limits`]): `INFLIGHT_PER_STREAM_MAX` open batches per stream and
 //! `INFLIGHT_TOTAL_MAX` in the server, beyond which a new batch is refused (429); a batch
-//! with no message for `BATCH_IDLE_TIMEOUT` is dropped silently (Go sends no advisory for a
+//! with no message for the batch timeout is dropped silently (Go sends no advisory for a
 //! fast batch), by the stream task's timer.
 
 use std::collections::HashMap;
@@ -27,8 +28,8 @@ use natrium_core::endpoint::Delivery;
 use serde::Serialize;
 
 use super::fast_reply::{self, FastReply, Op, Pattern};
+use super::limits;
 use super::parse::{BATCH_ID_BYTES_MAX, REQUIRED_API_LEVEL};
-use super::stage::BATCH_IDLE_TIMEOUT;
 use crate::config::StreamConfig;
 use crate::errors::{table, ApiError};
 use crate::stream::header_edit;
@@ -93,14 +94,14 @@ impl FastBatches {
     pub fn sweep(&mut self, now: Instant) {
         let before = self.open.len();
         self.open
-            .retain(|_, b| now.duration_since(b.touched) < BATCH_IDLE_TIMEOUT);
+            .retain(|_, b| now.duration_since(b.touched) < limits::timeout());
         INFLIGHT_TOTAL.fetch_sub(before - self.open.len(), Ordering::Relaxed);
     }
 
     /// When the next open batch times out.
     pub fn next_timeout(&self) -> Option<Instant> {
         let oldest = self.open.values().map(|b| b.touched).min()?;
-        Some(oldest + BATCH_IDLE_TIMEOUT)
+        Some(oldest + limits::timeout())
     }
 
     /// Whether a batch was opened since the last call.
@@ -328,10 +329,11 @@ fn open(batches: &mut FastBatches, reply: &FastReply<'_>, now: Instant) -> Resul
         return Err(table::BATCH_PUBLISH_UNKNOWN_BATCH_ID.err());
     }
     let too_many = || table::BATCH_PUBLISH_TOO_MANY_INFLIGHT.err();
-    if batches.open.len() >= INFLIGHT_PER_STREAM_MAX {
+    if batches.open.len() >= limits::inflight_per_stream(INFLIGHT_PER_STREAM_MAX) {
         return Err(too_many());
     }
-    if INFLIGHT_TOTAL.fetch_add(1, Ordering::Relaxed) >= INFLIGHT_TOTAL_MAX {
+    let total = limits::inflight_total(INFLIGHT_TOTAL_MAX);
+    if INFLIGHT_TOTAL.fetch_add(1, Ordering::Relaxed) >= total {
         INFLIGHT_TOTAL.fetch_sub(1, Ordering::Relaxed);
         return Err(too_many());
     }
