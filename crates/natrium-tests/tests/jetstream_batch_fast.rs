@@ -67,6 +67,12 @@ impl Fast {
             "",
         ));
         self.0.send(&out);
+        self.read_until(|subject, _| subject == BARRIER)
+    }
+
+    /// The replies up to the one `last(subject, body)` is true of (the barrier's answer is
+    /// left out).
+    fn read_until(&mut self, last: impl Fn(&str, &str) -> bool) -> Vec<String> {
         let mut replies = Vec::new();
         loop {
             let line = self.0.read_line().expect("a line");
@@ -78,11 +84,14 @@ impl Fast {
             assert_eq!(parts.first(), Some(&"MSG"), "{line}");
             let size: usize = parts.last().unwrap().parse().unwrap();
             let body = self.0.read_bytes(size + 2);
-            if parts[1] == BARRIER {
+            let body = String::from_utf8_lossy(&body[..size]).into_owned();
+            let done = last(parts[1], &body);
+            if parts[1] != BARRIER {
+                replies.push(format!("{} {body}", parts[1]));
+            }
+            if done {
                 return replies;
             }
-            let body = String::from_utf8_lossy(&body[..size]).into_owned();
-            replies.push(format!("{} {body}", parts[1]));
         }
     }
 
@@ -203,6 +212,7 @@ async fn run(client: &async_nats::Client, raw: &mut Fast) -> Vec<String> {
         json!({"name": "F", "subjects": ["f.>"], "allow_batched": true, "storage": "file"}),
         json!({"name": "N", "subjects": ["n.>"]}),
         json!({"name": "L", "subjects": ["l.>"], "allow_batched": true, "storage": "memory"}),
+        json!({"name": "Q", "subjects": ["q.>"], "allow_batched": true, "no_ack": true}),
     ] {
         let subject = format!("$JS.API.STREAM.CREATE.{}", body["name"].as_str().unwrap());
         let created = request(client, &subject, body.to_string()).await;
@@ -234,7 +244,21 @@ async fn run(client: &async_nats::Client, raw: &mut Fast) -> Vec<String> {
         transcript.push(stored(client, "F", seq).await);
     }
     transcript.extend(limit(raw));
+    transcript.push(no_ack(raw));
     transcript
+}
+
+/// A `no_ack` stream answers no refusal and sends no first flow ack; the rest of a fast
+/// batch's flow, and its PubAck, go out. (No barrier: the stream answers none.)
+fn no_ack(raw: &mut Fast) -> String {
+    let mut frames = Vec::new();
+    frames.extend(Fast::frame("q.1", &fi("q1", 2, "fail", 1, 0), &[], ""));
+    frames.extend(Fast::frame("q.1", "fb.bad.$FI", &[], ""));
+    frames.extend(Fast::frame("q.2", &fi("q1", 2, "fail", 2, 1), &[], ""));
+    frames.extend(Fast::frame("q.3", &fi("q1", 2, "fail", 3, 3), &[], ""));
+    raw.0.send(&frames);
+    let replies = raw.read_until(|_, body| body.contains("\"batch\""));
+    format!("no_ack -> {}", replies.join(" | "))
 }
 
 /// A stream takes 1000 open fast batches; the next is refused (429).
@@ -347,7 +371,11 @@ async fn jetstream_batch_fast_idle_timeout_matches_go() {
     let ours = transcripts.first().expect("ours ran");
     assert!(ours[2].contains("\"timeout\""), "{}", ours[2]);
     assert!(ours[3].contains("10208"), "{}", ours[3]);
-    assert!(ours[4].contains(r#""max_batch_timeout":500000000"#), "{}", ours[4]);
+    assert!(
+        ours[4].contains(r#""max_batch_timeout":500000000"#),
+        "{}",
+        ours[4]
+    );
     if let Some(go) = transcripts.get(1) {
         assert_eq!(ours, go, "ours vs Go");
     }

@@ -521,10 +521,10 @@ impl Stream {
         let stream_name = &core.config.name;
         core.republish
             .send(&mut core.client, &self.account, stream_name, &outcomes);
-        // `no_ack`: Go answers nothing, not even a refusal.
-        let answers = if core.config.no_ack { 0 } else { batch.len() };
-        for (msg, outcome) in batch.iter().zip(&outcomes).take(answers) {
-            let Some(reply) = msg.reply.as_deref() else {
+        for (msg, outcome) in batch.iter().zip(&outcomes) {
+            // `no_ack`: Go answers nothing, not even a refusal; a fast batch's flow goes out.
+            let fast = matches!(outcome, Outcome::Fast { .. });
+            let Some(reply) = msg.reply.as_deref().filter(|_| fast || !core.config.no_ack) else {
                 continue;
             };
             let Ok(reply) = std::str::from_utf8(reply) else {

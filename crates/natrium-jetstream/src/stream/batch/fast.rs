@@ -273,7 +273,7 @@ pub fn ingest(
     let step = if reply.op == Op::Ping {
         ping(b, &reply, n_open, &mut replies)
     } else {
-        before_store(b, &reply, &mut replies)
+        before_store(b, &reply, config.no_ack, &mut replies)
     };
     if step == Step::Store {
         let outcome = ingest.process(config, &msg, now_ns, interested);
@@ -404,8 +404,8 @@ fn ping(b: &mut Open, reply: &FastReply<'_>, n_open: usize, replies: &mut Replie
     step
 }
 
-/// Gaps and commits, before a message is stored.
-fn before_store(b: &mut Open, reply: &FastReply<'_>, replies: &mut Replies) -> Step {
+/// Gaps and commits, before a message is stored; the first message's flow ack.
+fn before_store(b: &mut Open, reply: &FastReply<'_>, no_ack: bool, replies: &mut Replies) -> Step {
     if b.committing {
         return Step::Skip;
     }
@@ -430,7 +430,8 @@ fn before_store(b: &mut Open, reply: &FastReply<'_>, replies: &mut Replies) -> S
             return step;
         }
     }
-    if reply.seq == 1 && !reply.commits() {
+    // The first flow ack is the one report a `no_ack` stream does not send.
+    if reply.seq == 1 && !reply.commits() && !no_ack {
         replies.flow(0, b.ack_msgs);
     }
     Step::Store
