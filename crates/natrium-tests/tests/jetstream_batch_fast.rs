@@ -17,8 +17,8 @@ use support::{login, request, three_accounts};
 
 const BARRIER: &str = "BAR";
 
-/// A raw connection of user `a` subscribed to every fast batch reply (`fb.>`) and the
-/// barrier's answers.
+/// A raw connection of user `a` subscribed to every fast batch reply (`fb.>`), the
+/// barrier's answers and what streams republish (`rp.>`).
 struct Fast(RawClient);
 
 impl Fast {
@@ -26,7 +26,7 @@ impl Fast {
         let mut raw = RawClient::connect(&server.addr());
         let connect = format!(
             "CONNECT {{\"verbose\":false,\"headers\":true,\"user\":\"a\",\"pass\":\"a\"}}\r\n\
-             SUB fb.> 1\r\nSUB {BARRIER} 2\r\nPING\r\n"
+             SUB fb.> 1\r\nSUB {BARRIER} 2\r\nSUB rp.> 3\r\nPING\r\n"
         );
         raw.send(connect.as_bytes());
         loop {
@@ -81,12 +81,15 @@ impl Fast {
                 continue;
             }
             let parts: Vec<&str> = line.split(' ').collect();
-            assert_eq!(parts.first(), Some(&"MSG"), "{line}");
+            assert!(matches!(parts[0], "MSG" | "HMSG"), "{line}");
             let size: usize = parts.last().unwrap().parse().unwrap();
             let body = self.0.read_bytes(size + 2);
             let body = String::from_utf8_lossy(&body[..size]).into_owned();
             let done = last(parts[1], &body);
-            if parts[1] != BARRIER {
+            if parts[1].starts_with("rp.") {
+                // A republished copy: its headers carry times; where it comes is compared.
+                replies.push(parts[1].to_owned());
+            } else if parts[1] != BARRIER {
                 replies.push(format!("{} {body}", parts[1]));
             }
             if done {
@@ -213,6 +216,9 @@ async fn run(client: &async_nats::Client, raw: &mut Fast) -> Vec<String> {
         json!({"name": "N", "subjects": ["n.>"]}),
         json!({"name": "L", "subjects": ["l.>"], "allow_batched": true, "storage": "memory"}),
         json!({"name": "Q", "subjects": ["q.>"], "allow_batched": true, "no_ack": true}),
+        json!({"name": "S", "subjects": ["s.>"], "allow_batched": true, "storage": "memory"}),
+        json!({"name": "R", "subjects": ["r.>"], "allow_batched": true,
+               "republish": {"src": ">", "dest": "rp.>"}}),
     ] {
         let subject = format!("$JS.API.STREAM.CREATE.{}", body["name"].as_str().unwrap());
         let created = request(client, &subject, body.to_string()).await;
@@ -245,7 +251,46 @@ async fn run(client: &async_nats::Client, raw: &mut Fast) -> Vec<String> {
     }
     transcript.extend(limit(raw));
     transcript.push(no_ack(raw));
+    transcript.push(slow_down(raw));
+    transcript.push(republished(raw));
     transcript
+}
+
+/// A batch granted 500 alone is slowed (halved at each ack) to 50 once ten are open.
+fn slow_down(raw: &mut Fast) -> String {
+    let mut frames = Fast::frame("s.1", &fi("big", 500, "ok", 1, 0), &[], "");
+    for i in 0..9 {
+        frames.extend(Fast::frame(
+            "s.1",
+            &fi(&format!("s{i}"), 500, "ok", 1, 0),
+            &[],
+            "",
+        ));
+    }
+    for seq in 2..=1000 {
+        frames.extend(Fast::frame("s.1", &fi("big", 500, "ok", seq, 1), &[], ""));
+    }
+    let replies = raw.exchange(&frames, "s.1");
+    let big: Vec<String> = replies
+        .into_iter()
+        .filter(|r| r.starts_with("fb.big."))
+        .collect();
+    format!("slow -> {}", big.join(" | "))
+}
+
+/// A fast batch's stored messages are republished. (Where the copies come among the
+/// replies differs: ours go out after the stored group, before its acks.)
+fn republished(raw: &mut Fast) -> String {
+    let mut frames = Vec::new();
+    for (seq, op) in [(1, 0), (2, 1), (2, 1), (3, 1)] {
+        frames.extend(Fast::frame("r.1", &fi("rp", 2, "ok", seq, op), &[], "x"));
+    }
+    frames.extend(Fast::frame("r.1", &fi("rp", 2, "ok", 4, 2), &[], "x"));
+    let (copies, replies): (Vec<String>, Vec<String>) = raw
+        .exchange(&frames, "r.1")
+        .into_iter()
+        .partition(|r| r.starts_with("rp."));
+    format!("republish -> {copies:?} {}", replies.join(" | "))
 }
 
 /// A `no_ack` stream answers no refusal and sends no first flow ack; the rest of a fast
