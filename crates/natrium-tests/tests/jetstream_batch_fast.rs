@@ -17,15 +17,19 @@ use support::{login, request, three_accounts};
 
 const BARRIER: &str = "BAR";
 
-/// A raw connection of user `a` subscribed to every fast batch reply (`fb.>`), the
+/// A raw connection (of user `a` unless told) subscribed to every fast batch reply (`fb.>`), the
 /// barrier's answers and what streams republish (`rp.>`).
 struct Fast(RawClient);
 
 impl Fast {
     fn connect(server: &natrium_tests::ServerProcess) -> Fast {
+        Self::connect_as(server, "a")
+    }
+
+    fn connect_as(server: &natrium_tests::ServerProcess, user: &str) -> Fast {
         let mut raw = RawClient::connect(&server.addr());
         let connect = format!(
-            "CONNECT {{\"verbose\":false,\"headers\":true,\"user\":\"a\",\"pass\":\"a\"}}\r\n\
+            "CONNECT {{\"verbose\":false,\"headers\":true,\"user\":\"{user}\",\"pass\":\"{user}\"}}\r\n\
              SUB fb.> 1\r\nSUB {BARRIER} 2\r\nSUB rp.> 3\r\nPING\r\n"
         );
         raw.send(connect.as_bytes());
@@ -420,6 +424,50 @@ async fn jetstream_batch_fast_idle_timeout_matches_go() {
         ours[4].contains(r#""max_batch_timeout":500000000"#),
         "{}",
         ours[4]
+    );
+    if let Some(go) = transcripts.get(1) {
+        assert_eq!(ours, go, "ours vs Go");
+    }
+}
+
+/// `A` exports its stream's subjects as a service; `C` imports them.
+fn importing(store: &std::path::Path) -> String {
+    format!(
+        "accounts {{\n\
+           SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
+           A {{ jetstream: enabled, users [ {{user: a, password: a}} ],\n\
+                exports [ {{service: \"f.>\"}} ] }}\n\
+           C {{ users [ {{user: c, password: c}} ],\n\
+                imports [ {{service: {{account: A, subject: \"f.>\"}}}} ] }}\n\
+         }}\n\
+         system_account: SYS\n\
+         jetstream {{ store_dir: \"{}\" }}\n",
+        store.display()
+    )
+}
+
+/// Through a service import the stream sees a mapped reply; the fast batch is read from the
+/// original one, which `Nats-Request-Info` carries (each publish gets one response back).
+#[tokio::test]
+async fn jetstream_batch_fast_through_service_import_matches_go() {
+    let mut transcripts = Vec::new();
+    for js in support::ours_then_go(importing) {
+        let client = login(&js.server, "a").await;
+        let body = json!({"name": "F", "subjects": ["f.>"], "allow_batched": true});
+        let created = request(&client, "$JS.API.STREAM.CREATE.F", body.to_string()).await;
+        assert!(created.get("error").is_none(), "{created}");
+        let mut raw = Fast::connect_as(&js.server, "c");
+        let mut transcript = Vec::new();
+        for (seq, op) in [(1, 0), (2, 1), (3, 2)] {
+            transcript.push(raw.publish("f.1", &fi("imp", 2, "fail", seq, op), &[]));
+        }
+        transcripts.push(transcript);
+    }
+    let ours = transcripts.first().expect("ours ran");
+    assert!(
+        ours[2].contains(r#""batch":"imp","count":3"#),
+        "{}",
+        ours[2]
     );
     if let Some(go) = transcripts.get(1) {
         assert_eq!(ours, go, "ours vs Go");

@@ -128,7 +128,7 @@ impl FastBatches {
 
 /// Whether `msg` goes down the fast batch path (its reply ends in `.$FI`).
 pub fn is_fast(msg: &Delivery) -> bool {
-    !matches!(fast_reply::read(msg.reply.as_deref()), Pattern::No)
+    fast_reply::original(msg.reply.as_deref(), msg.headers.as_deref()).is_some()
 }
 
 /// What one fast batch message leaves for its publisher, in order: flow reports as they
@@ -244,7 +244,8 @@ pub fn ingest(
     msg: &Delivery,
     (now_ns, interested): (i64, bool),
 ) -> Outcome {
-    let reply = match admit(ingest, config, msg) {
+    let original = fast_reply::original(msg.reply.as_deref(), msg.headers.as_deref());
+    let reply = match admit(ingest, config, msg, original.as_deref()) {
         Ok(reply) => reply,
         Err(err) => return Outcome::Refused(err),
     };
@@ -305,13 +306,14 @@ enum Step {
 fn admit<'m>(
     ingest: &Ingest,
     config: &StreamConfig,
-    msg: &'m Delivery,
+    msg: &Delivery,
+    original: Option<&'m [u8]>,
 ) -> Result<FastReply<'m>, ApiError> {
     ingest.admit_batch_msg(config, msg)?;
     if !config.allow_batched {
         return Err(table::BATCH_PUBLISH_DISABLED.err());
     }
-    let Pattern::Fast(reply) = fast_reply::read(msg.reply.as_deref()) else {
+    let Pattern::Fast(reply) = fast_reply::read(original) else {
         return Err(table::BATCH_PUBLISH_INVALID_PATTERN.err());
     };
     if reply.id.len() > BATCH_ID_BYTES_MAX {

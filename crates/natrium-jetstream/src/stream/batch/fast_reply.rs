@@ -3,8 +3,15 @@
 //! ending in `.$FI` whose tokens do not fit is still a fast batch message, refused with
 //! "batch publish pattern is invalid" (or "disabled" on a stream without `allow_batched`).
 
+use std::borrow::Cow;
+
+use nats_proto::headers::{Headers, NATS_REQUEST_INFO};
+
 /// The suffix that sends a publish down the fast batch path.
 pub const SUFFIX: &[u8] = b".$FI";
+
+/// The prefix of a reply mapped by a service import.
+const SERVICE_REPLY_PREFIX: &[u8] = b"_R_.";
 
 /// Go's default flow (acks every N messages) when the reply's is zero or not a number.
 const FLOW_DEFAULT: u16 = 10;
@@ -52,9 +59,31 @@ pub enum Pattern<'a> {
     Fast(FastReply<'a>),
 }
 
-/// Reads `reply` (none: not a fast batch message).
-// TODO(#17): Go also reads the original reply from `Nats-Request-Info` when the publish
-// came through a service import (the reply is then a `_R_.` one).
+/// The reply a fast batch message is read from: its own, or, when it came through a service
+/// import (a `_R_.` reply), the original one `Nats-Request-Info` carries.
+pub fn original<'a>(reply: Option<&'a [u8]>, headers: Option<&[u8]>) -> Option<Cow<'a, [u8]>> {
+    let reply = reply?;
+    if reply.len() > SUFFIX.len() && reply.ends_with(SUFFIX) {
+        return Some(Cow::Borrowed(reply));
+    }
+    if !reply.starts_with(SERVICE_REPLY_PREFIX) {
+        return None;
+    }
+    let block = headers.filter(|b| !b.is_empty())?;
+    let parsed = Headers::parse(block).ok()?;
+    let info = parsed.get(NATS_REQUEST_INFO)?;
+    let info: RequestInfo = serde_json::from_slice(info).ok()?;
+    let original = info.reply?.into_bytes();
+    (original.len() > SUFFIX.len() && original.ends_with(SUFFIX)).then_some(Cow::Owned(original))
+}
+
+/// The one field of `Nats-Request-Info` read here.
+#[derive(serde::Deserialize)]
+struct RequestInfo {
+    reply: Option<String>,
+}
+
+/// Reads `reply` (none: not a fast batch message), as [`original`] gives it.
 pub fn read(reply: Option<&[u8]>) -> Pattern<'_> {
     let Some(reply) = reply else {
         return Pattern::No;
@@ -184,6 +213,19 @@ mod tests {
         ] {
             assert_eq!(fast(bad), Pattern::Invalid, "{bad}");
         }
+    }
+
+    #[test]
+    fn stream_batch_fast_reply_original_through_an_import() {
+        let own: &[u8] = b"fb.id.10.ok.1.0.$FI";
+        assert_eq!(original(Some(own), None).as_deref(), Some(own));
+        let info = b"NATS/1.0\r\nNats-Request-Info: {\"acc\":\"C\",\"reply\":\"fb.id.10.ok.1.0.$FI\"}\r\n\r\n";
+        let mapped: &[u8] = b"_R_.abc.def";
+        assert_eq!(original(Some(mapped), Some(info)).as_deref(), Some(own));
+        assert_eq!(original(Some(b"_INBOX.x"), Some(info)), None);
+        let plain = b"NATS/1.0\r\nNats-Request-Info: {\"acc\":\"C\",\"reply\":\"x\"}\r\n\r\n";
+        assert_eq!(original(Some(mapped), Some(plain)), None);
+        assert_eq!(original(Some(mapped), None), None);
     }
 
     impl Pattern<'_> {
