@@ -250,7 +250,6 @@ pub fn ingest(
         Err(err) => return Outcome::Refused(err),
     };
     let now = Instant::now();
-    batches.sweep(now);
     if let Err(err) = open(batches, &reply, now) {
         return Outcome::Refused(err);
     }
@@ -322,10 +321,14 @@ fn admit<'m>(
     Ok(reply)
 }
 
-/// Finds the batch, or opens it: only at sequence 1 (not by a ping), within the limits.
+/// Finds the batch (one past its timeout is gone), or opens it: only at sequence 1 (not by
+/// a ping), within the limits.
 fn open(batches: &mut FastBatches, reply: &FastReply<'_>, now: Instant) -> Result<(), ApiError> {
-    if batches.open.contains_key(reply.id) {
-        return Ok(());
+    match batches.open.get(reply.id) {
+        // Timed out, though the stream task's timer has not swept it yet.
+        Some(b) if now.duration_since(b.touched) >= limits::timeout() => batches.remove(reply.id),
+        Some(_) => return Ok(()),
+        None => {}
     }
     if reply.seq != 1 || reply.op == Op::Ping {
         return Err(table::BATCH_PUBLISH_UNKNOWN_BATCH_ID.err());
