@@ -201,6 +201,31 @@ fn cases() -> Vec<Case> {
         fi("b14", 10, "fail", 1, 2),
         vec![("Nats-Required-Api-Level", "1")],
     );
+    // Expectations: checked per message as for a publish.
+    let expect = |name: &'static str, v: &'static str| vec![(name, v)];
+    add(
+        "f.x",
+        fi("b15", 10, "ok", 1, 0),
+        expect("Nats-Expected-Last-Msg-Id", "no"),
+    );
+    add(
+        "f.x",
+        fi("b15", 10, "ok", 2, 1),
+        expect("Nats-Expected-Last-Sequence", "1"),
+    );
+    let last_subject = "Nats-Expected-Last-Subject-Sequence";
+    add("f.x", fi("b15", 10, "ok", 3, 1), expect(last_subject, "1"));
+    add("f.x", fi("b15", 10, "ok", 4, 1), expect(last_subject, "0"));
+    add("f.x", fi("b15", 10, "ok", 5, 3), vec![]);
+    // A refusal made while storing: answered as a publish, the batch goes on (even `fail`).
+    let bad_id = || expect("Nats-Expected-Last-Msg-Id", "no");
+    for (id, last_op) in [("b16", 3), ("b17", 2)] {
+        add("f.y", fi(id, 2, "fail", 1, 0), vec![]);
+        add("f.y", fi(id, 2, "fail", 2, 1), bad_id());
+        add("f.y", fi(id, 2, "fail", 3, 1), vec![]);
+        add("f.y", fi(id, 2, "fail", 4, 1), vec![]);
+        add("f.y", fi(id, 2, "fail", 5, last_op), vec![]);
+    }
     c
 }
 

@@ -66,6 +66,10 @@ struct Open {
     /// Ended, waiting for a message to be stored before its PubAck (does not happen while
     /// messages are stored one at a time; kept until the idle sweep as Go keeps it).
     committing: bool,
+    /// Go's `pending` left over: messages refused by the checks made while storing (an
+    /// expected last msg id, a broken counter, a full disk), which never count as handled.
+    /// While there are any, `pseq` follows the message just stored, not `lseq`.
+    stuck: u32,
     touched: Instant,
 }
 
@@ -136,6 +140,8 @@ pub fn is_fast(msg: &Delivery) -> bool {
 #[derive(Default)]
 struct Replies {
     out: Vec<Reply>,
+    /// The stream is `no_ack`: the answers a publish would get are withheld.
+    no_ack: bool,
 }
 
 enum Reply {
@@ -201,6 +207,13 @@ impl Replies {
         self.out.push(Reply::Ack(outcome));
     }
 
+    /// An answer as a publish gets it (none on a `no_ack` stream).
+    fn answer(&mut self, outcome: Outcome) {
+        if !self.no_ack {
+            self.outcome(outcome);
+        }
+    }
+
     /// The PubAck that ends batch `id`: the last stored stream sequence, the last batch one.
     fn pub_ack(&mut self, id: &[u8], b: &Open) {
         self.outcome(Outcome::Batch {
@@ -264,7 +277,10 @@ pub fn ingest(
         // Go drops a block left with no field at all.
         msg.headers = (kept.len() > EMPTY_BLOCK.len()).then(|| Bytes::from(kept));
     }
-    let mut replies = Replies::default();
+    let mut replies = Replies {
+        out: Vec::new(),
+        no_ack: config.no_ack,
+    };
     let n_open = batches.open.len();
     let Some(b) = batches.open.get_mut(reply.id) else {
         return replies.done(ingest, None);
@@ -273,7 +289,7 @@ pub fn ingest(
     let step = if reply.op == Op::Ping {
         ping(b, &reply, n_open, &mut replies)
     } else {
-        before_store(b, &reply, config.no_ack, &mut replies)
+        before_store(b, &reply, &mut replies)
     };
     if step == Step::Store {
         let outcome = ingest.process(config, &msg, now_ns, interested);
@@ -351,6 +367,7 @@ fn open(batches: &mut FastBatches, reply: &FastReply<'_>, now: Instant) -> Resul
         flow: reply.flow,
         gap_ok: reply.gap_ok,
         committing: false,
+        stuck: 0,
         touched: now,
     };
     batches.open.insert(reply.id.to_vec(), b);
@@ -396,7 +413,9 @@ fn ping(b: &mut Open, reply: &FastReply<'_>, n_open: usize, replies: &mut Replie
         replies.gap(b.lseq + 1, reply.seq + 1);
         if b.gap_ok {
             b.lseq = reply.seq;
-            b.pseq = b.lseq;
+            if b.stuck == 0 {
+                b.pseq = b.lseq;
+            }
             resend = !check_flow(b, n_open, replies);
         } else {
             step = commit(reply.id, b, replies);
@@ -410,7 +429,7 @@ fn ping(b: &mut Open, reply: &FastReply<'_>, n_open: usize, replies: &mut Replie
 }
 
 /// Gaps and commits, before a message is stored; the first message's flow ack.
-fn before_store(b: &mut Open, reply: &FastReply<'_>, no_ack: bool, replies: &mut Replies) -> Step {
+fn before_store(b: &mut Open, reply: &FastReply<'_>, replies: &mut Replies) -> Step {
     if b.committing {
         return Step::Skip;
     }
@@ -428,7 +447,9 @@ fn before_store(b: &mut Open, reply: &FastReply<'_>, no_ack: bool, replies: &mut
     if reply.commits() {
         if reply.op == Op::CommitEob {
             b.lseq -= 1;
-            b.pseq = b.lseq;
+            if b.stuck == 0 {
+                b.pseq = b.lseq;
+            }
         }
         let step = commit(reply.id, b, replies);
         if reply.op == Op::CommitEob {
@@ -436,7 +457,7 @@ fn before_store(b: &mut Open, reply: &FastReply<'_>, no_ack: bool, replies: &mut
         }
     }
     // The first flow ack is the one report a `no_ack` stream does not send.
-    if reply.seq == 1 && !reply.commits() && !no_ack {
+    if reply.seq == 1 && !reply.commits() && !replies.no_ack {
         replies.flow(0, b.ack_msgs);
     }
     Step::Store
@@ -453,13 +474,29 @@ fn after_store(
     let seq = match outcome {
         Outcome::Stored(seq) | Outcome::Counted(seq, _) => *seq,
         Outcome::Duplicate(dup) => return (duplicate(b, reply, n_open, *dup, replies), None),
+        Outcome::Refused(err) if checked_while_storing(err) => {
+            // Answered as a publish; the batch goes on, this message never handled.
+            b.stuck += 1;
+            replies.answer(outcome.clone());
+            return (Step::Skip, None);
+        }
         Outcome::Refused(err) => return (refused(b, reply, err, replies), None),
         _ => return (Step::Skip, None),
     };
     b.sseq = seq;
-    b.pseq = b.lseq;
-    if b.committing {
-        replies.pub_ack(reply.id, b);
+    b.pseq = if b.stuck == 0 { b.lseq } else { reply.seq };
+    if b.committing && b.lseq == b.pseq {
+        let ack = Outcome::Batch {
+            seq: b.sseq,
+            id: String::from_utf8_lossy(reply.id).into_owned(),
+            count: b.lseq,
+        };
+        // With messages stuck, Go answers this one as a publish.
+        if b.stuck == 0 {
+            replies.outcome(ack);
+        } else {
+            replies.answer(ack);
+        }
         return (Step::End, Some(seq));
     }
     check_flow(b, n_open, replies);
@@ -474,8 +511,10 @@ fn duplicate(
     dup: u64,
     replies: &mut Replies,
 ) -> Step {
-    b.pseq = reply.seq;
-    check_flow(b, n_open, replies);
+    if b.stuck == 0 {
+        b.pseq = reply.seq;
+        check_flow(b, n_open, replies);
+    }
     if !reply.commits() {
         return Step::Skip;
     }
@@ -499,8 +538,18 @@ fn refused(b: &mut Open, reply: &FastReply<'_>, err: &ApiError, replies: &mut Re
         return Step::Skip;
     }
     b.lseq -= 1;
-    b.pseq = b.lseq;
+    if b.stuck == 0 {
+        b.pseq = b.lseq;
+    }
     commit(reply.id, b, replies)
+}
+
+/// The refusals Go makes while storing a fast batch message, after its batch took it (the
+/// others come from the checks made before).
+fn checked_while_storing(err: &ApiError) -> bool {
+    err.is(&table::STREAM_WRONG_LAST_MSG_ID)
+        || err.is(&table::MESSAGE_COUNTER_BROKEN)
+        || err.is(&table::STORAGE_RESOURCES_EXCEEDED)
 }
 
 /// A flow ack once `ack_msgs` more messages were handled, with `ack_msgs` moved towards
