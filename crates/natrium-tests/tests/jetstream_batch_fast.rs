@@ -282,7 +282,29 @@ async fn run(client: &async_nats::Client, raw: &mut Fast) -> Vec<String> {
     transcript.push(no_ack(raw));
     transcript.push(slow_down(raw));
     transcript.push(republished(raw));
+    transcript.push(counted(client, raw).await);
     transcript
+}
+
+/// A counter stream's increments in a fast batch: each stored as it comes, the batch's
+/// PubAck without `val`.
+async fn counted(client: &async_nats::Client, raw: &mut Fast) -> String {
+    let body = json!({"name": "K", "subjects": ["k.>"], "allow_batched": true,
+                      "allow_msg_counter": true});
+    let created = request(client, "$JS.API.STREAM.CREATE.K", body.to_string()).await;
+    let mut out = vec![format!("K created {}", created["error"])];
+    for (seq, op, incr) in [(1, 0, "1"), (2, 1, "2"), (3, 2, "3")] {
+        let reply = fi("k", 10, "fail", seq, op);
+        let replies = raw.exchange(
+            &Fast::frame("k.1", &reply, &[("Nats-Incr", incr)], ""),
+            "k.1",
+        );
+        out.extend(replies);
+    }
+    if created.get("error").is_none() {
+        out.push(stored(client, "K", 3).await);
+    }
+    out.join(" | ")
 }
 
 /// A batch granted 500 alone is slowed (halved at each ack) to 50 once ten are open.
