@@ -35,6 +35,11 @@ pub struct JsLimitsReport {
     pub max_ack_pending: i64,
     pub max_ha_assets: i64,
     pub max_duplicate_window_ns: u64,
+    /// `limits { batch { max_inflight_per_stream, max_inflight_total, max_msgs, timeout } }`.
+    pub max_batch_inflight_per_stream: i64,
+    pub max_batch_inflight_total: i64,
+    pub max_batch_size: i64,
+    pub max_batch_timeout_ns: u64,
 }
 
 /// Usage and API counters of the server or of one account.

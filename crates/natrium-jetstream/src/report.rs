@@ -191,13 +191,18 @@ impl JetStreamReport for Reporter {
             return JsLimitsReport::default();
         };
         let l = &js.settings.options.limits;
+        let nanos = |d: Option<std::time::Duration>| {
+            d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        };
         JsLimitsReport {
             max_request_batch: l.max_request_batch,
             max_ack_pending: l.max_ack_pending,
             max_ha_assets: l.max_ha_assets,
-            max_duplicate_window_ns: l
-                .duplicate_window
-                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            max_duplicate_window_ns: nanos(l.duplicate_window),
+            max_batch_inflight_per_stream: l.batch.max_inflight_per_stream,
+            max_batch_inflight_total: l.batch.max_inflight_total,
+            max_batch_size: l.batch.max_msgs,
+            max_batch_timeout_ns: nanos(l.batch.timeout),
         }
     }
 

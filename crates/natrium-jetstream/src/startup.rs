@@ -52,6 +52,7 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
             settings.store_dir.display()
         )
     })?;
+    crate::stream::batch::limits::set(&settings.options.limits.batch);
     let js = Arc::new(JetStream::new(server.clone(), settings, io));
     if let Err(err) = enable_configured_accounts(server, &js) {
         // Go has logged its start-up time by then.

@@ -163,6 +163,14 @@ pub struct LimitsDoc {
     max_ha_assets: i64,
     #[serde(skip_serializing_if = "is_zero")]
     max_duplicate_window: u64,
+    #[serde(skip_serializing_if = "is_zero_i64")]
+    max_batch_inflight_per_stream: i64,
+    #[serde(skip_serializing_if = "is_zero_i64")]
+    max_batch_inflight_total: i64,
+    #[serde(skip_serializing_if = "is_zero_i64")]
+    max_batch_size: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    max_batch_timeout: u64,
     default_max_consumers: i64,
 }
 
@@ -173,6 +181,10 @@ impl From<JsLimitsReport> for LimitsDoc {
             max_ack_pending: l.max_ack_pending,
             max_ha_assets: l.max_ha_assets,
             max_duplicate_window: l.max_duplicate_window_ns,
+            max_batch_inflight_per_stream: l.max_batch_inflight_per_stream,
+            max_batch_inflight_total: l.max_batch_inflight_total,
+            max_batch_size: l.max_batch_size,
+            max_batch_timeout: l.max_batch_timeout_ns,
             default_max_consumers: DEFAULT_MAX_CONSUMERS,
         }
     }

@@ -26,6 +26,18 @@ pub struct JetStreamLimits {
     /// Consumers a stream may have when neither the stream nor its account sets a limit: 0 is
     /// Go's default ([`DEFAULT_MAX_CONSUMERS`]), negative is unlimited.
     pub default_max_consumers: i64,
+    /// `limits { batch { … } }`.
+    pub batch: BatchLimits,
+}
+
+/// `jetstream { limits { batch { max_inflight_per_stream, max_inflight_total, max_msgs,
+/// timeout } } }`: zero (unset) keeps Go's defaults, which the JetStream crate holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BatchLimits {
+    pub max_inflight_per_stream: i64,
+    pub max_inflight_total: i64,
+    pub max_msgs: i64,
+    pub timeout: Option<Duration>,
 }
 
 /// Go's default of `limits { default_max_consumers }` (2.15).

@@ -23,7 +23,7 @@ mod websocket;
 pub use apply::{add_tag, AUTHORIZATION_NOT_SUPPORTED_YET, NOT_SUPPORTED_YET};
 pub use feature_flags::{feature_flags_banner, feature_flags_in_force, FEATURE_FLAG_DEFAULTS};
 pub use jetstream_options::{
-    JetStreamLimits, JetStreamOptions, SyncPolicy, REQUEST_QUEUE_LIMIT_DEFAULT,
+    BatchLimits, JetStreamLimits, JetStreamOptions, SyncPolicy, REQUEST_QUEUE_LIMIT_DEFAULT,
 };
 pub use server_options::{ServerOptions, UserOption};
 pub(crate) use tls::override_from_flags as tls_from_flags;

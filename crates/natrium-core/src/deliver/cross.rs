@@ -25,6 +25,9 @@ use crate::account::Account;
 /// dropped. The configuration refuses import cycles as Go does; this stops any it missed.
 pub const IMPORT_HOPS_MAX: u8 = 8;
 
+/// The reply suffix of Go's fast batch publish, whose original reply a request keeps.
+const FAST_BATCH_SUFFIX: &[u8] = b".$FI";
+
 impl Publisher {
     /// Does what `account`'s links ask for `msg`; returns the deliveries made. With `seen`,
     /// `msg` is a delivery routed by its subject and stream importers see it on `seen` (a
@@ -151,7 +154,7 @@ impl Publisher {
                 last: Instant::now(),
             })
         });
-        let mut headers = Some(self.request_headers(importer, forward.share, msg.headers));
+        let mut headers = Some(self.request_headers(importer, forward.share, msg));
         let to = if mapped { &subject[..] } else { msg.subject };
         let allow = forward.allow_trace;
         let traced = self.trace_service_import(&exporter, importer, msg, to, allow, &mut headers);
@@ -217,14 +220,21 @@ impl Publisher {
     /// The request's header block with `Nats-Request-Info` describing the requester, as Go
     /// adds it when a request crosses into another account. A request that already carries
     /// one (it crossed before) keeps it.
-    fn request_headers(&self, importer: &Account, share: bool, headers: Option<&[u8]>) -> Vec<u8> {
+    fn request_headers(&self, importer: &Account, share: bool, msg: &Message<'_>) -> Vec<u8> {
+        let headers = msg.headers;
         let has_info = headers
             .and_then(|h| Headers::parse(h).ok())
             .is_some_and(|h| h.get(NATS_REQUEST_INFO).is_some());
         if has_info {
             return headers.unwrap_or_default().to_vec();
         }
-        let info = self.request_info(importer, share);
+        let mut info = self.request_info(importer, share);
+        // A fast batch publish (a reply ending in `.$FI`) is read from its reply, which the
+        // exporter only sees mapped: Go passes the original along.
+        info.reply = msg
+            .reply
+            .filter(|r| r.len() > FAST_BATCH_SUFFIX.len() && r.ends_with(FAST_BATCH_SUFFIX))
+            .map(|r| String::from_utf8_lossy(r).into_owned());
         let json = serde_json::to_vec(&info).unwrap_or_default();
         let mut out = Vec::with_capacity(headers.map_or(0, <[u8]>::len) + json.len() + 40);
         write_adding_field(&mut out, headers, NATS_REQUEST_INFO, &json);
@@ -285,6 +295,8 @@ pub(super) struct RequestInfo {
     kind: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     client_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reply: Option<String>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference.

@@ -32,6 +32,12 @@ pub enum Outcome {
         id: String,
         count: u64,
     },
+    /// A fast batch message (`super::batch::fast`): its sequence when stored, and what its
+    /// publisher is told, in order (flow acks, gaps, errors, the batch's PubAck).
+    Fast {
+        seq: Option<u64>,
+        replies: Vec<Bytes>,
+    },
 }
 
 impl Outcome {
@@ -39,7 +45,10 @@ impl Outcome {
     pub fn is_stored(&self) -> bool {
         matches!(
             self,
-            Outcome::Stored(_) | Outcome::Counted(..) | Outcome::Batch { .. }
+            Outcome::Stored(_)
+                | Outcome::Counted(..)
+                | Outcome::Batch { .. }
+                | Outcome::Fast { seq: Some(_), .. }
         )
     }
 }
@@ -327,7 +336,7 @@ impl Ingest {
                 // Go's spelling, space included.
                 let _ = write!(out, "{seq},\"duplicate\": true}}");
             }
-            Outcome::Staged => {}
+            Outcome::Staged | Outcome::Fast { .. } => {}
             Outcome::Batch { seq, id, count } => {
                 out.extend_from_slice(&self.ack_prefix);
                 let _ = write!(out, "{seq},\"batch\":");

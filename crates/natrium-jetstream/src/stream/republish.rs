@@ -116,7 +116,7 @@ impl Republisher {
         for p in pending.drain(..) {
             // A counter's stored payload is its new value, not what was published.
             let (seq, counted) = match outcomes.get(p.index) {
-                Some(Outcome::Stored(seq)) => (seq, None),
+                Some(Outcome::Stored(seq) | Outcome::Fast { seq: Some(seq), .. }) => (seq, None),
                 Some(Outcome::Counted(seq, val)) => (seq, Some(format!(r#"{{"val":"{val}"}}"#))),
                 _ => continue,
             };

@@ -83,6 +83,8 @@ pub struct StreamCore {
     republish: Republisher,
     /// Atomic batches staged until their commit (`super::batch`).
     batches: super::batch::AtomicBatches,
+    /// Fast batches open (`super::batch::fast`).
+    fast: super::batch::FastBatches,
 }
 
 impl StreamCore {
@@ -90,6 +92,9 @@ impl StreamCore {
     pub fn set_config(&mut self, config: StreamConfig) {
         self.transform = InputTransform::new(&config);
         self.republish = Republisher::new(&config);
+        if !config.allow_batched {
+            self.fast.clear();
+        }
         self.config = config;
     }
 
@@ -181,6 +186,7 @@ impl Stream {
                 ack: Vec::new(),
                 outcomes: Vec::new(),
                 batches: super::batch::AtomicBatches::default(),
+                fast: super::batch::FastBatches::default(),
             }),
             consumers: Mutex::new(BTreeMap::new()),
             queue,
@@ -250,8 +256,13 @@ impl Stream {
             // What a reopen from the index took on trust is checked in idle time, a step at
             // a time (`StreamStore::scrub`); every other branch goes first.
             let scrubbing = file_backed && self.core.lock().ingest.store.wants_scrub();
+            let batch_timeout = self.until_batch_timeout();
             tokio::select! {
                 biased;
+                () = tokio::time::sleep(batch_timeout.unwrap_or_default()), if batch_timeout.is_some() => {
+                    self.sweep_batches();
+                    continue;
+                }
                 () = tokio::time::sleep(expiry.unwrap_or_default()), if expiry.is_some() => {
                     if file_backed {
                         let stream = Arc::clone(&self);
@@ -358,6 +369,31 @@ impl Stream {
         ))
     }
 
+    /// How long until an atomic or fast batch times out, if one is open.
+    fn until_batch_timeout(&self) -> Option<Duration> {
+        let mut core = self.core.lock();
+        // The timer about to be armed covers the batches opened so far.
+        let _ = core.batches.take_opened() | core.fast.take_opened();
+        let next = [core.batches.next_timeout(), core.fast.next_timeout()]
+            .into_iter()
+            .flatten()
+            .min()?;
+        Some(next.saturating_duration_since(std::time::Instant::now()))
+    }
+
+    /// Drops the batches idle past their timeout (an advisory for each atomic one).
+    fn sweep_batches(&self) {
+        let mut core = self.core.lock();
+        let core = &mut *core;
+        core.fast.sweep(std::time::Instant::now());
+        let notify = super::batch::stage::Notify {
+            client: &mut core.client,
+            account: &self.account,
+            batches: &mut core.batches,
+        };
+        super::batch::stage::sweep_idle(notify, &core.config.name);
+    }
+
     /// Removes what is due; with delete markers, see [`Stream::expire_marking`].
     fn expire(&self) {
         let marker_ttl = super::markers::marker_ttl_secs(&self.core.lock().config);
@@ -462,7 +498,13 @@ impl Stream {
             let interested =
                 interest.is_none_or(|filters| filters.iter().any(|f| f.matches(&msg.subject)));
             let now = now_ns();
-            let outcome = if super::batch::atomic_id(msg.headers.as_deref()).is_some() {
+            let outcome = if super::batch::fast::is_fast(&msg) {
+                if interested {
+                    core.republish.note(i, &*core.ingest.store, &msg, now);
+                }
+                let (ingest, fast) = (&mut core.ingest, &mut core.fast);
+                super::batch::fast::ingest(ingest, &core.config, fast, &msg, (now, interested))
+            } else if super::batch::atomic_id(msg.headers.as_deref()).is_some() {
                 // TODO(#17): republish an atomic batch's messages once it is committed.
                 let notify = super::batch::stage::Notify {
                     client: &mut core.client,
@@ -497,15 +539,21 @@ impl Stream {
         let stream_name = &core.config.name;
         core.republish
             .send(&mut core.client, &self.account, stream_name, &outcomes);
-        // `no_ack`: Go answers nothing, not even a refusal.
-        let answers = if core.config.no_ack { 0 } else { batch.len() };
-        for (msg, outcome) in batch.iter().zip(&outcomes).take(answers) {
-            let Some(reply) = msg.reply.as_deref() else {
+        for (msg, outcome) in batch.iter().zip(&outcomes) {
+            // `no_ack`: Go answers nothing, not even a refusal; a fast batch's flow goes out.
+            let fast = matches!(outcome, Outcome::Fast { .. });
+            let Some(reply) = msg.reply.as_deref().filter(|_| fast || !core.config.no_ack) else {
                 continue;
             };
             let Ok(reply) = std::str::from_utf8(reply) else {
                 continue;
             };
+            if let Outcome::Fast { replies, .. } = outcome {
+                for body in replies {
+                    core.client.publish_in(&self.account, reply, None, body);
+                }
+                continue;
+            }
             core.ingest.ack(outcome, &mut core.ack);
             core.client
                 .publish_in(&self.account, reply, None, &core.ack);
@@ -555,7 +603,9 @@ impl InlineIngest for Stream {
             .store
             .next_expiry()
             .is_some_and(|next| next < armed)
-            || core.ingest.scheduler.take_changed();
+            || core.ingest.scheduler.take_changed()
+            || core.batches.take_opened()
+            || core.fast.take_opened();
         drop(core);
         if arm {
             self.queue.wake.notify_one();

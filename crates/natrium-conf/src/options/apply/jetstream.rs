@@ -273,14 +273,16 @@ fn limits(
                     report.invalid(inner, map_expected("batch limits", v));
                     return Ok(Some(String::new()));
                 };
+                let limits = &mut o.jetstream.limits.batch;
                 for field in batch {
+                    let v = &field.node.value;
                     match field.key.to_ascii_lowercase().as_str() {
-                        "max_inflight_per_stream" | "max_inflight_total" | "max_msgs" => {
-                            convert::int(&field.node.value)?;
+                        "max_inflight_per_stream" => {
+                            limits.max_inflight_per_stream = convert::int(v)?;
                         }
-                        "timeout" => {
-                            duration_or_bare_error(&field.node.value, report)?;
-                        }
+                        "max_inflight_total" => limits.max_inflight_total = convert::int(v)?,
+                        "max_msgs" => limits.max_msgs = convert::int(v)?,
+                        "timeout" => limits.timeout = duration_or_bare_error(v, report)?,
                         _ if field.node.used_as_variable() => {}
                         _ => report.unknown(field),
                     }

@@ -4,17 +4,16 @@
 //! reaches the store before its commit, so a batch cut short by a crash, a gap or a timeout
 //! is simply dropped (with Go's `stream_batch_abandoned` advisory).
 //!
-//! Bounds (Go's defaults, `server/stream.go`): at most `INFLIGHT_PER_STREAM_MAX` batches per
-//! stream and `INFLIGHT_TOTAL_MAX` in the server, `BATCH_MSGS_MAX` messages each; beyond, a
-//! new batch or message is refused with Go's error. A batch idle for `BATCH_IDLE_TIMEOUT` is
-//! abandoned; it is noticed when the stream next sees a batch message.
-// TODO(#17): a timer so an idle batch's advisory goes out at its timeout, not at the next
-// batch message, and the `jetstream { limits { max_batch_* } }` options.
+//! Bounds (Go's defaults, `server/stream.go`, unless `jetstream { limits { batch { … } } }`
+//! sets them, see [`super::limits`]): at most `INFLIGHT_PER_STREAM_MAX` batches per stream
+//! and `INFLIGHT_TOTAL_MAX` in the server, `BATCH_MSGS_MAX` messages each; beyond, a new
+//! batch or message is refused with Go's error. A batch idle for the batch timeout is
+//! abandoned, by the stream task's timer ([`sweep_idle`]) or at the next batch message.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use natrium_core::account::Account;
@@ -22,6 +21,7 @@ use natrium_core::endpoint::Delivery;
 use natrium_core::internal::InternalClient;
 use serde::Serialize;
 
+use super::limits;
 use super::parse::{BatchHeaders, Commit, BATCH_ID_BYTES_MAX, REQUIRED_API_LEVEL};
 use crate::config::StreamConfig;
 use crate::errors::{table, ApiError};
@@ -34,8 +34,6 @@ pub const BATCH_MSGS_MAX: u64 = 1000;
 pub const INFLIGHT_PER_STREAM_MAX: usize = 50;
 /// Go's `streamDefaultMaxAtomicBatchInflightTotal`.
 pub const INFLIGHT_TOTAL_MAX: usize = 1000;
-/// Go's `streamDefaultMaxBatchTimeout`: a batch with no message for this long is abandoned.
-pub const BATCH_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Batches staged in the whole server (Go's `globalInflightAtomicBatches`).
 static INFLIGHT_TOTAL: AtomicUsize = AtomicUsize::new(0);
@@ -52,6 +50,8 @@ struct Staged {
 #[derive(Default)]
 pub struct AtomicBatches {
     open: HashMap<Vec<u8>, Staged>,
+    /// A batch was opened since [`Self::take_opened`] (the stream task arms its timer).
+    opened: bool,
 }
 
 impl Drop for AtomicBatches {
@@ -72,13 +72,24 @@ impl AtomicBatches {
         let idle: Vec<Vec<u8>> = self
             .open
             .iter()
-            .filter(|(_, s)| now.duration_since(s.touched) >= BATCH_IDLE_TIMEOUT)
+            .filter(|(_, s)| now.duration_since(s.touched) >= limits::timeout())
             .map(|(id, _)| id.clone())
             .collect();
         for id in &idle {
             self.remove(id);
         }
         idle
+    }
+
+    /// When the next staged batch times out.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        let oldest = self.open.values().map(|s| s.touched).min()?;
+        Some(oldest + limits::timeout())
+    }
+
+    /// Whether a batch was opened since the last call.
+    pub fn take_opened(&mut self) -> bool {
+        std::mem::take(&mut self.opened)
     }
 
     /// Drops every staged batch (the stream stopped taking atomic batches).
@@ -139,6 +150,14 @@ impl Notify<'_> {
         let json =
             crate::event::typed_json("io.nats.jetstream.advisory.v1.stream_batch_abandoned", body);
         self.client.publish_in(self.account, &subject, None, &json);
+    }
+}
+
+/// Abandons the batches idle past the timeout, each with its advisory (the stream task's
+/// timer calls this when the oldest is due).
+pub fn sweep_idle(mut notify: Notify<'_>, stream: &str) {
+    for id in notify.batches.sweep(Instant::now()) {
+        notify.abandoned(stream, &id, Abandoned::Timeout);
     }
 }
 
@@ -206,20 +225,23 @@ fn stage_in(
     let hdrs = BatchHeaders::read(block).ok_or_else(|| table::ATOMIC_PUBLISH_MISSING_SEQ.err())?;
     let eob = hdrs.commit == Commit::Eob;
     let size = seq - u64::from(eob);
-    let too_large = || table::ATOMIC_PUBLISH_TOO_LARGE_BATCH.with(&[("size", &BATCH_MSGS_MAX)]);
+    let msgs_max = limits::max_msgs(BATCH_MSGS_MAX);
+    let too_large = || table::ATOMIC_PUBLISH_TOO_LARGE_BATCH.with(&[("size", &msgs_max)]);
     let incomplete = || table::ATOMIC_PUBLISH_INCOMPLETE_BATCH.err();
     if !batches.open.contains_key(hdrs.id) {
         if seq != 1 {
-            return Err(if size > BATCH_MSGS_MAX {
+            return Err(if size > msgs_max {
                 too_large()
             } else {
                 incomplete()
             });
         }
-        if batches.open.len() >= INFLIGHT_PER_STREAM_MAX
-            || INFLIGHT_TOTAL.fetch_add(1, Ordering::Relaxed) >= INFLIGHT_TOTAL_MAX
+        let per_stream = limits::inflight_per_stream(INFLIGHT_PER_STREAM_MAX);
+        if batches.open.len() >= per_stream
+            || INFLIGHT_TOTAL.fetch_add(1, Ordering::Relaxed)
+                >= limits::inflight_total(INFLIGHT_TOTAL_MAX)
         {
-            if batches.open.len() < INFLIGHT_PER_STREAM_MAX {
+            if batches.open.len() < per_stream {
                 INFLIGHT_TOTAL.fetch_sub(1, Ordering::Relaxed);
             }
             return Err(table::ATOMIC_PUBLISH_TOO_MANY_INFLIGHT.err());
@@ -230,6 +252,7 @@ fn stage_in(
             touched: now,
         };
         batches.open.insert(hdrs.id.to_vec(), staged);
+        batches.opened = true;
     }
     let abandon = |batches: &mut AtomicBatches, notify: &mut Notify<'_>, reason| {
         batches.remove(hdrs.id);
@@ -250,7 +273,7 @@ fn stage_in(
         abandon(batches, notify, Some(Abandoned::Incomplete));
         return Err(incomplete());
     }
-    if size > BATCH_MSGS_MAX {
+    if size > msgs_max {
         abandon(batches, notify, Some(Abandoned::Large));
         return Err(too_large());
     }
