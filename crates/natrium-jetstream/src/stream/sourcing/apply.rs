@@ -17,7 +17,7 @@ use natrium_store::{NewMsg, StoreError};
 use super::header;
 use super::status::Status;
 use crate::config::StreamConfig;
-use crate::consumer::ack::parse_subject;
+use crate::consumer::ack::{parse_subject, AckSubject};
 use crate::stream::ingest::Outcome;
 use crate::stream::running::StreamCore;
 
@@ -135,27 +135,21 @@ fn transformed(transforms: &[nats_subject::SubjectTransform], subject: &Bytes) -
     subject.clone()
 }
 
-/// One mirror delivery.
-pub fn mirror_msg(
-    b: &mut Batch<'_>,
-    msg: &Delivery,
-    transforms: &[nats_subject::SubjectTransform],
-) -> Next {
+/// A delivery's ack subject when it carries a message not copied yet; else what to do with
+/// it (a control message handled, another consumer's or a redelivery skipped, a message
+/// seen again counted).
+fn fresh<'m>(b: &mut Batch<'_>, msg: &'m Delivery) -> Result<AckSubject<'m>, Next> {
     if header::is_control(msg.headers.as_ref(), &msg.payload) {
-        return control(b, msg);
+        return Err(control(b, msg));
     }
-    let Some(ack) = msg
+    let ack = msg
         .reply
         .as_deref()
         .and_then(|r| std::str::from_utf8(r).ok())
-    else {
-        return Next::Continue;
-    };
-    let Some(ack) = parse_subject(ack) else {
-        return Next::Continue;
-    };
+        .and_then(parse_subject)
+        .ok_or(Next::Continue)?;
     if ack.consumer != b.track.cname || ack.delivered > 1 {
-        return Next::Continue;
+        return Err(Next::Continue);
     }
     let (sseq, dseq) = (ack.stream_seq, ack.consumer_seq);
     let t = &mut *b.track;
@@ -163,8 +157,23 @@ pub fn mirror_msg(
         if dseq == t.dseq + 1 {
             t.dseq += 1;
         }
-        return Next::Continue;
+        return Err(Next::Continue);
     }
+    Ok(ack)
+}
+
+/// One mirror delivery.
+pub fn mirror_msg(
+    b: &mut Batch<'_>,
+    msg: &Delivery,
+    transforms: &[nats_subject::SubjectTransform],
+) -> Next {
+    let ack = match fresh(b, msg) {
+        Ok(ack) => ack,
+        Err(next) => return next,
+    };
+    let (sseq, dseq) = (ack.stream_seq, ack.consumer_seq);
+    let t = &mut *b.track;
     if sseq != t.sseq + 1 && dseq != t.dseq + 1 {
         return Next::Retry;
     }
@@ -234,30 +243,12 @@ pub fn source_msg(
     msg: &Delivery,
     transforms: &[nats_subject::SubjectTransform],
 ) -> Next {
-    if header::is_control(msg.headers.as_ref(), &msg.payload) {
-        return control(b, msg);
-    }
-    let Some(reply) = msg
-        .reply
-        .as_deref()
-        .and_then(|r| std::str::from_utf8(r).ok())
-    else {
-        return Next::Continue;
+    let ack = match fresh(b, msg) {
+        Ok(ack) => ack,
+        Err(next) => return next,
     };
-    let Some(ack) = parse_subject(reply) else {
-        return Next::Continue;
-    };
-    if ack.consumer != b.track.cname || ack.delivered > 1 {
-        return Next::Continue;
-    }
     let (sseq, dseq) = (ack.stream_seq, ack.consumer_seq);
     let t = &mut *b.track;
-    if sseq <= t.sseq {
-        if dseq == t.dseq + 1 {
-            t.dseq += 1;
-        }
-        return Next::Continue;
-    }
     if dseq != t.dseq + 1 {
         return if dseq > t.dseq {
             Next::Retry
