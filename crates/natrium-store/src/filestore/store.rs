@@ -58,7 +58,7 @@ impl FileStoreOptions {
     /// most about a quarter more than the limit is kept on disk while the oldest block waits to
     /// be removed), between 32 KiB and 8 MiB; without `max_bytes`, 8 MiB blocks for limits
     /// retention and 4 MiB for interest and work-queue streams, whose messages go sooner. The
-    /// record cache may hold four blocks' worth, so a small stream's cache stays small (Go's
+    /// record cache may hold two blocks' worth, so a small stream's cache stays small (Go's
     /// #4638: memory growing with the number of small streams).
     pub fn for_stream(max_bytes: Option<u64>, limits_retention: bool, compress: bool) -> Self {
         let block_bytes = match max_bytes {
@@ -68,7 +68,7 @@ impl FileStoreOptions {
         };
         FileStoreOptions {
             block_bytes,
-            cache_bytes: 4 * block_bytes,
+            cache_bytes: 2 * block_bytes,
             compress,
             index_bytes: INDEX_BYTES_DEFAULT,
         }
