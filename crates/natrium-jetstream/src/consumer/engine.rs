@@ -90,7 +90,7 @@ struct Watch(Weak<Engine>);
 impl InterestListener for Watch {
     fn interest_changed(&self, _: &str, _: &[u8], _: Option<&[u8]>, _: InterestChange) {
         if let Some(engine) = self.0.upgrade() {
-            if engine.has_push.load(Ordering::Relaxed) {
+            if engine.has_push.load(Ordering::SeqCst) {
                 engine.interest.store(true, Ordering::Release);
                 engine.stream.signal.notify.notify_one();
             }
@@ -306,6 +306,7 @@ impl Engine {
             out: &mut out,
             now,
             limits,
+            emptied: false,
         };
         step.inbound();
         step.removed();
@@ -320,7 +321,9 @@ impl Engine {
             }
         }
         step.timers();
-        self.track_removals();
+        if step.emptied {
+            self.track_removals();
+        }
         self.finish(w, out);
         self.busy.store(false, Ordering::SeqCst);
         if !self.queue.is_empty() {
@@ -393,7 +396,9 @@ impl Engine {
     }
 
     /// Removals are recorded for the engine only while some consumer holds unacknowledged
-    /// messages (checked each round, after its acks and deliveries).
+    /// messages: a consumer left with pending messages turns recording on as the round
+    /// leaves it; when one is emptied, every consumer is asked (not every round: with
+    /// thousands of consumers that was a lock each per round).
     fn track_removals(&self) {
         let consumers: Vec<_> = self.stream.consumers.lock().values().cloned().collect();
         let pending = consumers
@@ -432,6 +437,9 @@ struct Step<'a> {
     out: &'a mut Outbox,
     now: i64,
     limits: bool,
+    /// A consumer's last pending message went this round: whether any consumer still has
+    /// one is asked at the round's end.
+    emptied: bool,
 }
 
 impl Step<'_> {
@@ -452,11 +460,19 @@ impl Step<'_> {
             now: self.now,
             out: self.out,
         };
-        f(&mut core, &mut round);
-        let push_ready = core.config.is_push() && core.delivery.push.active;
         if core.config.is_push() {
-            self.engine.has_push.store(true, Ordering::Relaxed);
+            // Before `f` looks at the deliver subject's interest: a subscription made after
+            // that look must find the flag set, or its change would go unheard.
+            self.engine.has_push.store(true, Ordering::SeqCst);
         }
+        let had_pending = !core.delivery.pending.is_empty();
+        f(&mut core, &mut round);
+        if !core.delivery.pending.is_empty() {
+            stream.signal.set_tracking(true);
+        } else if had_pending {
+            self.emptied = true;
+        }
+        let push_ready = core.config.is_push() && core.delivery.push.active;
         if core.delivery.waiting.is_empty() && !push_ready {
             self.w.active.remove(name);
         } else if !self.w.active.contains(name) {

@@ -154,8 +154,8 @@ fn fresh<'m>(b: &mut Batch<'_>, msg: &'m Delivery) -> Result<AckSubject<'m>, Nex
     let (sseq, dseq) = (ack.stream_seq, ack.consumer_seq);
     let t = &mut *b.track;
     if sseq <= t.sseq {
-        if dseq == t.dseq + 1 {
-            t.dseq += 1;
+        if dseq == t.dseq.saturating_add(1) {
+            t.dseq = dseq;
         }
         return Err(Next::Continue);
     }
@@ -174,14 +174,16 @@ pub fn mirror_msg(
     };
     let (sseq, dseq) = (ack.stream_seq, ack.consumer_seq);
     let t = &mut *b.track;
-    if sseq != t.sseq + 1 && dseq != t.dseq + 1 {
+    // Sequences come from the delivery's ack subject: no arithmetic on them may overflow.
+    if sseq != t.sseq.saturating_add(1) && dseq != t.dseq.saturating_add(1) {
         return Next::Retry;
     }
     let store = &mut b.core.ingest.store;
-    if sseq > t.sseq + 1 {
+    let last = store.fast_state().last_seq;
+    let gap = sseq.saturating_sub(1).saturating_sub(last);
+    if sseq > t.sseq.saturating_add(1) && gap > 0 {
         // The origin removed what lies between: the copy leaves the same gap.
-        let last = store.fast_state().last_seq;
-        if let Err(err) = store.skip_msgs(last + 1, sseq - 1 - last, b.now_ns) {
+        if let Err(err) = store.skip_msgs(last + 1, gap, b.now_ns) {
             log_failed(&b.core.config, &err);
             return Next::Retry;
         }
@@ -249,7 +251,7 @@ pub fn source_msg(
     };
     let (sseq, dseq) = (ack.stream_seq, ack.consumer_seq);
     let t = &mut *b.track;
-    if dseq != t.dseq + 1 {
+    if dseq != t.dseq.saturating_add(1) {
         return if dseq > t.dseq {
             Next::Retry
         } else {
@@ -268,17 +270,18 @@ pub fn source_msg(
         origin: None,
     };
     let core = &mut *b.core;
-    let copy = core.transformed(&copy).into_owned();
+    let mapped = core.transformed(&copy);
+    let copy: &Delivery = &mapped;
     let interested = b
         .interest
         .is_none_or(|filters| filters.iter().any(|f| f.matches(&copy.subject)));
     let store = |core: &mut StreamCore| {
         core.ingest
-            .process_sourced(&core.config, &copy, b.now_ns, interested)
+            .process_sourced(&core.config, copy, b.now_ns, interested)
     };
     // What an interest stream does not keep is not republished either.
     let outcome = if interested {
-        core.store_copy(b.account, &copy, b.now_ns, store)
+        core.store_copy(b.account, copy, b.now_ns, store)
     } else {
         store(core)
     };
