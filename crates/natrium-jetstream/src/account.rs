@@ -48,8 +48,8 @@ struct StreamMeta {
 /// JetStream in one account.
 pub struct JsAccount {
     pub account: Arc<Account>,
-    /// The account's JetStream limits (`-1` unlimited).
-    pub limits: JsAccountLimits,
+    /// The account's JetStream limits (`-1` unlimited); a reload may change them.
+    limits: Mutex<JsAccountLimits>,
     dir: PathBuf,
     streams: Mutex<BTreeMap<String, Arc<Stream>>>,
     /// Bytes the account's streams store.
@@ -69,18 +69,34 @@ pub struct JsAccount {
 
 impl JsAccount {
     pub fn new(account: Arc<Account>, dir: PathBuf, limits: JsAccountLimits) -> Self {
+        let usage = Arc::new(Usage::default());
+        usage.set_limit(Storage::Memory, limits.max_memory);
+        usage.set_limit(Storage::File, limits.max_store);
         Self {
             account,
-            limits,
+            limits: Mutex::new(limits),
             dir,
             streams: Mutex::new(BTreeMap::new()),
-            usage: Arc::default(),
+            usage,
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
             direct: Mutex::new(BTreeMap::new()),
             engines: Mutex::new(BTreeMap::new()),
             sourcing: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The account's JetStream limits (`-1` unlimited).
+    pub fn limits(&self) -> JsAccountLimits {
+        *self.limits.lock()
+    }
+
+    /// Takes the limits a reload configured: later checks and the publishes of running
+    /// streams see them at once.
+    pub(crate) fn set_limits(&self, limits: JsAccountLimits) {
+        self.usage.set_limit(Storage::Memory, limits.max_memory);
+        self.usage.set_limit(Storage::File, limits.max_store);
+        *self.limits.lock() = limits;
     }
 
     pub(crate) fn count_api(&self, error: bool) {
@@ -114,14 +130,10 @@ impl JsAccount {
 
     /// The publish limits of a stream of `storage` in this account.
     fn quota(&self, js: &JetStream, storage: Storage) -> Quota {
-        let account_limit = match storage {
-            Storage::Memory => self.limits.max_memory,
-            Storage::File => self.limits.max_store,
-        };
         Quota::new(
             storage,
             Arc::from(self.name()),
-            (Arc::clone(&self.usage), account_limit),
+            Arc::clone(&self.usage),
             (Arc::clone(&js.usage), js.limit(storage)),
         )
     }
@@ -148,9 +160,10 @@ impl JsAccount {
     /// account's other streams only (a stream of the same name is the one being replaced).
     fn budget(&self, js: &JetStream, cfg: &StreamConfig) -> Budget {
         let (memory, file) = self.reserved(&cfg.name);
+        let limits = self.limits();
         let (account_limit, account_reserved) = match cfg.storage {
-            Storage::Memory => (self.limits.max_memory, memory),
-            Storage::File => (self.limits.max_store, file),
+            Storage::Memory => (limits.max_memory, memory),
+            Storage::File => (limits.max_store, file),
         };
         Budget {
             account_limit,
@@ -173,7 +186,7 @@ impl JsAccount {
         cfg: &StreamConfig,
         storage_sent: bool,
     ) -> Result<(), ApiError> {
-        let max = self.limits.max_streams;
+        let max = self.limits().max_streams;
         if max > 0 {
             let others = self
                 .streams
@@ -186,7 +199,7 @@ impl JsAccount {
             }
         }
         if !storage_sent {
-            return resources::check_consumers(cfg, &self.limits);
+            return resources::check_consumers(cfg, &self.limits());
         }
         self.check_stream_limits(js, cfg)
     }
@@ -197,7 +210,7 @@ impl JsAccount {
     /// # Errors
     /// 10026, 10028 or 10047.
     pub fn check_stream_limits(&self, js: &JetStream, cfg: &StreamConfig) -> Result<(), ApiError> {
-        resources::check_config(cfg, &self.limits, &self.budget(js, cfg))
+        resources::check_config(cfg, &self.limits(), &self.budget(js, cfg))
     }
 
     /// An update's checks: only the growth of `max_bytes` needs room.
@@ -210,7 +223,7 @@ impl JsAccount {
         new: &StreamConfig,
         old: &StreamConfig,
     ) -> Result<(), ApiError> {
-        resources::check_update(new, old, &self.limits, &self.budget(js, new))
+        resources::check_update(new, old, &self.limits(), &self.budget(js, new))
     }
 
     /// Creates and starts a stream from a checked configuration whose limits were checked
@@ -372,7 +385,7 @@ impl JsAccount {
         if streams.contains_key(&config.name) {
             return Err(table::STREAM_NAME_EXIST_RESTORE_FAILED.err());
         }
-        let max_streams = self.limits.max_streams;
+        let max_streams = self.limits().max_streams;
         if max_streams > 0 && streams.len() as i64 >= max_streams {
             return Err(table::MAXIMUM_STREAMS_LIMIT.err());
         }
@@ -621,11 +634,12 @@ impl JsAccount {
     fn recover_consumers(&self, js: &JetStream, stream: &Stream) {
         let config = stream.core.lock().config.clone();
         let limits = &js.settings.options.limits;
+        let account = self.limits();
         let ctx = crate::consumer::context::ConsumerContext {
             stream: &config,
             server_max_ack_pending: limits.max_ack_pending,
             server_max_request_batch: limits.max_request_batch,
-            account: &self.limits,
+            account,
             pedantic: false,
             recovering: true,
         };
@@ -661,6 +675,22 @@ impl JsAccount {
     }
 
     /// Stops every stream (shutdown): each stores what it captured and syncs.
+    /// Gives back to the server what this account's streams reserve and store (JetStream
+    /// turned off in the account; its stopped streams keep their files).
+    pub(crate) fn release_reservations(&self, js: &JetStream) {
+        for stream in self.streams() {
+            let core = stream.core.lock();
+            js.reserved.add(
+                core.config.storage,
+                -resources::reservation(core.config.max_bytes),
+            );
+        }
+        for storage in [Storage::Memory, Storage::File] {
+            let used = i64::try_from(self.usage.used(storage)).unwrap_or(i64::MAX);
+            js.usage.add(storage, -used);
+        }
+    }
+
     pub fn stop_all(&self) {
         for direct in self.direct.lock().values() {
             direct.stop();

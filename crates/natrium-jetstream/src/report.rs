@@ -82,8 +82,8 @@ fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
         usage: JsUsage {
             memory: jsa.usage.used(Storage::Memory),
             storage: jsa.usage.used(Storage::File),
-            reserved_memory: as_unsigned(jsa.limits.max_memory),
-            reserved_storage: as_unsigned(jsa.limits.max_store),
+            reserved_memory: as_unsigned(jsa.limits().max_memory),
+            reserved_storage: as_unsigned(jsa.limits().max_store),
             api_total: jsa.api_total.load(Ordering::Relaxed),
             api_errors: jsa.api_errors.load(Ordering::Relaxed),
         },

@@ -42,11 +42,14 @@ impl PerStorage {
     }
 }
 
-/// Bytes an account (or the server) stores, per storage, and when its "limits exceeded"
-/// lines were last logged.
+/// Bytes an account (or the server) stores, per storage, the account's limit per storage
+/// (here, not in each stream's [`Quota`], so a reload that changes it reaches running
+/// streams), and when its "limits exceeded" lines were last logged.
 #[derive(Debug, Default)]
 pub struct Usage {
     bytes: PerStorage,
+    /// `max_mem` and `max_file`; negative is unlimited.
+    limit: PerStorage,
     /// Unix milliseconds of the last "limits exceeded for account" line for each storage.
     logged_ms: PerStorage,
     /// Unix milliseconds of the last "limits exceeded for server" line, either storage (Go
@@ -58,6 +61,15 @@ impl Usage {
     /// Adds (or, negative, removes) `bytes` of `storage`.
     pub fn add(&self, storage: Storage, bytes: i64) {
         self.bytes.of(storage).fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Sets the account's limit for `storage` (negative is unlimited).
+    pub fn set_limit(&self, storage: Storage, limit: i64) {
+        self.limit.of(storage).store(limit, Ordering::Relaxed);
+    }
+
+    fn limit(&self, storage: Storage) -> i64 {
+        self.limit.of(storage).load(Ordering::Relaxed)
     }
 
     /// Bytes of `storage` in use (never negative, as Go reports it).
@@ -248,31 +260,65 @@ pub fn account_fits<'a>(
     Ok(())
 }
 
+/// Go's check of a reload that changes an enabled account's limits from `old` to `new` on a
+/// single server: only growth needs room, beside what streams reserve and beside every
+/// enabled account's limits (`others`, the account itself left out).
+///
+/// # Errors
+/// 10028 or 10047.
+pub fn account_update_fits<'a>(
+    old: &JsAccountLimits,
+    new: &JsAccountLimits,
+    others: impl IntoIterator<Item = &'a JsAccountLimits>,
+    reserved: (i64, i64),
+    server: (i64, i64),
+) -> Result<(), ApiError> {
+    let growth = |new: i64, old: i64| new.saturating_sub(old).max(0);
+    let memory = growth(new.max_memory, old.max_memory);
+    let file = growth(new.max_store, old.max_store);
+    if reserved.0.saturating_add(memory) > server.0 {
+        return Err(exceeded(Storage::Memory));
+    }
+    if reserved.1.saturating_add(file) > server.1 {
+        return Err(exceeded(Storage::File));
+    }
+    let (mut memory_all, mut file_all) = (old.max_memory.max(0), old.max_store.max(0));
+    for limits in others {
+        memory_all = memory_all.saturating_add(limits.max_memory.max(0));
+        file_all = file_all.saturating_add(limits.max_store.max(0));
+    }
+    if memory_all.saturating_add(memory) > server.0 {
+        return Err(exceeded(Storage::Memory));
+    }
+    if file_all.saturating_add(file) > server.1 {
+        return Err(exceeded(Storage::File));
+    }
+    Ok(())
+}
+
 /// One stream's view of the limits a publish is checked against, and the counters its store
 /// keeps up to date.
 pub struct Quota {
     storage: Storage,
     account_name: Arc<str>,
     account: Arc<Usage>,
-    account_limit: i64,
     server: Arc<Usage>,
     server_limit: i64,
 }
 
 impl Quota {
-    /// The limits of a stream of `storage` in account `account_name`: the account's
-    /// `max_mem`/`max_file` (negative is unlimited) and the server's.
+    /// The limits of a stream of `storage` in account `account_name`: the account's, which
+    /// its `account` usage holds, and the server's.
     pub fn new(
         storage: Storage,
         account_name: Arc<str>,
-        account: (Arc<Usage>, i64),
+        account: Arc<Usage>,
         server: (Arc<Usage>, i64),
     ) -> Self {
         Self {
             storage,
             account_name,
-            account: account.0,
-            account_limit: account.1,
+            account,
             server: server.0,
             server_limit: server.1,
         }
@@ -301,7 +347,8 @@ impl Quota {
             }
             return Err(table::INSUFFICIENT_RESOURCES.err());
         }
-        if self.account_limit >= 0 {
+        let account_limit = self.account.limit(self.storage);
+        if account_limit >= 0 {
             let sizing = match self.storage {
                 Storage::Memory => MsgSizing::Memory,
                 Storage::File => MsgSizing::File,
@@ -310,7 +357,7 @@ impl Quota {
                 .account
                 .used(self.storage)
                 .saturating_add(sizing.size(subject, headers, payload));
-            if total > u64::try_from(self.account_limit).unwrap_or(0) {
+            if total > u64::try_from(account_limit).unwrap_or(0) {
                 if self.account.may_warn(self.storage) {
                     tracing::warn!(
                         "JetStream {} resource limits exceeded for account: {}",
@@ -462,13 +509,16 @@ mod tests {
         assert!(check_update(&cfg, &cfg, &JsAccountLimits::default(), &b).is_err());
     }
 
-    #[test]
-    fn resources_account_fits_beside_the_others() {
-        let limits = |mem, file| JsAccountLimits {
+    fn limits(mem: i64, file: i64) -> JsAccountLimits {
+        JsAccountLimits {
             max_memory: mem,
             max_store: file,
             ..JsAccountLimits::default()
-        };
+        }
+    }
+
+    #[test]
+    fn resources_account_fits_beside_the_others() {
         let server = (10_000, 100_000);
         let a = limits(9500, 5000);
         assert!(account_fits(&a, &[], (0, 0), server).is_ok());
@@ -483,12 +533,39 @@ mod tests {
     }
 
     fn quota(storage: Storage, account_limit: i64, server_limit: i64) -> Quota {
+        let account = Arc::new(Usage::default());
+        account.set_limit(storage, account_limit);
         Quota::new(
             storage,
             Arc::from("A"),
-            (Arc::new(Usage::default()), account_limit),
+            account,
             (Arc::new(Usage::default()), server_limit),
         )
+    }
+
+    #[test]
+    fn resources_a_changed_account_limit_reaches_existing_quotas() {
+        let q = quota(Storage::File, 1000, i64::MAX);
+        assert!(q.admit(2, 0, 2000).is_err());
+        q.account.set_limit(Storage::File, 10_000);
+        assert!(q.admit(2, 0, 2000).is_ok());
+        q.account.set_limit(Storage::File, -1);
+        assert!(q.admit(2, 0, 1 << 30).is_ok());
+    }
+
+    #[test]
+    fn resources_an_account_update_needs_room_for_its_growth_only() {
+        let server = (10_000, 10_000);
+        let (old, others) = (limits(4000, 0), [limits(4000, 0)]);
+        // 4000 + 4000 enabled; growing to 6000 needs 2000 more than the 2000 left.
+        assert!(account_update_fits(&old, &limits(6000, 0), &others, (0, 0), server).is_ok());
+        let err = account_update_fits(&old, &limits(6001, 0), &others, (0, 0), server).unwrap_err();
+        assert!(err.is(&table::MEMORY_RESOURCES_EXCEEDED));
+        // Shrinking always fits, even on a server already short.
+        assert!(account_update_fits(&old, &limits(10, 0), &others, (9999, 0), server).is_ok());
+        let err = account_update_fits(&limits(0, 10), &limits(0, 20), &[], (0, 9995), server)
+            .unwrap_err();
+        assert!(err.is(&table::STORAGE_RESOURCES_EXCEEDED));
     }
 
     #[test]

@@ -167,7 +167,7 @@ impl JetStream {
         limits: &JsAccountLimits,
     ) -> Result<(), crate::errors::ApiError> {
         use crate::config::stream::Storage;
-        let enabled: Vec<JsAccountLimits> = self.accounts().iter().map(|a| a.limits).collect();
+        let enabled: Vec<JsAccountLimits> = self.accounts().iter().map(|a| a.limits()).collect();
         crate::resources::account_fits(
             limits,
             &enabled,
@@ -177,6 +177,49 @@ impl JetStream {
             ),
             (self.settings.max_memory, self.settings.max_store),
         )
+    }
+
+    /// Gives an enabled account the limits a reload configured, when they fit beside the
+    /// other accounts' limits and the streams' reservations (Go's check of the growth only).
+    ///
+    /// # Errors
+    /// 10028 or 10047; the account keeps its limits.
+    pub fn update_account_limits(
+        &self,
+        jsa: &JsAccount,
+        limits: JsAccountLimits,
+    ) -> Result<(), crate::errors::ApiError> {
+        use crate::config::stream::Storage;
+        let others: Vec<JsAccountLimits> = self
+            .accounts()
+            .iter()
+            .filter(|a| a.name() != jsa.name())
+            .map(|a| a.limits())
+            .collect();
+        crate::resources::account_update_fits(
+            &jsa.limits(),
+            &limits,
+            &others,
+            (
+                self.reserved.get(Storage::Memory),
+                self.reserved.get(Storage::File),
+            ),
+            (self.settings.max_memory, self.settings.max_store),
+        )?;
+        jsa.set_limits(limits);
+        Ok(())
+    }
+
+    /// Turns JetStream off in the account named `name` (its configuration no longer turns
+    /// it on, or it was removed): its streams and consumers stop, their files stay, and its
+    /// API requests are answered with 10039 from now on. What its streams reserved is given
+    /// back, so the limits of other accounts may use it.
+    pub fn disable_account(&self, name: &str) {
+        let Some(jsa) = self.accounts.lock().remove(name) else {
+            return;
+        };
+        jsa.stop_all();
+        jsa.release_reservations(self);
     }
 
     /// The JetStream state of the account named `name`, if it is enabled there.
@@ -252,4 +295,23 @@ mod tests {
         assert_eq!(friendly_bytes(1536), "1.50 KB");
         assert_eq!(friendly_bytes(18_963_124_224), "17.66 GB");
     }
+}
+
+/// Go's "global account only": no configured account besides the global and the system one.
+pub(crate) fn global_only(server: &Server) -> bool {
+    let config = server.config();
+    let system = server.system_account();
+    !config.accounts_on_demand
+        && config.accounts.iter().all(|spec| {
+            spec.name == system.name || spec.name == natrium_core::account::GLOBAL_ACCOUNT
+        })
+}
+
+/// The JetStream limits `account` is configured with now, `None` when its configuration
+/// leaves JetStream off (the global account of a server without accounts has it on).
+pub(crate) fn configured_limits(server: &Server, account: &Account) -> Option<JsAccountLimits> {
+    if account.name == natrium_core::account::GLOBAL_ACCOUNT && global_only(server) {
+        return Some(JsAccountLimits::default());
+    }
+    account.state().spec.jetstream
 }

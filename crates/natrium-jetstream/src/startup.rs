@@ -18,13 +18,7 @@ use crate::service::{banner, JetStream, JetStreamSettings};
 /// Accounts a reload adds are handled as they come (`api::account_watch`).
 fn enable_configured_accounts(server: &Server, js: &JetStream) -> Result<(), ApiError> {
     let config = server.config();
-    // Go's "global account only": no configured account besides the global and the system one.
-    let system = server.system_account();
-    let global_only = !config.accounts_on_demand
-        && config.accounts.iter().all(|spec| {
-            spec.name == system.name || spec.name == natrium_core::account::GLOBAL_ACCOUNT
-        });
-    if global_only {
+    if crate::service::global_only(server) {
         if let Some(global) = server.account(natrium_core::account::GLOBAL_ACCOUNT) {
             js.enable_account(&global, JsAccountLimits::default());
         }

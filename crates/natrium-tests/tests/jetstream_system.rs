@@ -384,3 +384,145 @@ async fn jetstream_waiting_pull_requests_hear_of_a_shutdown() {
         );
     }
 }
+
+/// Asks `$JS.API.INFO` until `done` accepts the answer (a reload's account changes are
+/// applied just after the reload is logged).
+async fn info_until(client: &async_nats::Client, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let info = info_when_answered(client).await;
+        if done(&info) {
+            return info;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{info}");
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test]
+async fn jetstream_reload_changes_account_limits_and_turns_jetstream_off() {
+    let accounts = |a: &str, b: &str| {
+        format!(
+            "accounts {{\n\
+               SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
+               A {{ {a}\n users [ {{user: a, password: a}} ] }}\n\
+               B {{ {b}\n users [ {{user: b, password: b}} ] }}\n\
+             }}\n\
+             system_account: SYS\n"
+        )
+    };
+    let before = accounts(
+        "jetstream { max_file: 2000, max_streams: 2 }",
+        "jetstream: enabled",
+    );
+    let after = accounts("jetstream { max_file: 100000, max_streams: 1 }", "");
+    let mut seen = Vec::new();
+    for go in [false, true] {
+        let store = tempfile::tempdir().expect("tempdir");
+        let js = format!(
+            "jetstream {{ store_dir: \"{}\" }}\n",
+            store.path().display()
+        );
+        let conf = natrium_tests::reload::Conf::new(&format!("{before}{js}"));
+        let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"];
+        let server = if go {
+            match ServerProcess::start_go(&args) {
+                Some(server) => server,
+                None => break,
+            }
+        } else {
+            ServerProcess::start(&args)
+        };
+        let a = login(&server, "a").await;
+        let b = login(&server, "b").await;
+        for (client, name) in [(&a, "S"), (&b, "T")] {
+            let body = format!(r#"{{"name":"{name}","subjects":["{name}.>"]}}"#);
+            let subject = format!("$JS.API.STREAM.CREATE.{name}");
+            let created = request(client, &subject, &body).await;
+            assert!(created.get("error").is_none(), "go={go}: {created}");
+        }
+        // Go checks nothing until the account has stored something.
+        let first = a.request("S.0", "small".into()).await.expect("ack");
+        assert!(!first.payload.is_empty());
+        let big = vec![b'x'; 3000];
+        let refused = a.request("S.1", big.clone().into()).await.expect("ack");
+        let refused: Value = serde_json::from_slice(&refused.payload).expect("json");
+
+        conf.write(&format!("{after}{js}"));
+        natrium_tests::reload::sighup(&server, 1);
+        let info = info_until(&a, |i| i["limits"]["max_storage"] == 100_000).await;
+        assert_eq!(info["limits"]["max_streams"], 1, "go={go}: {info}");
+        let off = info_until(&b, |i| i.get("error").is_some()).await;
+        let stored = a.request("S.1", big.into()).await.expect("ack");
+        let stored: Value = serde_json::from_slice(&stored.payload).expect("json");
+        assert_eq!(stored["seq"], 2, "go={go}: {stored}");
+        let second = request(&a, "$JS.API.STREAM.CREATE.U", r#"{"subjects":["u"]}"#).await;
+        assert_eq!(second["error"]["err_code"], 10056, "go={go}: {second}");
+        let second = request(
+            &a,
+            "$JS.API.STREAM.CREATE.U",
+            r#"{"name":"U","subjects":["u"]}"#,
+        )
+        .await;
+        let update = request(&a, "$JS.API.STREAM.UPDATE.S", r#"{"subjects":["S.>"]}"#).await;
+        assert!(update.get("error").is_some(), "go={go}: {update}");
+        seen.push(serde_json::json!({
+            "refused": refused, "off": off["error"], "second": second["error"],
+            "update": update["error"],
+        }));
+    }
+    assert_eq!(seen[0]["off"]["err_code"], 10039, "{}", seen[0]);
+    assert_eq!(seen[0]["second"]["err_code"], 10027, "{}", seen[0]);
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+}
+
+#[tokio::test]
+async fn jetstream_reload_stops_a_removed_accounts_streams_and_recovers_them_when_it_returns() {
+    let accounts = |extra: &str| {
+        format!(
+            "accounts {{\n\
+               SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
+               A {{ jetstream: enabled, users [ {{user: a, password: a}} ] }}\n\
+               {extra}\n\
+             }}\n\
+             system_account: SYS\n"
+        )
+    };
+    let with_b = accounts("B { jetstream: enabled, users [ {user: b, password: b} ] }");
+    let store = tempfile::tempdir().expect("tempdir");
+    let js = format!(
+        "jetstream {{ store_dir: \"{}\" }}\n",
+        store.path().display()
+    );
+    let conf = natrium_tests::reload::Conf::new(&format!("{with_b}{js}"));
+    let server = ServerProcess::start(&["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"]);
+    let b = login(&server, "b").await;
+    let created = request(
+        &b,
+        "$JS.API.STREAM.CREATE.T",
+        r#"{"name":"T","subjects":["t"]}"#,
+    )
+    .await;
+    assert!(created.get("error").is_none(), "{created}");
+    let acked = b.request("t", "kept".into()).await.expect("ack");
+    assert!(!acked.payload.is_empty());
+    drop(b);
+
+    conf.write(&format!("{}{js}", accounts("")));
+    natrium_tests::reload::sighup(&server, 1);
+    let a = login(&server, "a").await;
+    // The server's usage no longer counts B's stream once it is stopped.
+    info_until(&a, |_| {
+        server.log_text().contains("Reloaded server configuration")
+    })
+    .await;
+    conf.write(&format!("{with_b}{js}"));
+    natrium_tests::reload::sighup(&server, 2);
+    let b = login(&server, "b").await;
+    info_until(&b, |i| i.get("error").is_none() && i["streams"] == 1).await;
+    let info = request(&b, "$JS.API.STREAM.INFO.T", "").await;
+    assert_eq!(info["state"]["messages"], 1, "{info}");
+    let acked = b.request("t", "again".into()).await.expect("ack");
+    let acked: Value = serde_json::from_slice(&acked.payload).expect("json");
+    assert_eq!(acked["seq"], 2, "{acked}");
+}

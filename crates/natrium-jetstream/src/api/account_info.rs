@@ -23,7 +23,7 @@ pub fn info(req: &Request<'_>) -> Vec<u8> {
             reserved_storage: u64::try_from(reserved_storage).unwrap_or(0),
             streams,
             consumers: req.jsa.consumer_count(),
-            limits: AccountLimitsJson::from(&req.jsa.limits),
+            limits: AccountLimitsJson::from(&req.jsa.limits()),
             domain: req.js.settings.domain.clone(),
             api: ApiStatsJson {
                 level: API_LEVEL,

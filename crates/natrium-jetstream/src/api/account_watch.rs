@@ -1,9 +1,12 @@
-//! Accounts a configuration reload adds or changes: the API is subscribed in each new
-//! account (so a client there is answered, if only with 10039), and JetStream is turned on,
-//! with its streams recovered, for an account whose definition now enables it, as Go does
-//! when it configures an account's JetStream on reload. Limits changed on a kept account and
-//! accounts removed keep what they had until a restart, `TODO(#15)`. At shutdown's
-//! announcement it tells waiting pull requests the server is going.
+//! Accounts a configuration reload adds, changes or removes, handled as Go configures an
+//! account's JetStream on reload: the API is subscribed in each new account (so a client
+//! there is answered, if only with 10039); JetStream is turned on, with its streams
+//! recovered, for an account whose definition now enables it; an enabled account takes its
+//! new limits when they fit the server (else it keeps its old ones and the error is logged);
+//! and JetStream is turned off, its streams stopped with their files kept, in an account
+//! whose definition no longer enables it. Go keeps a removed account's streams running
+//! where nothing can reach them; ours stops them too. At shutdown's announcement it tells
+//! waiting pull requests the server is going.
 
 use std::sync::Arc;
 
@@ -39,6 +42,12 @@ pub fn start(js: &Arc<JetStream>, inbox: &Arc<ApiInbox>, subs: &Arc<Mutex<ApiSub
                 ack.done();
                 continue;
             }
+            if let ServerEvent::Account(AccountEvent::Removed(account)) = &event {
+                let js = Arc::clone(&js);
+                let name = account.name.clone();
+                let _ = tokio::task::spawn_blocking(move || js.disable_account(&name)).await;
+                continue;
+            }
             if let ServerEvent::Account(
                 AccountEvent::Created(account) | AccountEvent::Reloaded(account),
             ) = event
@@ -62,10 +71,23 @@ fn adopt(js: &JetStream, inbox: &Arc<ApiInbox>, subs: &Mutex<ApiSubs>, account: 
             subs.subscribe_api(inbox, account, &js.settings.domain);
         }
     }
-    let Some(limits) = account.state().spec.jetstream else {
+    let enabled = js.account(&account.name);
+    let Some(limits) = crate::service::configured_limits(&js.server, account) else {
+        if enabled.is_some() && !Arc::ptr_eq(account, &js.server.system_account()) {
+            js.disable_account(&account.name);
+        }
         return;
     };
-    if js.account(&account.name).is_some() {
+    if let Some(jsa) = enabled {
+        if jsa.limits() != limits {
+            if let Err(err) = js.update_account_limits(&jsa, limits) {
+                tracing::error!(
+                    "Error enabling jetstream on configured accounts: {} ({})",
+                    err.description,
+                    err.err_code
+                );
+            }
+        }
         return;
     }
     if let Err(err) = js.check_account_fits(&limits) {

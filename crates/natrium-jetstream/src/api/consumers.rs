@@ -160,7 +160,7 @@ pub fn context<'a>(
         stream,
         server_max_ack_pending: limits.max_ack_pending,
         server_max_request_batch: limits.max_request_batch,
-        account: &req.jsa.limits,
+        account: req.jsa.limits(),
         pedantic,
         recovering: false,
     }
@@ -331,7 +331,7 @@ fn check_limits(
     stream: &Stream,
     config: &crate::config::StreamConfig,
 ) -> Result<(), ApiError> {
-    let account = req.jsa.limits.max_consumers;
+    let account = req.jsa.limits().max_consumers;
     let mut max = config.max_consumers;
     if max <= 0 || (account > 0 && account < max) {
         max = account;

@@ -27,7 +27,7 @@ const LIST_PAGE: usize = 256;
 /// The checks' view of this server and account.
 pub(crate) fn context(req: &Request<'_>, storage: Storage) -> CheckContext {
     let jsa = Arc::clone(req.jsa);
-    let limits = &req.jsa.limits;
+    let limits = req.jsa.limits();
     let per_stream = match storage {
         Storage::Memory => limits.memory_max_stream_bytes,
         Storage::File => limits.store_max_stream_bytes,
@@ -105,10 +105,7 @@ pub fn stream_info_detailed(
 pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     const KIND: &str = "stream_create_response";
     let request = decode_stream_request(req.body)?;
-    let mut config = request.config;
-    if config.name.is_empty() {
-        name.clone_into(&mut config.name);
-    }
+    let config = request.config;
     if config.name != name {
         return Err(table::STREAM_MISMATCH.err());
     }
@@ -153,10 +150,7 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
 pub fn update(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
     const KIND: &str = "stream_update_response";
     let request = decode_stream_request(req.body)?;
-    let mut config = request.config;
-    if config.name.is_empty() {
-        name.clone_into(&mut config.name);
-    }
+    let config = request.config;
     let ctx = CheckContext {
         pedantic: request.pedantic,
         ..context(req, config.storage)

@@ -14,7 +14,7 @@ pub struct ConsumerContext<'a> {
     /// `jetstream { limits { max_request_batch } }` (0 unset).
     pub server_max_request_batch: i64,
     /// The account's JetStream limits.
-    pub account: &'a JsAccountLimits,
+    pub account: JsAccountLimits,
     /// The request's `pedantic` flag: refuse instead of adjusting.
     pub pedantic: bool,
     /// A recovered consumer skips the check of its replicas against an interest stream's.

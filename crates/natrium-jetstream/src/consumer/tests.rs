@@ -26,7 +26,7 @@ fn ctx<'a>(stream: &'a StreamConfig, account: &'a JsAccountLimits) -> ConsumerCo
         stream,
         server_max_ack_pending: 0,
         server_max_request_batch: 0,
-        account,
+        account: *account,
         pedantic: false,
         recovering: false,
     }

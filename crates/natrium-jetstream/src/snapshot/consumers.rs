@@ -77,7 +77,7 @@ pub fn restore(
         stream: &stream_config,
         server_max_ack_pending: limits.max_ack_pending,
         server_max_request_batch: limits.max_request_batch,
-        account: &jsa.limits,
+        account: jsa.limits(),
         pedantic: false,
         recovering: false,
     };
