@@ -285,18 +285,6 @@ impl JetStream {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::friendly_bytes;
-
-    #[test]
-    fn service_friendly_bytes_like_go() {
-        assert_eq!(friendly_bytes(512), "512 B");
-        assert_eq!(friendly_bytes(1536), "1.50 KB");
-        assert_eq!(friendly_bytes(18_963_124_224), "17.66 GB");
-    }
-}
-
 /// Go's "global account only": no configured account besides the global and the system one.
 pub(crate) fn global_only(server: &Server) -> bool {
     let config = server.config();
@@ -314,4 +302,16 @@ pub(crate) fn configured_limits(server: &Server, account: &Account) -> Option<Js
         return Some(JsAccountLimits::default());
     }
     account.state().spec.jetstream
+}
+
+#[cfg(test)]
+mod tests {
+    use super::friendly_bytes;
+
+    #[test]
+    fn service_friendly_bytes_like_go() {
+        assert_eq!(friendly_bytes(512), "512 B");
+        assert_eq!(friendly_bytes(1536), "1.50 KB");
+        assert_eq!(friendly_bytes(18_963_124_224), "17.66 GB");
+    }
 }
