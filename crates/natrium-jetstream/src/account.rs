@@ -372,13 +372,15 @@ impl JsAccount {
     /// Makes a restored stream one of the account's: refused when the name is taken or the
     /// account is at its stream limit. A memory stream comes with its `store`; a file stream's
     /// files wait, stopped, in `staged` and move to the stream's directory (its `meta.dat`
-    /// written first), where the store is reopened from them.
+    /// written first), where the store is reopened from them. It keeps the archive's creation
+    /// time when the archive has one.
     pub(crate) fn adopt_restored(
         &self,
         js: &JetStream,
         config: StreamConfig,
         store: Option<Box<dyn StreamStore>>,
         staged: Option<&std::path::Path>,
+        created_ns: Option<i64>,
     ) -> Result<Arc<Stream>, ApiError> {
         // Held throughout, so a concurrent restore of the same name waits and is refused.
         let mut streams = self.streams.lock();
@@ -389,7 +391,7 @@ impl JsAccount {
         if max_streams > 0 && streams.len() as i64 >= max_streams {
             return Err(table::MAXIMUM_STREAMS_LIMIT.err());
         }
-        let created_ns = now_ns();
+        let created_ns = created_ns.unwrap_or_else(now_ns);
         let dir = match staged {
             None => None,
             Some(staged) => Some(self.move_staged(js, staged, &config, created_ns)?),

@@ -11,7 +11,8 @@
 //! ```text
 //! magic      "NATRSNP1"                                   8 bytes
 //! record     tag u8 | body length u32 LE | body
-//!   STATE  1 first_seq u64 | last_seq u64 | msgs u64 | bytes u64           (32 bytes)
+//!   STATE  1 first_seq u64 | last_seq u64 | msgs u64 | bytes u64 | created i64
+//!            (40 bytes; 32, without `created`, in archives written before 2026-11-25)
 //!   MSG    2 seq u64 | time i64 | subject len u32 | headers len u32
 //!            | subject | headers | payload (the rest of the body)
 //!   END    3 empty body
@@ -48,7 +49,9 @@ const CONSUMER_VERSION: u8 = 1;
 const CONSUMER_FIXED_BYTES: usize = 21;
 /// Longest consumer name (file names end there).
 const CONSUMER_NAME_BYTES_MAX: usize = 255;
-const STATE_BODY_BYTES: usize = 32;
+const STATE_BODY_BYTES: usize = 40;
+/// The state record of archives written before it carried the stream's creation time.
+const STATE_BODY_BYTES_V0: usize = 32;
 /// Sequence, time, subject length, headers length.
 const MSG_FIXED_BYTES: usize = 24;
 
@@ -61,6 +64,8 @@ pub struct ArchiveState {
     /// its budget against them before it stores anything.
     pub msgs: u64,
     pub bytes: u64,
+    /// Unix nanoseconds of the stream's creation, which a restore keeps (0: not known).
+    pub created_ns: i64,
 }
 
 /// One archived message.
@@ -131,10 +136,14 @@ impl<W: Write> ArchiveWriter<W> {
         let mut out = snap::write::FrameEncoder::new(out);
         out.write_all(MAGIC)?;
         let mut body = [0u8; STATE_BODY_BYTES];
-        for (slot, n) in
-            body.chunks_exact_mut(8)
-                .zip([state.first_seq, state.last_seq, state.msgs, state.bytes])
-        {
+        let created = state.created_ns.cast_unsigned();
+        for (slot, n) in body.chunks_exact_mut(8).zip([
+            state.first_seq,
+            state.last_seq,
+            state.msgs,
+            state.bytes,
+            created,
+        ]) {
             slot.copy_from_slice(&n.to_le_bytes());
         }
         write_record(&mut out, TAG_STATE, &[&body])?;
@@ -338,11 +347,11 @@ impl<R: Read> ArchiveReader<R> {
     }
 
     fn read_state(&mut self, len: usize) -> Result<ArchiveState, ArchiveError> {
-        if len != STATE_BODY_BYTES {
+        if len != STATE_BODY_BYTES && len != STATE_BODY_BYTES_V0 {
             return Err(ArchiveError::Malformed("state record size"));
         }
         let mut body = [0u8; STATE_BODY_BYTES];
-        read_exact(&mut self.input, &mut body)?;
+        read_exact(&mut self.input, body.get_mut(..len).unwrap_or_default())?;
         let mut n = body.chunks_exact(8).map(le_u64);
         let mut field = || n.next().unwrap_or_default();
         let state = ArchiveState {
@@ -350,6 +359,7 @@ impl<R: Read> ArchiveReader<R> {
             last_seq: field(),
             msgs: field(),
             bytes: field(),
+            created_ns: field().cast_signed(),
         };
         // An empty stream that never held a message has both at 0; otherwise the range is
         // `first..=last`, possibly empty (`first == last + 1`).

@@ -43,6 +43,7 @@ fn archive_round_trips_messages_and_gaps() {
         last_seq: 9,
         msgs: 2,
         bytes: 100,
+        created_ns: 1_700_000_000_123_456_789,
     };
     let msgs = [
         msg(3, "a.b", b"NATS/1.0\r\nX: y\r\n\r\n", b"one"),
@@ -67,6 +68,39 @@ fn archive_round_trips_messages_and_gaps() {
 }
 
 #[test]
+fn archive_state_written_before_the_creation_time_still_reads() {
+    // Magic, then a 32-byte state record (no creation time), then the end record.
+    let mut raw = MAGIC.to_vec();
+    raw.extend_from_slice(&[TAG_STATE, 32, 0, 0, 0]);
+    for n in [2u64, 2, 1, 40] {
+        raw.extend_from_slice(&n.to_le_bytes());
+    }
+    raw.extend_from_slice(&[TAG_MSG, 27, 0, 0, 0]);
+    raw.extend_from_slice(&2u64.to_le_bytes());
+    raw.extend_from_slice(&7i64.to_le_bytes());
+    raw.extend_from_slice(&1u32.to_le_bytes());
+    raw.extend_from_slice(&0u32.to_le_bytes());
+    raw.extend_from_slice(b"sxy");
+    raw.extend_from_slice(&[TAG_END, 0, 0, 0, 0]);
+    let got = decode_all(&reframe(&raw), ArchiveLimits::default()).unwrap();
+    let want = ArchiveState {
+        first_seq: 2,
+        last_seq: 2,
+        msgs: 1,
+        bytes: 40,
+        created_ns: 0,
+    };
+    assert_eq!(got.state, want);
+    assert_eq!(got.msgs.len(), 1);
+    assert_eq!(&got.msgs[0].payload[..], b"xy");
+    // Any other state size is malformed.
+    let mut short = MAGIC.to_vec();
+    short.extend_from_slice(&[TAG_STATE, 36, 0, 0, 0]);
+    short.extend_from_slice(&[0; 36]);
+    assert!(decode_all(&reframe(&short), ArchiveLimits::default()).is_err());
+}
+
+#[test]
 fn archive_empty_stream_round_trips() {
     let bytes = encode(&ArchiveState::default(), &[]);
     let got = decode_all(&bytes, ArchiveLimits::default()).unwrap();
@@ -80,6 +114,7 @@ fn archive_refuses_truncation_at_every_byte() {
         last_seq: 2,
         msgs: 2,
         bytes: 10,
+        created_ns: 0,
     };
     let plain = raw(&encode(
         &state,
@@ -101,6 +136,7 @@ fn archive_refuses_structure_errors() {
         last_seq: 6,
         msgs: 1,
         bytes: 1,
+        created_ns: 0,
     };
     let limits = ArchiveLimits::default();
     // Out of range and out of order.
@@ -152,6 +188,7 @@ fn archive_checks_sizes_before_buffering() {
         last_seq: 1,
         msgs: 1,
         bytes: 1,
+        created_ns: 0,
     };
     let limits = ArchiveLimits {
         subject_bytes_max: 16,
@@ -197,7 +234,7 @@ proptest! {
             seq += gap;
             msgs.push(msg(seq, subject, headers, payload));
         }
-        let state = ArchiveState { first_seq: first, last_seq: seq.max(first - 1) + tail, msgs: msgs.len() as u64, bytes: 0 };
+        let state = ArchiveState { first_seq: first, last_seq: seq.max(first - 1) + tail, msgs: msgs.len() as u64, bytes: 0, created_ns: 0 };
         let bytes = encode(&state, &msgs);
         let Decoded { state: got_state, msgs: got, .. } =
             decode_all(&bytes, ArchiveLimits::default()).unwrap();
@@ -219,7 +256,7 @@ proptest! {
         let mut framed = MAGIC.to_vec();
         framed.extend_from_slice(&data);
         let _ = decode_all(&reframe(&framed), ArchiveLimits::default());
-        let state = ArchiveState { first_seq: 1, last_seq: 3, msgs: 2, bytes: 0 };
+        let state = ArchiveState { first_seq: 1, last_seq: 3, msgs: 2, bytes: 0, created_ns: 0 };
         let mut plain = raw(&encode(&state, &[msg(1, "a", b"h", b"p"), msg(3, "b", b"", b"q")]));
         let at = flip.0 % plain.len();
         plain[at] ^= flip.1.max(1);
@@ -278,6 +315,7 @@ fn archive_round_trips_consumers_after_messages() {
         last_seq: 12,
         msgs: 1,
         bytes: 10,
+        created_ns: 0,
     };
     let cons = [
         consumer("d", sample_state()),
@@ -304,6 +342,7 @@ fn archive_refuses_bad_consumer_records() {
         last_seq: 3,
         msgs: 1,
         bytes: 1,
+        created_ns: 0,
     };
     let limits = ArchiveLimits::default();
     let cons = [consumer("d", sample_state())];
@@ -391,7 +430,7 @@ proptest! {
         states in prop::collection::vec((arb_consumer_state(), any::<i64>(), prop::collection::vec(any::<u8>(), 0..64)), 0..5),
         flip in any::<(usize, u8)>(),
     ) {
-        let state = ArchiveState { first_seq: 1, last_seq: 2, msgs: 1, bytes: 1 };
+        let state = ArchiveState { first_seq: 1, last_seq: 2, msgs: 1, bytes: 1, created_ns: 0 };
         let cons: Vec<ArchiveConsumer> = states
             .into_iter()
             .enumerate()

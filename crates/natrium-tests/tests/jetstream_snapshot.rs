@@ -138,6 +138,8 @@ async fn jetstream_snapshot_restore_round_trip_file_and_memory() {
         let after = info(&client, &name).await;
         assert_eq!(done["state"], after["state"], "{done}");
         assert_eq!(after["config"], before["config"]);
+        // As Go's: the restored stream keeps the archived stream's creation time.
+        assert_eq!(after["created"], before["created"], "{after}");
         assert_eq!(messages(&client, &name, 300).await, msgs_before);
         // The last sequence was deleted: as Go's restore does, the last time becomes the
         // last stored message's.
@@ -449,4 +451,27 @@ async fn jetstream_snapshot_and_restore_documents_shaped_like_go() {
         ours.2["state"]["num_deleted"],
         theirs.2["state"]["num_deleted"]
     );
+}
+
+/// Natrium reads only its own archives (`docs/store-format.md` §13): a snapshot taken from
+/// Go's server is refused as a bad archive, with nothing left behind.
+#[tokio::test]
+async fn jetstream_restore_refuses_a_go_snapshot_and_leaves_nothing() {
+    let go_dir = tempfile::tempdir().unwrap();
+    let store = go_dir.path().to_string_lossy().into_owned();
+    let args = ["-js", "-sd", store.as_str(), "-a", "127.0.0.1", "-p", "-1"];
+    let Some(go) = ServerProcess::start_go(&args) else {
+        return;
+    };
+    let go_client = async_nats::connect(go.url()).await.unwrap();
+    fill(&go_client, "GOS", "file").await;
+    let snap = snapshot(&go_client, "GOS", json!({"chunk_size": 1024}), true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let done = restore(&client, &snap.response["config"], &snap.data(), 700).await;
+    assert_eq!(done["error"]["err_code"], 10062, "{done}");
+    assert_eq!(info(&client, "GOS").await["error"]["err_code"], 10059);
+    let account = dir.path().join("jetstream/$G");
+    assert!(!account.join("streams/GOS").exists());
 }

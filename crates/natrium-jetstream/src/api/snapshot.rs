@@ -93,6 +93,7 @@ pub fn snapshot(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
         },
     );
     let (client, _inbox) = InternalClient::start(&req.js.server, Arc::clone(&stream.account));
+    let created_ns = stream.created_ns;
     let transfer = Transfer {
         stream,
         client,
@@ -104,6 +105,7 @@ pub fn snapshot(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
             last_seq: state.last_seq,
             msgs: state.msgs,
             bytes: state.bytes,
+            created_ns,
         },
         consumers,
         guard,

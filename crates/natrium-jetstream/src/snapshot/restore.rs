@@ -80,6 +80,8 @@ struct Built {
     staging: Option<Staging>,
     /// The archived consumers, recreated once the stream exists.
     consumers: Vec<ArchiveConsumer>,
+    /// The archived stream's creation time, kept as Go keeps it (0: the archive has none).
+    created_ns: i64,
 }
 
 impl Restore {
@@ -140,19 +142,30 @@ impl Restore {
             mut store,
             staging,
             consumers,
+            created_ns,
         } = built;
+        let created_ns = (created_ns > 0).then_some(created_ns);
         if self.jsa.subjects_overlap(&self.config, None) {
             return Err(table::STREAM_SUBJECT_OVERLAP.err());
         }
         let stream = match &staging {
-            None => self
-                .jsa
-                .adopt_restored(&self.js, self.config.clone(), Some(store), None),
+            None => self.jsa.adopt_restored(
+                &self.js,
+                self.config.clone(),
+                Some(store),
+                None,
+                created_ns,
+            ),
             Some(staging) => {
                 store.stop().map_err(|e| store_failed(&e))?;
                 drop(store);
-                self.jsa
-                    .adopt_restored(&self.js, self.config.clone(), None, Some(&staging.0))
+                self.jsa.adopt_restored(
+                    &self.js,
+                    self.config.clone(),
+                    None,
+                    Some(&staging.0),
+                    created_ns,
+                )
             }
         }?;
         // As Go, a consumer that can not be recreated fails the restore and the stream goes.
@@ -250,6 +263,7 @@ fn build(
         store,
         staging,
         consumers,
+        created_ns: state.created_ns,
     })
 }
 
