@@ -62,7 +62,7 @@ impl FileStore {
             block.dead_bytes += BATCH_RECORD_BYTES as u64;
         }
         debug_assert_eq!(
-            locs.first().map(|l| l.offset),
+            locs.first().map(Loc::offset),
             Some(start + BATCH_RECORD_BYTES as u64)
         );
         let stored = self.inner.store_checked_batch(msgs)?;
@@ -72,7 +72,7 @@ impl FileStore {
                 block.live += 1;
                 block.live_bytes += u64::from(loc.len);
             }
-            let from = usize::try_from(loc.offset - start).unwrap_or(usize::MAX);
+            let from = usize::try_from(loc.offset() - start).unwrap_or(usize::MAX);
             if let Some(bytes) = buf.get(from..from + loc.len as usize) {
                 self.cache_record(*loc, bytes);
             }
@@ -113,11 +113,7 @@ impl FileStore {
                 len
             };
             let len = u32::try_from(stored).map_err(|_| StoreError::MsgTooLarge)?;
-            locs.push(Loc {
-                block: index,
-                offset,
-                len,
-            });
+            locs.push(Loc::new(index, offset, len).ok_or(StoreError::MsgTooLarge)?);
         }
         let payload = batch_payload(lens.len() as u64, body.len() as u64);
         let head = Record::empty(Kind::Batch, first_seq, timestamp_ns, &payload);

@@ -96,12 +96,28 @@ pub fn header_with_flags(header: &[u8], set: u8) -> Result<[u8; 32], StoreError>
     Ok(out)
 }
 
-/// Where a message record lives: the file store's in-memory body of a message.
+/// Where a message record lives: the file store's in-memory body of a message, one per
+/// stored message, so kept to 12 bytes: an offset inside a block fits 32 bits (blocks rotate
+/// at a few MiB; [`Loc::new`] refuses a larger one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Loc {
     pub block: u32,
-    pub offset: u64,
+    offset: u32,
     pub len: u32,
+}
+
+impl Loc {
+    /// The record of `len` bytes at `offset` of block `block`; `None` when the offset does
+    /// not fit.
+    pub fn new(block: u32, offset: u64, len: u32) -> Option<Loc> {
+        let offset = u32::try_from(offset).ok()?;
+        Some(Loc { block, offset, len })
+    }
+
+    /// The record's offset in its block.
+    pub fn offset(&self) -> u64 {
+        u64::from(self.offset)
+    }
 }
 
 impl crate::memstore::MsgBody for Loc {
@@ -260,9 +276,9 @@ impl Block {
                 Some(frames) => self.read_frame(frames, loc)?,
                 None => self.read_window(loc)?,
             };
-            let from = usize::try_from(loc.offset.saturating_sub(start)).unwrap_or(usize::MAX);
+            let from = usize::try_from(loc.offset().saturating_sub(start)).unwrap_or(usize::MAX);
             let to = from.saturating_add(loc.len as usize);
-            if loc.offset < start || to > segment.len() {
+            if loc.offset() < start || to > segment.len() {
                 return Err(StoreError::Corrupt { what: "record" });
             }
             let record = segment.slice(from..to);
@@ -277,17 +293,17 @@ impl Block {
         drop(cache);
         if record::is_sealed(&record) {
             let key = self.key.as_ref().ok_or(StoreError::WrongKey)?;
-            let plain = Bytes::from(record::open_sealed(&record, key, self.index, loc.offset)?);
+            let plain = Bytes::from(record::open_sealed(&record, key, self.index, loc.offset())?);
             return msg_from(&plain, 0..plain.len(), true, seq, subject);
         }
         msg_from(&record, 0..record.len(), checked, seq, subject)
     }
 
     fn read_window(&self, loc: Loc) -> Result<(u64, Bytes), StoreError> {
-        let start = loc.offset - loc.offset % WINDOW_BYTES;
+        let start = loc.offset() - loc.offset() % WINDOW_BYTES;
         let end = (start + WINDOW_BYTES)
-            .max(loc.offset + u64::from(loc.len))
-            .min(self.plain_len.max(loc.offset + u64::from(loc.len)));
+            .max(loc.offset() + u64::from(loc.len))
+            .min(self.plain_len.max(loc.offset() + u64::from(loc.len)));
         let mut buf = BytesMut::zeroed(usize::try_from(end - start).unwrap_or(0));
         read_exact_at(&*self.file, &mut buf, start).map_err(|e| StoreError::io("read block", e))?;
         Ok((start, buf.freeze()))
@@ -357,7 +373,7 @@ impl Block {
     /// same offset would reuse its nonce).
     pub fn erase(&self, loc: Loc, seq: u64) -> Result<(), StoreError> {
         let mut buf = vec![0u8; loc.len as usize];
-        read_exact_at(&*self.file, &mut buf, loc.offset)
+        read_exact_at(&*self.file, &mut buf, loc.offset())
             .map_err(|e| StoreError::io("read record", e))?;
         let Decoded::Record(rec, _) = record::decode(&buf) else {
             return Err(StoreError::Corrupt { what: "record" });
@@ -388,7 +404,7 @@ impl Block {
 
     /// Writes the erased form of the record at `loc` over it, and syncs.
     fn overwrite(&self, out: &[u8], loc: Loc) -> Result<(), StoreError> {
-        write_all_at(&*self.file, out, loc.offset).map_err(|e| StoreError::io("erase", e))?;
+        write_all_at(&*self.file, out, loc.offset()).map_err(|e| StoreError::io("erase", e))?;
         self.file
             .sync_data()
             .map_err(|e| StoreError::io("sync erase", e))

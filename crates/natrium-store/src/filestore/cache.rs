@@ -112,11 +112,11 @@ impl StoreCache {
         if cost > budget {
             return;
         }
-        let window = loc.offset / WINDOW_BYTES;
+        let window = loc.offset() / WINDOW_BYTES;
         let (block, written) = self
             .written
             .get_or_insert_with(|| (loc.block, VecDeque::new()));
-        let stale = |offset: u64| offset / WINDOW_BYTES < window || offset >= loc.offset;
+        let stale = |offset: u64| offset / WINDOW_BYTES < window || offset >= loc.offset();
         if *block != loc.block || written.back().is_some_and(|(offset, _)| stale(*offset)) {
             // Another tail, or offsets not growing (a rewritten block): start over.
             *block = loc.block;
@@ -127,7 +127,7 @@ impl StoreCache {
             self.bytes -= old.len() as u64 + WRITTEN_ENTRY_BYTES;
             written.pop_front();
         }
-        written.push_back((loc.offset, record));
+        written.push_back((loc.offset(), record));
         self.bytes += cost;
         self.evict(budget);
     }
@@ -188,9 +188,9 @@ impl StoreCache {
                 .map(|record| (record, 0..record.len(), true));
         };
         let len = loc.len as usize;
-        let window = usize::try_from(loc.offset / WINDOW_BYTES).ok();
+        let window = usize::try_from(loc.offset() / WINDOW_BYTES).ok();
         if let Some(Some(w)) = window.and_then(|at| segments.windows.get(at)) {
-            let from = usize::try_from(loc.offset % WINDOW_BYTES).ok()?;
+            let from = usize::try_from(loc.offset() % WINDOW_BYTES).ok()?;
             if from + len <= w.bytes.len() {
                 let checked = w.verified.start <= from && from + len <= w.verified.end;
                 return Some((&w.bytes, from..from + len, checked));
@@ -199,8 +199,8 @@ impl StoreCache {
         if let Some(record) = self.written_record(loc) {
             return Some((record, 0..record.len(), true));
         }
-        let (start, frame) = segments.frames.range(..=loc.offset).next_back()?;
-        let from = usize::try_from(loc.offset - start).ok()?;
+        let (start, frame) = segments.frames.range(..=loc.offset()).next_back()?;
+        let from = usize::try_from(loc.offset() - start).ok()?;
         (from + len <= frame.len()).then_some((frame, from..from + len, true))
     }
 
@@ -209,7 +209,7 @@ impl StoreCache {
         let (block, written) = self.written.as_ref().filter(|(b, _)| *b == loc.block)?;
         debug_assert_eq!(*block, loc.block);
         let at = written
-            .binary_search_by_key(&loc.offset, |(offset, _)| *offset)
+            .binary_search_by_key(&loc.offset(), |(offset, _)| *offset)
             .ok()?;
         let (_, record) = written.get(at)?;
         (record.len() == loc.len as usize).then_some(record)
@@ -269,7 +269,7 @@ mod tests {
     use super::*;
 
     fn loc(block: u32, offset: u64, len: u32) -> Loc {
-        Loc { block, offset, len }
+        Loc::new(block, offset, len).unwrap()
     }
 
     #[test]

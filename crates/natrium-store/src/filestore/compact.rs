@@ -166,11 +166,8 @@ impl FileStore {
                 // Damage found since recovery: the block stays as it is.
                 return Err(StoreError::Corrupt { what: "record" });
             };
-            let here = Loc {
-                block: index,
-                offset: off as u64,
-                len: u32::try_from(len).unwrap_or(u32::MAX),
-            };
+            let here = Loc::new(index, off as u64, u32::try_from(len).unwrap_or(u32::MAX))
+                .ok_or(StoreError::Corrupt { what: "record" })?;
             let stored = rest.get(..len).unwrap_or_default();
             off += len;
             let keep = match rec.kind {
@@ -184,7 +181,7 @@ impl FileStore {
                 // truncate deletes nothing.
                 Kind::Tombstone => {
                     self.tombstones.get(&rec.seq).is_some_and(|t| t.0 == index)
-                        && last_tombstones.get(&rec.seq) == Some(&here.offset)
+                        && last_tombstones.get(&rec.seq) == Some(&here.offset())
                 }
                 Kind::First => rec.seq >= self.logged_first,
                 Kind::Skip | Kind::Truncate | Kind::Deleted => true,
@@ -202,14 +199,9 @@ impl FileStore {
             let to = new.len() as u64;
             let len = copy_msg(stored, (here, old_key), (index, to, reseal), &mut new)?;
             let len = u32::try_from(len).map_err(|_| StoreError::MsgTooLarge)?;
-            moved.push((
-                rec.seq,
-                Loc {
-                    offset: to,
-                    len,
-                    ..here
-                },
-            ));
+            let moved_to =
+                Loc::new(index, to, len).ok_or(StoreError::Corrupt { what: "record" })?;
+            moved.push((rec.seq, moved_to));
         }
         run.flush(&mut new);
         Ok(Rewritten {
@@ -285,7 +277,7 @@ fn copy_msg(
     let opened;
     let plain = if record::is_sealed(stored) {
         let key = old_key.ok_or(StoreError::WrongKey)?;
-        opened = record::open_sealed(stored, key, here.block, here.offset)?;
+        opened = record::open_sealed(stored, key, here.block, here.offset())?;
         &opened[..]
     } else {
         stored

@@ -278,7 +278,7 @@ fn store_file_encrypted_erase_overwrites_the_ciphertext() {
     let path = Path::new("/s/msgs").join(file_name(loc.block));
     let record = |fs: &SimFs| {
         let bytes = fs.contents(&path).unwrap();
-        let at = usize::try_from(loc.offset).unwrap();
+        let at = usize::try_from(loc.offset()).unwrap();
         bytes[at..at + loc.len as usize].to_vec()
     };
     let sealed = record(&fs);

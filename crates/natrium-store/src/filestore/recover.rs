@@ -248,10 +248,14 @@ pub fn scan_block(
                         damaged,
                     };
                 }
-                let loc = Loc {
-                    block,
-                    offset: base + off as u64,
-                    len: u32::try_from(len).unwrap_or(u32::MAX),
+                let len32 = u32::try_from(len).unwrap_or(u32::MAX);
+                let Some(loc) = Loc::new(block, base + off as u64, len32) else {
+                    // No block grows this large: what follows is not ours to read.
+                    return ScanEnd {
+                        good_end: base + off as u64,
+                        torn: false,
+                        damaged: true,
+                    };
                 };
                 if !apply_stored(replay, &rec, rest.get(..len).unwrap_or_default(), loc, key) {
                     // A sealed record that does not open is whole on disk: lost, and kept
@@ -332,7 +336,7 @@ fn apply_stored(
         }
         return true;
     }
-    let opened = key.and_then(|k| record::open_sealed(stored, k, loc.block, loc.offset).ok());
+    let opened = key.and_then(|k| record::open_sealed(stored, k, loc.block, loc.offset()).ok());
     if let Some(plain) = opened.as_deref().and_then(record::decode_trusted) {
         replay.apply(&plain, loc);
         return true;

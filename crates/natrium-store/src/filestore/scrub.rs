@@ -246,7 +246,7 @@ impl FileStore {
         } else {
             self.note_damage(index, found);
             while let Some((seq, loc)) = self.next_live(index) {
-                if loc.offset >= range.end {
+                if loc.offset() >= range.end {
                     break;
                 }
                 self.lose_damaged(seq, found);
@@ -287,7 +287,7 @@ impl FileStore {
         let mut off = base;
         while off < end.min(buf_end) {
             let live = self.next_live(index);
-            if let Some((seq, _)) = live.filter(|(_, l)| l.offset < off) {
+            if let Some((seq, _)) = live.filter(|(_, l)| l.offset() < off) {
                 // Passed over without being read: its record is not where the state says.
                 self.note_damage(index, found);
                 self.lose_damaged(seq, found);
@@ -297,7 +297,7 @@ impl FileStore {
                 .ok()
                 .and_then(|at| buf.get(at..))
                 .unwrap_or_default();
-            let at_live = live.filter(|(_, l)| l.offset == off);
+            let at_live = live.filter(|(_, l)| l.offset() == off);
             match record::decode(rest) {
                 Decoded::Record(rec, len) => {
                     let rec_end = off + len as u64;
@@ -308,10 +308,10 @@ impl FileStore {
                             self.lose_damaged(seq, found);
                         }
                         self.scrub.floor = seq;
-                    } else if let Some((_, loc)) = live.filter(|(_, l)| l.offset < rec_end) {
+                    } else if let Some((_, loc)) = live.filter(|(_, l)| l.offset() < rec_end) {
                         // A record across the start of a live one: not what the index saw.
                         self.note_damage(index, found);
-                        off = loc.offset;
+                        off = loc.offset();
                         continue;
                     }
                     off = rec_end;
@@ -324,14 +324,14 @@ impl FileStore {
                 Decoded::Incomplete | Decoded::BadRecord { .. } | Decoded::BadHeader => {
                     self.note_damage(index, found);
                     off = match live {
-                        Some((seq, loc)) if loc.offset == off => {
+                        Some((seq, loc)) if loc.offset() == off => {
                             self.lose_damaged(seq, found);
                             self.scrub.floor = seq;
                             off + u64::from(loc.len)
                         }
                         // The walk goes on at the next live record; what lies between
                         // holds no message the stream serves.
-                        Some((_, loc)) => loc.offset.min(end),
+                        Some((_, loc)) => loc.offset().min(end),
                         None => end,
                     };
                 }
@@ -395,11 +395,11 @@ impl FileStore {
             }
         } else {
             let mut buf = vec![0u8; loc.len as usize];
-            read_exact_at(&*block.file, &mut buf, loc.offset)
+            read_exact_at(&*block.file, &mut buf, loc.offset())
                 .map_err(|e| StoreError::io("read block", e))?;
-            (loc.offset, buf)
+            (loc.offset(), buf)
         };
-        let rest = usize::try_from(loc.offset.saturating_sub(start))
+        let rest = usize::try_from(loc.offset().saturating_sub(start))
             .ok()
             .and_then(|at| bytes.get(at..))
             .unwrap_or_default();
@@ -453,7 +453,7 @@ fn holds(rec: &Record<'_>, stored: &[u8], live: (u64, Loc), key: Option<&DataKey
         return false;
     }
     !rec.sealed
-        || key.is_some_and(|k| record::open_sealed(stored, k, loc.block, loc.offset).is_ok())
+        || key.is_some_and(|k| record::open_sealed(stored, k, loc.block, loc.offset()).is_ok())
 }
 
 #[cfg(test)]

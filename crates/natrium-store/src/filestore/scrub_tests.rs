@@ -32,10 +32,10 @@ fn damage(fs: &SimFs, store: &FileStore, seq: u64, k: u64) -> u32 {
     let block = &store.blocks[&loc.block];
     let at = match &block.frames {
         Some(frames) => {
-            let entry = frames.find(loc.offset).unwrap();
+            let entry = frames.find(loc.offset()).unwrap();
             block.data_start + entry.stored_offset + u64::from(entry.frame_bytes) / 2
         }
-        None => loc.offset + k % u64::from(loc.len),
+        None => loc.offset() + k % u64::from(loc.len),
     };
     flip(fs, loc.block, at);
     loc.block
@@ -247,7 +247,7 @@ proptest! {
         damage(&fs, &store, seq, k);
         // Damage in the last 4 bytes a block's entry covers fails the index's end check.
         let end_of_block = store.index.basis.iter().any(|&(b, covered)| {
-            b == loc.block && loc.offset + u64::from(loc.len) == covered && k + 4 >= u64::from(loc.len)
+            b == loc.block && loc.offset() + u64::from(loc.len) == covered && k + 4 >= u64::from(loc.len)
         });
         drop(store);
         prop_assume!(!end_of_block);

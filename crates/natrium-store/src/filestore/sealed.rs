@@ -88,7 +88,7 @@ impl Block {
     /// plain bytes.
     pub fn read_frame(&self, index: &FrameIndex, loc: Loc) -> Result<(u64, Bytes), StoreError> {
         let entry = index
-            .find(loc.offset)
+            .find(loc.offset())
             .ok_or(StoreError::Corrupt { what: "frame" })?;
         let mut raw = vec![0u8; entry.frame_bytes as usize];
         read_exact_at(&*self.file, &mut raw, self.data_start + entry.stored_offset)

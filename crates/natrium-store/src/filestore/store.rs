@@ -418,15 +418,13 @@ impl FileStore {
                     record::seal(&buf, key, index, tail.len, &mut self.seal_scratch)?;
                     std::mem::swap(&mut buf, &mut self.seal_scratch);
                 }
+                let len = u32::try_from(buf.len()).map_err(|_| StoreError::MsgTooLarge)?;
+                // Checked before the write: an offset a `Loc` can not hold is never written.
+                Loc::new(index, tail.len, len).ok_or(StoreError::MsgTooLarge)?;
                 let offset = tail.append(&buf)?;
                 self.dirty.insert(index);
                 self.index.wrote(buf.len() as u64);
-                let len = u32::try_from(buf.len()).map_err(|_| StoreError::MsgTooLarge)?;
-                Ok(Loc {
-                    block: index,
-                    offset,
-                    len,
-                })
+                Loc::new(index, offset, len).ok_or(StoreError::MsgTooLarge)
             });
         if let (Ok(loc), Kind::Msg) = (&written, rec.kind) {
             self.cache_record(*loc, &buf);

@@ -122,7 +122,7 @@ fn store_file_flipped_byte_loses_only_that_record() {
         // Record 5 loses a header byte (resync), record 7 a payload byte (record CRC).
         let loc = offsets[at - 1];
         let hit = if header { 10 } else { loc.len as usize - 6 };
-        bytes[loc.offset as usize + hit] ^= 0x40;
+        bytes[loc.offset() as usize + hit] ^= 0x40;
     }
     let io: Arc<dyn StorageIo> = Arc::new(fs.clone());
     let file = io.open(&path, crate::io::OpenMode::ReadWrite).unwrap();

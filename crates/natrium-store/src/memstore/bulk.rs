@@ -66,7 +66,7 @@ impl<B: MsgBody> MemStore<B> {
             let prev = subject.last;
             if prev != 0 {
                 if let Some(prev_entry) = map.get_mut(*last_at) {
-                    prev_entry.next_same = msg.seq;
+                    prev_entry.next = state.links.link_next(prev, prev_entry.next, msg.seq);
                 }
             } else {
                 subject.first = msg.seq;
@@ -76,15 +76,10 @@ impl<B: MsgBody> MemStore<B> {
             if let Some(expires) = msg.ttl.expires_at(msg.timestamp_ns) {
                 state.ttl.insert(expires, msg.seq);
             }
-            let (seq, links) = (msg.seq, (prev, 0));
-            let entry = Entry::restored(
-                msg.body,
-                msg.timestamp_ns,
-                msg.subject,
-                links,
-                msg.size,
-                msg.ttl,
-            );
+            let seq = msg.seq;
+            let mut entry =
+                Entry::restored(msg.body, msg.timestamp_ns, msg.subject, msg.size, msg.ttl);
+            entry.prev = state.links.link_prev(seq, entry.prev, prev);
             state.bytes += entry.size();
             match map.push(seq, entry) {
                 Some(at) => *last_at = at,

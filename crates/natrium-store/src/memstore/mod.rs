@@ -5,6 +5,7 @@ mod body;
 mod bulk;
 mod consumer;
 mod enforce;
+mod links;
 mod query;
 mod seqmap;
 mod state;

@@ -104,7 +104,8 @@ impl<B: MsgBody> MemState<B> {
             return self.msgs.get(state.first).map(|e| (state.first, e));
         }
         if let Some(prev) = self.msgs.get(start - 1).filter(|e| e.subject == id) {
-            return self.msgs.get(prev.next_same).map(|e| (prev.next_same, e));
+            let next = self.links.next(start - 1, prev.next);
+            return self.msgs.get(next).map(|e| (next, e));
         }
         // Expected costs, in map entries visited: a scan meets a match about every
         // span/msgs sequences; a chain hop costs about CHAIN_HOP_COST scanned entries.
@@ -123,10 +124,11 @@ impl<B: MsgBody> MemState<B> {
             let mut seq = state.last;
             loop {
                 let entry = self.msgs.get(seq)?;
-                if entry.prev_same < start || entry.prev_same == 0 {
+                let prev = self.links.prev(seq, entry.prev);
+                if prev < start || prev == 0 {
                     return Some((seq, entry));
                 }
-                seq = entry.prev_same;
+                seq = prev;
             }
         }
         let mut seq = state.first;
@@ -135,7 +137,7 @@ impl<B: MsgBody> MemState<B> {
             if seq >= start {
                 return Some((seq, entry));
             }
-            seq = entry.next_same;
+            seq = self.links.next(seq, entry.next);
         }
     }
 
@@ -161,7 +163,7 @@ impl<B: MsgBody> MemState<B> {
             };
             count += 1;
             first = seq;
-            seq = entry.prev_same;
+            seq = self.links.prev(seq, entry.prev);
         }
         (count, first)
     }

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 
 use super::body::MsgBody;
+use super::links::{FarLinks, Link};
 use super::seqmap::SeqMap;
 use super::subjects::{SubjectId, Subjects};
 use super::ttl::TtlIndex;
@@ -11,16 +12,16 @@ use crate::types::{
     MsgSizing, MsgTtl, StorageUpdate, StorageUpdateFn, StoreConfig, StoredMsg, UpdateReason,
 };
 
-/// One stored message, kept small: a stream holds millions. `prev_same`/`next_same` link the
-/// messages of one subject in sequence order (0 for none), so removing a subject's first or
-/// last message finds its successor in O(1) instead of scanning, and per-subject first/last
-/// stay exact.
+/// One stored message, kept small: a stream holds millions. `prev`/`next` link the messages
+/// of one subject in sequence order ([`FarLinks`] reads them), so removing a subject's first
+/// or last message finds its successor in O(1) instead of scanning, and per-subject
+/// first/last stay exact.
 #[derive(Debug)]
 pub(super) struct Entry<B> {
     pub(super) body: B,
     pub(super) timestamp_ns: i64,
-    pub(super) prev_same: u64,
-    pub(super) next_same: u64,
+    pub(super) prev: Link,
+    pub(super) next: Link,
     pub(super) subject: SubjectId,
     /// The accounted size, fixed when the message was stored (its body may not be held).
     size: u32,
@@ -28,20 +29,19 @@ pub(super) struct Entry<B> {
 }
 
 impl<B> Entry<B> {
-    /// An entry restored in bulk (`super::bulk`), its subject chain already linked.
+    /// An entry restored in bulk (`super::bulk`), which links it to its subject's chain.
     pub(super) fn restored(
         body: B,
         timestamp_ns: i64,
         subject: SubjectId,
-        links: (u64, u64),
         size: u64,
         ttl: MsgTtl,
     ) -> Self {
         Entry {
             body,
             timestamp_ns,
-            prev_same: links.0,
-            next_same: links.1,
+            prev: Link::NONE,
+            next: Link::NONE,
             subject,
             size: u32::try_from(size).unwrap_or(u32::MAX),
             ttl: TtlCode::new(ttl),
@@ -57,25 +57,30 @@ impl<B> Entry<B> {
     }
 }
 
-/// A [`MsgTtl`] in 8 bytes: 0 none, -1 never, otherwise seconds + 1 (saturating: a TTL of
-/// centuries never comes due either way).
+/// A [`MsgTtl`] in 4 bytes: 0 none, `u32::MAX` never, otherwise seconds + 1 (saturating at
+/// about 136 years: a TTL that long never comes due either way).
 #[derive(Debug, Clone, Copy)]
-struct TtlCode(i64);
+struct TtlCode(u32);
 
 impl TtlCode {
+    const NEVER: u32 = u32::MAX;
+
     fn new(ttl: MsgTtl) -> Self {
         TtlCode(match ttl {
             MsgTtl::None => 0,
-            MsgTtl::Never => -1,
-            MsgTtl::Secs(secs) => i64::try_from(secs).unwrap_or(i64::MAX).saturating_add(1),
+            MsgTtl::Never => Self::NEVER,
+            MsgTtl::Secs(secs) => u32::try_from(secs)
+                .unwrap_or(u32::MAX)
+                .saturating_add(1)
+                .min(Self::NEVER - 1),
         })
     }
 
     fn get(self) -> MsgTtl {
         match self.0 {
             0 => MsgTtl::None,
-            -1 => MsgTtl::Never,
-            code => MsgTtl::Secs(code.unsigned_abs() - 1),
+            Self::NEVER => MsgTtl::Never,
+            code => MsgTtl::Secs(u64::from(code) - 1),
         }
     }
 }
@@ -95,6 +100,8 @@ pub(super) struct MemState<B: MsgBody> {
     pub(super) sizing: MsgSizing,
     /// Messages by sequence.
     pub(super) msgs: SeqMap<Entry<B>>,
+    /// The subject links too far apart for an entry's [`Link`].
+    pub(super) links: FarLinks,
     pub(super) subjects: Subjects,
     pub(super) ttl: TtlIndex,
     /// First sequence; `last_seq + 1` when empty (0 for a new store, as in Go).
@@ -116,6 +123,7 @@ impl<B: MsgBody> MemState<B> {
             config,
             sizing,
             msgs: SeqMap::default(),
+            links: FarLinks::default(),
             subjects: Subjects::default(),
             ttl: TtlIndex::default(),
             first_seq: 0,
@@ -161,13 +169,13 @@ impl<B: MsgBody> MemState<B> {
         debug_assert_eq!(seq, self.last_seq + 1);
         let (id, prev_same) = self.subjects.push(subject, seq);
         if let Some(prev) = self.msgs.get_mut(prev_same) {
-            prev.next_same = seq;
+            prev.next = self.links.link_next(prev_same, prev.next, seq);
         }
         let entry = Entry {
             body,
             timestamp_ns,
-            prev_same,
-            next_same: 0,
+            prev: self.links.link_prev(seq, Link::NONE, prev_same),
+            next: Link::NONE,
             subject: id,
             size: u32::try_from(size).unwrap_or(u32::MAX),
             ttl: TtlCode::new(ttl),
@@ -205,11 +213,14 @@ impl<B: MsgBody> MemState<B> {
         quiet: bool,
     ) -> Option<(B, u64)> {
         let entry = self.msgs.remove(seq)?;
-        if let Some(prev) = self.msgs.get_mut(entry.prev_same) {
-            prev.next_same = entry.next_same;
+        let prev_same = self.links.prev(seq, entry.prev);
+        let next_same = self.links.next(seq, entry.next);
+        self.links.forget(seq, entry.prev, entry.next);
+        if let Some(prev) = self.msgs.get_mut(prev_same) {
+            prev.next = self.links.link_next(prev_same, prev.next, next_same);
         }
-        if let Some(next) = self.msgs.get_mut(entry.next_same) {
-            next.prev_same = entry.prev_same;
+        if let Some(next) = self.msgs.get_mut(next_same) {
+            next.prev = self.links.link_prev(next_same, next.prev, prev_same);
         }
         let subject = if quiet || self.updates.is_none() {
             Bytes::new()
@@ -217,7 +228,7 @@ impl<B: MsgBody> MemState<B> {
             self.subjects.name(entry.subject).clone()
         };
         self.subjects
-            .remove(entry.subject, seq, entry.prev_same, entry.next_same);
+            .remove(entry.subject, seq, prev_same, next_same);
         if let Some(expires) = entry.ttl().expires_at(entry.timestamp_ns) {
             self.ttl.remove(expires, seq);
         }
@@ -258,6 +269,7 @@ impl<B: MsgBody> MemState<B> {
         let purged = self.msgs.len() as u64;
         let bytes = self.bytes;
         self.msgs = SeqMap::default();
+        self.links.clear();
         self.subjects.clear();
         self.ttl.clear();
         self.bytes = 0;

@@ -215,3 +215,34 @@ fn store_mem_erase_zeroes_unshared_bytes() {
     );
     assert!(!s.erase_msg(1).unwrap());
 }
+
+#[test]
+fn store_mem_subject_links_across_billions_of_sequences() {
+    // Messages of one subject more than u32::MAX sequences apart are still linked.
+    let mut s = MemStore::new(StoreConfig::default());
+    s.store_msg(msg("a", "1", 10)).unwrap();
+    s.store_msg(msg("b", "x", 11)).unwrap();
+    let far = 3 + u64::from(u32::MAX) * 2;
+    s.skip_msgs(3, far - 3, 12).unwrap();
+    assert_eq!(s.store_msg(msg("a", "2", 13)).unwrap().seq, far);
+    assert_eq!(s.store_msg(msg("a", "3", 14)).unwrap().seq, far + 1);
+    let a = Filter::new(b"a").unwrap();
+    let state = s.filtered_state(1, &a);
+    assert_eq!((state.msgs, state.first, state.last), (3, 1, far + 1));
+    // Forward from the first, and from between the two far apart.
+    assert_eq!(s.load_next_msg(&a, 1).unwrap().seq, 1);
+    assert_eq!(s.load_next_msg(&a, 2).unwrap().seq, far);
+    // Removing the middle one links the first straight to the last, farther still.
+    assert!(s.remove_msg(far).unwrap());
+    assert_eq!(s.load_next_msg(&a, 2).unwrap().seq, far + 1);
+    assert!(s.remove_msg(1).unwrap());
+    let state = s.filtered_state(1, &a);
+    assert_eq!((state.msgs, state.first, state.last), (1, far + 1, far + 1));
+}
+
+#[test]
+fn store_mem_file_store_entry_stays_small() {
+    // One per stored message of a file stream: its size is the store's memory per message.
+    let size = std::mem::size_of::<super::state::Entry<crate::filestore::block::Loc>>();
+    assert!(size <= 40, "Entry<Loc> is {size} bytes");
+}

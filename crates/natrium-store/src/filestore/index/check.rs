@@ -62,7 +62,7 @@ impl FileStore {
             .into_iter()
             .map(|m| {
                 let subject = table.get(m.subject as usize).cloned().unwrap_or_default();
-                let loc = (m.body.block, m.body.offset, m.body.len);
+                let loc = (m.body.block, m.body.offset(), m.body.len);
                 (m.seq, subject, m.timestamp_ns, m.size, m.ttl, loc)
             })
             .collect();

@@ -132,12 +132,12 @@ where
             block = Some(m.body.block);
             end = data_start(blocks, m.body.block).unwrap_or(0);
         }
-        put_varint(offsets, m.body.offset.wrapping_sub(end) as i64);
+        put_varint(offsets, m.body.offset().wrapping_sub(end) as i64);
         put_uvarint(lens, u64::from(m.body.len));
         put_varint(sizes, u64::from(m.body.len).wrapping_sub(m.size) as i64);
         put_uvarint(ttls, ttl_code(m.ttl));
         (prev_seq, prev_ts) = (m.seq, m.timestamp_ns);
-        end = m.body.offset + u64::from(m.body.len);
+        end = m.body.offset() + u64::from(m.body.len);
     }
     for col in &cols {
         put_uvarint(out, col.len() as u64);
@@ -374,7 +374,7 @@ impl<'a> MsgRows<'a> {
             timestamp_ns,
             size,
             ttl,
-            body: Loc { block, offset, len },
+            body: Loc::new(block, offset, len)?,
         })
     }
 }
