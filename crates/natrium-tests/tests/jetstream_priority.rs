@@ -468,3 +468,41 @@ async fn jetstream_priority_pin_advisories_match_go() {
     assert_eq!(runs[1 % runs.len()], runs[0]);
     assert_eq!(runs[0][1]["reason"], "timeout");
 }
+
+#[tokio::test]
+async fn jetstream_priority_reset_of_an_interest_consumer_releases_what_it_skipped() {
+    let mut runs = Vec::new();
+    for server in &support::ours_then_go(config) {
+        let client = async_nats::connect(server.server.url())
+            .await
+            .expect("connect");
+        let body = r#"{"name":"I","subjects":["i.>"],"retention":"interest"}"#;
+        support::request(&client, "$JS.API.STREAM.CREATE.I", body).await;
+        for durable in ["A", "B"] {
+            let body = format!(
+                r#"{{"stream_name":"I","config":{{"durable_name":"{durable}","ack_policy":"explicit"}}}}"#
+            );
+            let subject = format!("$JS.API.CONSUMER.CREATE.I.{durable}");
+            support::request(&client, &subject, &body).await;
+        }
+        for i in 1..=6 {
+            let ack = client.request(format!("i.{i}"), "m".into()).await;
+            assert!(ack.is_ok(), "{}", server.name);
+        }
+        // A skips to 5: messages 1 to 4 are still needed by B, and stay.
+        let reset = support::request(&client, "$JS.API.CONSUMER.RESET.I.A", r#"{"seq":5}"#).await;
+        assert_eq!(reset["reset_seq"], 5, "{}: {reset}", server.name);
+        let kept = support::request(&client, "$JS.API.STREAM.INFO.I", "").await;
+        // B skips past all six: now 1 to 4 go; 5 and 6 stay for A.
+        let reset = support::request(&client, "$JS.API.CONSUMER.RESET.I.B", r#"{"seq":7}"#).await;
+        assert_eq!(reset["reset_seq"], 7, "{}: {reset}", server.name);
+        let released = support::request(&client, "$JS.API.STREAM.INFO.I", "").await;
+        runs.push(serde_json::json!([
+            kept["state"]["messages"],
+            released["state"]["messages"],
+            released["state"]["first_seq"]
+        ]));
+    }
+    assert_eq!(runs[0], serde_json::json!([6, 2, 5]), "{runs:?}");
+    assert!(runs.windows(2).all(|w| w[0] == w[1]), "{runs:?}");
+}

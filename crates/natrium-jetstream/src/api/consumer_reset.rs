@@ -51,7 +51,6 @@ fn refusal(err: &ApiError) -> Vec<u8> {
 /// The answer to a reset request in `account`, or `None` when Go's server would not answer:
 /// its header block (the stream's identity, when the request carried a
 /// `Nats-Stream-Identity` header and the reset was made, as Go answers) and its body.
-/// TODO(#16): interest retention's clean-up after a reset.
 pub fn answer(
     js: &Arc<JetStream>,
     account: &str,
@@ -121,6 +120,8 @@ fn reset_answer(
             )))
         }
     };
+    // On an interest stream, what the consumer skipped and no other needs goes.
+    crate::consumer::retention::release_below(&stream, seq);
     if let Some(engine) = jsa.engine(&stream.name) {
         // Its waiting requests are served from the new start.
         engine.look_at(&consumer.name);

@@ -33,6 +33,8 @@ pub struct Round<'a> {
     pub stream: &'a Stream,
     pub consumer: &'a str,
     pub domain: &'a str,
+    /// The server's `max_payload`.
+    pub max_payload: i64,
     /// The stream's retention is `limits` (acks remove nothing).
     pub limits: bool,
     pub now: i64,
@@ -347,10 +349,17 @@ fn rate_wait(core: &mut ConsumerCore, r: &Round<'_>, msg: &StoredMsg) -> i64 {
     if core.delivery.push.paid.take() == Some(msg.seq) {
         return 0;
     }
-    // Go's burst: the stream's max_msg_size, else the server's max payload.
-    // TODO(#16): the account's max payload when it sets one.
+    // Go's burst: the stream's max_msg_size, else the account's max payload, else the
+    // server's.
     let max = r.stream.core.lock().config.max_msg_size;
-    let burst = if max > 0 { i64::from(max) } else { 1024 * 1024 };
+    let account = r.stream.account.state().spec.limits.max_payload;
+    let burst = if max > 0 {
+        i64::from(max)
+    } else if account > 0 {
+        account
+    } else {
+        r.max_payload
+    };
     let size = msg.subject.len() + msg.headers.len() + msg.payload.len();
     let size = i64::try_from(size).unwrap_or(i64::MAX);
     let wait = core.delivery.push.pace(r.now, size, bps, burst);

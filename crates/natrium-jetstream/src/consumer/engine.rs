@@ -69,6 +69,8 @@ pub struct Engine {
     look: Mutex<Vec<String>>,
     stop: CancellationToken,
     domain: String,
+    /// The server's `max_payload`: a rate limit's burst when nothing smaller applies.
+    max_payload: i64,
     /// The account's subscriptions changed: push consumers look at their interest again.
     interest: AtomicBool,
     /// The stream has push consumers (only then do subscription changes wake the task).
@@ -127,6 +129,7 @@ impl Engine {
             look: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
             domain: domain.to_owned(),
+            max_payload: server.config().max_payload as i64,
             interest: AtomicBool::new(false),
             has_push: AtomicBool::new(false),
             listener: Mutex::new(None),
@@ -456,6 +459,7 @@ impl Step<'_> {
             stream,
             consumer: name,
             domain: &self.engine.domain,
+            max_payload: self.engine.max_payload,
             limits: self.limits,
             now: self.now,
             out: self.out,

@@ -47,6 +47,31 @@ pub fn release(stream: &Stream, seqs: &mut Vec<u64>) {
     }
 }
 
+/// Messages below `below` a consumer of an interest stream was reset past: those no
+/// consumer needs any more go, as Go's reset checks the interest stream's state. Walked in
+/// bounded steps, each taking the locks afresh.
+pub fn release_below(stream: &Stream, below: u64) {
+    const STEP: u64 = 4096;
+    if stream.core.lock().config.retention != Retention::Interest {
+        return;
+    }
+    let mut seq = stream
+        .core
+        .lock()
+        .ingest
+        .store
+        .fast_state()
+        .first_seq
+        .max(1);
+    let mut seqs = Vec::new();
+    while seq < below {
+        let end = below.min(seq.saturating_add(STEP));
+        seqs.extend(seq..end);
+        release(stream, &mut seqs);
+        seq = end;
+    }
+}
+
 /// Whether consumer `c` still needs the message at `seq` (its filter matches it and it is
 /// not acknowledged there).
 fn needs(stream: &Stream, c: &Consumer, seq: u64) -> bool {
