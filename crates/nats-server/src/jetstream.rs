@@ -46,16 +46,10 @@ pub fn start(server: &Server, options: &ServerOptions) -> Result<(), String> {
     natrium_jetstream::start(server, settings).map(|_| ())
 }
 
-/// Go's node name: 8 characters of the server name's SHA-256, each byte mod 62 in base-62
-/// digits (the banner's `Node:` line; clustering uses it as the node id).
+/// Go's node name: its `getHash` of the server name (the banner's `Node:` line; clustering
+/// uses it as the node id).
 pub fn node_hash(name: &str) -> String {
-    use sha2::Digest;
-    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    let sum = sha2::Sha256::digest(name.as_bytes());
-    sum.iter()
-        .take(8)
-        .map(|b| char::from(DIGITS.get(usize::from(b % 62)).copied().unwrap_or(b'0')))
-        .collect()
+    natrium_jetstream::stream::sourcing::names::go_hash(name)
 }
 
 /// `MemTotal` of `/proc/meminfo`, in bytes.

@@ -72,9 +72,11 @@ pub fn route(subject: &[u8]) -> Option<(&str, &str)> {
     Some((it.next()?, it.next()?))
 }
 
-/// The ack reply subject of a delivery.
+/// The ack reply subject of a delivery: Go's v1 form, or with `v2` (`<domain>.<account
+/// hash>`) its v2 form.
 pub fn reply_subject(
     out: &mut String,
+    v2: Option<&str>,
     stream: &str,
     consumer: &str,
     seqs: (u64, u64, u64),
@@ -83,9 +85,14 @@ pub fn reply_subject(
 ) {
     let (delivered, stream_seq, consumer_seq) = seqs;
     out.clear();
+    out.push_str("$JS.ACK.");
+    if let Some(prefix) = v2 {
+        out.push_str(prefix);
+        out.push('.');
+    }
     let _ = write!(
         out,
-        "$JS.ACK.{stream}.{consumer}.{delivered}.{stream_seq}.{consumer_seq}.{timestamp_ns}.{pending}"
+        "{stream}.{consumer}.{delivered}.{stream_seq}.{consumer_seq}.{timestamp_ns}.{pending}"
     );
 }
 
@@ -179,7 +186,7 @@ mod tests {
     #[test]
     fn consumer_ack_reply_subject_format() {
         let mut out = String::new();
-        reply_subject(&mut out, "S", "C", (1, 22, 3), 44, 5);
+        reply_subject(&mut out, None, "S", "C", (1, 22, 3), 44, 5);
         assert_eq!(out, "$JS.ACK.S.C.1.22.3.44.5");
     }
 

@@ -35,6 +35,8 @@ pub struct Round<'a> {
     pub domain: &'a str,
     /// The server's `max_payload`.
     pub max_payload: i64,
+    /// `<domain>.<account hash>` of Go's v2 ack and flow-control subjects, when they are on.
+    pub ack_v2: Option<&'a str>,
     /// The stream's retention is `limits` (acks remove nothing).
     pub limits: bool,
     pub now: i64,
@@ -375,7 +377,7 @@ fn flow_control(core: &mut ConsumerCore, r: &mut Round<'_>, size: usize) {
     if core.delivery.push.sent(size) {
         let seed = u64::try_from(r.now).unwrap_or(0) ^ core.delivery.dseq;
         let p = &mut core.delivery.push;
-        let fc = p.next_fc_reply(&r.stream.name, r.consumer, seed);
+        let fc = p.next_fc_reply(r.ack_v2, &r.stream.name, r.consumer, seed);
         p.requested(fc.clone());
         r.out.push(
             &core.config.deliver_subject,
@@ -473,6 +475,7 @@ fn send_one(core: &mut ConsumerCore, r: &mut Round<'_>, msg: &StoredMsg, dc: u64
     let seqs = (dc, msg.seq, core.delivery.dseq);
     reply_subject(
         &mut ack,
+        r.ack_v2,
         &r.stream.name,
         r.consumer,
         seqs,

@@ -57,6 +57,7 @@ const SID_NEXT: u64 = 1;
 const SID_ACK: u64 = 2;
 const SID_ACK_V2: u64 = 3;
 const SID_FC: u64 = 4;
+const SID_FC_V2: u64 = 5;
 
 /// The engine of one stream.
 pub struct Engine {
@@ -71,6 +72,9 @@ pub struct Engine {
     domain: String,
     /// The server's `max_payload`: a rate limit's burst when nothing smaller applies.
     max_payload: i64,
+    /// `<domain>.<account hash>` when the `js_ack_fc_v2` feature flag asks for Go's v2 ack
+    /// and flow-control subjects (`$JS.ACK.<domain>.<hash>.<stream>…`).
+    ack_v2: Option<String>,
     /// The account's subscriptions changed: push consumers look at their interest again.
     interest: AtomicBool,
     /// The stream has push consumers (only then do subscription changes wake the task).
@@ -130,6 +134,7 @@ impl Engine {
             stop: CancellationToken::new(),
             domain: domain.to_owned(),
             max_payload: server.config().max_payload as i64,
+            ack_v2: ack_v2_prefix(server, domain, &stream.account.name),
             interest: AtomicBool::new(false),
             has_push: AtomicBool::new(false),
             listener: Mutex::new(None),
@@ -163,6 +168,7 @@ impl Engine {
             (SID_ACK, format!("$JS.ACK.{name}.*.*.*.*.*.*")),
             (SID_ACK_V2, format!("$JS.ACK.*.*.{name}.*.*.*.*.*.>")),
             (SID_FC, format!("$JS.FC.{name}.*.*")),
+            (SID_FC_V2, format!("$JS.FC.*.*.{name}.*.*")),
         ];
         let mut subs = self.subs.lock();
         for (sid, subject) in subjects {
@@ -445,6 +451,19 @@ struct Step<'a> {
     emptied: bool,
 }
 
+/// The `<domain>.<account hash>` of Go's v2 ack and flow-control subjects, when the server's
+/// `js_ack_fc_v2` feature flag is on (`_` stands for no domain, as in Go).
+fn ack_v2_prefix(server: &Server, domain: &str, account: &str) -> Option<String> {
+    let on = server.config().feature_flags.get("js_ack_fc_v2").copied() == Some(true);
+    let domain = if domain.is_empty() { "_" } else { domain };
+    on.then(|| {
+        format!(
+            "{domain}.{}",
+            crate::stream::sourcing::names::go_hash(account)
+        )
+    })
+}
+
 impl Step<'_> {
     /// Runs `f` on consumer `name` locked, then notes whether it has requests waiting and
     /// when its timer is due.
@@ -460,6 +479,7 @@ impl Step<'_> {
             consumer: name,
             domain: &self.engine.domain,
             max_payload: self.engine.max_payload,
+            ack_v2: self.engine.ack_v2.as_deref(),
             limits: self.limits,
             now: self.now,
             out: self.out,
@@ -527,8 +547,9 @@ impl Step<'_> {
                     continue;
                 }
                 self.with_consumer(name, |core, r| on_request(core, r, reply, &msg.payload));
-            } else if msg.sid == SID_FC {
-                let name = subject.split('.').nth(3).unwrap_or_default();
+            } else if msg.sid == SID_FC || msg.sid == SID_FC_V2 {
+                let at = if msg.sid == SID_FC { 3 } else { 5 };
+                let name = subject.split('.').nth(at).unwrap_or_default();
                 self.with_consumer(name, |core, r| {
                     pushing::on_flow_control(core, r, subject);
                 });

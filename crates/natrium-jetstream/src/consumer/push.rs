@@ -99,12 +99,21 @@ impl PushState {
     }
 
     /// The next flow-control reply subject (Go's v1 form `$JS.FC.<stream>.<consumer>.<4>`,
-    /// four base-62 characters).
-    pub fn next_fc_reply(&mut self, stream: &str, consumer: &str, seed: u64) -> String {
+    /// four base-62 characters; with `v2`, `<domain>.<account hash>` after `$JS.FC.`).
+    pub fn next_fc_reply(
+        &mut self,
+        v2: Option<&str>,
+        stream: &str,
+        consumer: &str,
+        seed: u64,
+    ) -> String {
         const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
         self.fc_count = self.fc_count.wrapping_add(1);
         let mut n = seed ^ self.fc_count.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut out = format!("$JS.FC.{stream}.{consumer}.");
+        let mut out = match v2 {
+            Some(prefix) => format!("$JS.FC.{prefix}.{stream}.{consumer}."),
+            None => format!("$JS.FC.{stream}.{consumer}."),
+        };
         for _ in 0..4 {
             let i = usize::try_from(n % 62).unwrap_or(0);
             out.push(char::from(DIGITS.get(i).copied().unwrap_or(b'0')));
@@ -181,7 +190,7 @@ mod tests {
         let window = FC_MAX_PENDING / 16;
         assert!(!p.sent(window / 2));
         assert!(p.sent(1));
-        let fc = p.next_fc_reply("S", "C", 7);
+        let fc = p.next_fc_reply(None, "S", "C", 7);
         assert!(fc.starts_with("$JS.FC.S.C.") && fc.len() == "$JS.FC.S.C.".len() + 4);
         p.requested(fc.clone());
         assert!(!p.stalled());

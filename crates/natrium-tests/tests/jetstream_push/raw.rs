@@ -10,8 +10,20 @@ use natrium_tests::ServerProcess;
 const BIG: usize = 100 * 1024;
 
 fn start(dir: &std::path::Path, go: bool) -> Option<ServerProcess> {
+    start_with(dir, go, "")
+}
+
+/// With `extra` configuration (a file in `dir` when there is any).
+fn start_with(dir: &std::path::Path, go: bool, extra: &str) -> Option<ServerProcess> {
+    std::fs::create_dir_all(dir).unwrap();
+    let conf = dir.join("extra.conf");
+    std::fs::write(&conf, extra).unwrap();
+    let conf = conf.display().to_string();
     let dir = dir.display().to_string();
-    let args = ["-js", "-sd", &dir, "-a", "127.0.0.1", "-p", "-1"];
+    let mut args = vec!["-js", "-sd", &dir, "-a", "127.0.0.1", "-p", "-1"];
+    if !extra.is_empty() {
+        args.extend(["-c", conf.as_str()]);
+    }
     if go {
         ServerProcess::start_go(&args)
     } else {
@@ -28,16 +40,18 @@ struct Frame {
     size: usize,
 }
 
-/// `$JS.FC.S.C.<id>` → the id replaced; an ack subject's timestamp replaced.
+/// `$JS.FC.S.C.<id>` → the id replaced; an ack subject's timestamp replaced (v1 and v2
+/// forms).
 fn normalise(text: &str) -> String {
     text.split("\r\n")
         .map(|line| {
             let (head, value) = line.rsplit_once(' ').unwrap_or(("", line));
             let mut tokens: Vec<&str> = value.split('.').collect();
-            if value.starts_with("$JS.FC.") && tokens.len() == 5 {
-                tokens[4] = "<id>";
-            } else if value.starts_with("$JS.ACK.") && tokens.len() == 9 {
-                tokens[7] = "<ts>";
+            let n = tokens.len();
+            if value.starts_with("$JS.FC.") && (n == 5 || n == 7) {
+                tokens[n - 1] = "<id>";
+            } else if value.starts_with("$JS.ACK.") && (n == 9 || n == 11) {
+                tokens[n - 2] = "<ts>";
             }
             let value = tokens.join(".");
             if head.is_empty() {
@@ -196,6 +210,37 @@ fn jetstream_push_raw_heartbeats_and_flow_control() {
         ours[2].1
     );
     if let Some(go) = start(dir.path().join("go").as_path(), true) {
+        let theirs = exchange(&go);
+        for ((step, a), (_, b)) in ours.iter().zip(theirs.iter()) {
+            assert_eq!(timeless(a), timeless(b), "step {step}");
+        }
+    }
+}
+
+/// With the `js_ack_fc_v2` feature flag, deliveries carry Go's v2 ack subject and flow
+/// control its v2 subject, `<domain>.<account hash>` after `$JS.ACK.`/`$JS.FC.`, and the
+/// answer to a v2 flow-control request resumes delivery.
+#[test]
+fn jetstream_push_raw_v2_ack_and_flow_control_subjects() {
+    let extra = "feature_flags { js_ack_fc_v2: true }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), false, extra).unwrap();
+    let ours = exchange(&server);
+    let delivery = &ours[1].1[0];
+    assert_eq!(
+        delivery.reply.as_deref(),
+        Some("$JS.ACK._.szMpdrwD.S.C.1.1.1.<ts>.0"),
+        "{delivery:?}"
+    );
+    let stalled = ours[2].1.last().unwrap();
+    assert!(
+        stalled
+            .headers
+            .as_deref()
+            .is_some_and(|h| h.contains("Nats-Consumer-Stalled: $JS.FC._.szMpdrwD.S.C.<id>")),
+        "{stalled:?}"
+    );
+    if let Some(go) = start_with(dir.path().join("go").as_path(), true, extra) {
         let theirs = exchange(&go);
         for ((step, a), (_, b)) in ours.iter().zip(theirs.iter()) {
             assert_eq!(timeless(a), timeless(b), "step {step}");
