@@ -176,6 +176,74 @@ fn jetstream_republish_raw_frames_match_go() {
     }
 }
 
+/// An atomic batch's messages are republished once it commits, in order, each with its
+/// subject's previous sequence (one stored before the batch, or one of the batch).
+fn batch_transcript(server: &ServerProcess) -> Vec<String> {
+    let mut c = raw(server);
+    let body = r#"{"name":"B","subjects":["b.*"],"storage":"file","allow_atomic":true,
+        "republish":{"src":"b.*","dest":"rp.b.{{wildcard(1)}}"}}"#;
+    let created = exchange(
+        &mut c,
+        &publish("$JS.API.STREAM.CREATE.B", "ack.create", body),
+        "ack.create",
+    );
+    assert!(created[0].contains("\"did_create\":true"), "{created:?}");
+    let mut out = exchange(&mut c, &publish("b.x", "ack.0", "before"), "ack.0");
+    let staged = [("b.x", "1", "one"), ("b.y", "2", "two")];
+    for (subject, seq, payload) in staged {
+        let hdr = format!("NATS/1.0\r\nNats-Batch-Id: B1\r\nNats-Batch-Sequence: {seq}\r\n\r\n");
+        c.send(
+            format!(
+                "HPUB {subject} {} {}\r\n{hdr}{payload}\r\n",
+                hdr.len(),
+                hdr.len() + payload.len()
+            )
+            .as_bytes(),
+        );
+    }
+    let commit = hpub(
+        "b.x",
+        "ack.commit",
+        "Nats-Batch-Id: B1\r\nNats-Batch-Sequence: 3\r\nNats-Batch-Commit: 1\r\n",
+        "three",
+    );
+    out.extend(exchange(&mut c, &commit, "ack.commit"));
+    out
+}
+
+#[test]
+fn jetstream_republish_of_a_committed_atomic_batch_matches_go() {
+    let servers = ours_then_go(three_accounts);
+    let runs: Vec<Vec<String>> = servers
+        .iter()
+        .map(|s| batch_transcript(&s.server))
+        .collect();
+    let ours = &runs[0];
+    let republished: Vec<&String> = ours.iter().filter(|f| f.starts_with("rp.")).collect();
+    assert_eq!(republished.len(), 4, "{ours:#?}");
+    assert!(
+        republished[1].contains("Nats-Sequence: 2\\r\\n"),
+        "{ours:#?}"
+    );
+    assert!(
+        republished[1].contains("Nats-Last-Sequence: 1\\r\\n"),
+        "{ours:#?}"
+    );
+    assert!(republished[2].starts_with("rp.b.y "), "{ours:#?}");
+    assert!(
+        republished[2].contains("Nats-Last-Sequence: 0\\r\\n"),
+        "{ours:#?}"
+    );
+    assert!(
+        republished[3].contains("Nats-Last-Sequence: 2\\r\\n"),
+        "{ours:#?}"
+    );
+    assert!(ours.last().unwrap().starts_with("ack.commit "), "{ours:#?}");
+    for theirs in &runs[1..] {
+        assert_eq!(ours, theirs, "ours vs Go");
+    }
+}
+
 /// Publishes through `async-nats` to a stream with a transform and republish, and reads the
 /// republished message and the stored one.
 #[tokio::test]

@@ -41,11 +41,24 @@ pub struct Republisher {
     warned: Option<Instant>,
 }
 
+/// A message an atomic batch's commit stored, for its republish.
+#[derive(Debug)]
+pub struct Committed {
+    pub seq: u64,
+    pub subject: Bytes,
+    pub headers: Bytes,
+    pub payload: Bytes,
+    /// The sequence of the subject's message before it (0 for none).
+    pub last_seq: u64,
+}
+
 /// One message of the batch to republish if it is stored.
 #[derive(Debug)]
 struct Pending {
     /// Its place in the batch (to find its outcome).
     index: usize,
+    /// Its sequence when it is known before the outcome (a committed atomic batch's).
+    seq: Option<u64>,
     /// The stored subject (after the stream's `subject_transform`).
     subject: Bytes,
     headers: Option<Bytes>,
@@ -95,12 +108,34 @@ impl Republisher {
         });
         self.pending.push(Pending {
             index,
+            seq: None,
             subject: msg.subject.clone(),
             headers: msg.headers.clone(),
             payload: msg.payload.clone(),
             timestamp_ns,
             last_seq,
         });
+    }
+
+    /// Whether anything is republished (a stream without `republish` notes nothing).
+    pub fn enabled(&self) -> bool {
+        self.transform.is_some()
+    }
+
+    /// An atomic batch committed by the ingest batch's `index`-th message stored `committed`
+    /// at `timestamp_ns`: noted in order, republished with the rest of the ingest batch.
+    pub fn note_committed(&mut self, index: usize, committed: Vec<Committed>, timestamp_ns: i64) {
+        for c in committed {
+            self.pending.push(Pending {
+                index,
+                seq: Some(c.seq),
+                subject: c.subject,
+                headers: Some(c.headers).filter(|h| !h.is_empty()),
+                payload: c.payload,
+                timestamp_ns,
+                last_seq: c.last_seq,
+            });
+        }
     }
 
     /// Publishes every noted message of the batch whose outcome is `Stored`, in order, and
@@ -115,9 +150,15 @@ impl Republisher {
         let mut pending = std::mem::take(&mut self.pending);
         for p in pending.drain(..) {
             // A counter's stored payload is its new value, not what was published.
-            let (seq, counted) = match outcomes.get(p.index) {
-                Some(Outcome::Stored(seq) | Outcome::Fast { seq: Some(seq), .. }) => (seq, None),
-                Some(Outcome::Counted(seq, val)) => (seq, Some(format!(r#"{{"val":"{val}"}}"#))),
+            let (seq, counted) = match (outcomes.get(p.index), &p.seq) {
+                (Some(Outcome::Batch { .. }), Some(seq)) => (seq, None),
+                (_, Some(_)) => continue,
+                (Some(Outcome::Stored(seq) | Outcome::Fast { seq: Some(seq), .. }), None) => {
+                    (seq, None)
+                }
+                (Some(Outcome::Counted(seq, val)), None) => {
+                    (seq, Some(format!(r#"{{"val":"{val}"}}"#)))
+                }
                 _ => continue,
             };
             let Some(transform) = &self.transform else {

@@ -390,6 +390,7 @@ impl Stream {
             client: &mut core.client,
             account: &self.account,
             batches: &mut core.batches,
+            committed: None,
         };
         super::batch::stage::sweep_idle(notify, &core.config.name);
     }
@@ -505,13 +506,19 @@ impl Stream {
                 let (ingest, fast) = (&mut core.ingest, &mut core.fast);
                 super::batch::fast::ingest(ingest, &core.config, fast, &msg, (now, interested))
             } else if super::batch::atomic_id(msg.headers.as_deref()).is_some() {
-                // TODO(#17): republish an atomic batch's messages once it is committed.
+                let mut committed = Vec::new();
                 let notify = super::batch::stage::Notify {
                     client: &mut core.client,
                     account: &self.account,
                     batches: &mut core.batches,
+                    committed: core.republish.enabled().then_some(&mut committed),
                 };
-                super::batch::ingest(&mut core.ingest, &core.config, notify, &msg, now)
+                let outcome =
+                    super::batch::ingest(&mut core.ingest, &core.config, notify, &msg, now);
+                if !committed.is_empty() {
+                    core.republish.note_committed(i, committed, now);
+                }
+                outcome
             } else {
                 if interested {
                     core.republish.note(i, &*core.ingest.store, &msg, now);

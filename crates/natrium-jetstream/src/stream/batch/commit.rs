@@ -19,6 +19,7 @@ use crate::stream::counter::{self, STREAM_SOURCE};
 use crate::stream::header_edit;
 use crate::stream::headers::{PublishHeaders, EXPECTED_LAST_MSG_ID};
 use crate::stream::ingest::{self, Ingest, Outcome};
+use crate::stream::republish::Committed;
 
 /// A message of the batch as it will be stored.
 struct Checked {
@@ -67,16 +68,16 @@ impl Ingest {
     }
 }
 
-/// Checks and stores the batch `msgs` (the commit message last, unless it was `eob`).
+/// Checks and stores the batch `msgs` (the commit message last, unless it was `eob`); when
+/// `committed` is given, what was stored goes there for the stream's republish.
 pub fn commit(
     ingest: &mut Ingest,
     config: &StreamConfig,
-    id: &str,
-    msgs: &[Delivery],
-    eob: bool,
+    (id, msgs, eob): (&str, &[Delivery], bool),
     now_ns: i64,
+    committed: Option<&mut Vec<Committed>>,
 ) -> Outcome {
-    match check_and_store(ingest, config, id, msgs, eob, now_ns) {
+    match check_and_store(ingest, config, (id, msgs, eob), now_ns, committed) {
         Ok(outcome) => outcome,
         Err(err) => Outcome::Refused(err),
     }
@@ -85,10 +86,9 @@ pub fn commit(
 fn check_and_store(
     ingest: &mut Ingest,
     config: &StreamConfig,
-    id: &str,
-    msgs: &[Delivery],
-    eob: bool,
+    (id, msgs, eob): (&str, &[Delivery], bool),
     now_ns: i64,
+    committed: Option<&mut Vec<Committed>>,
 ) -> Result<Outcome, ApiError> {
     let last_seq = ingest.store.fast_state().last_seq;
     let mut diff = Diff::default();
@@ -114,6 +114,10 @@ fn check_and_store(
         )
     });
     ingest.quota.admit(subjects, headers, payloads)?;
+    // Each subject's message before each of the batch's, for the republish.
+    let before = committed
+        .is_some()
+        .then(|| last_seqs(ingest, &checked, last_seq));
     let news: Vec<NewMsg<'_>> = checked
         .iter()
         .map(|c| NewMsg {
@@ -139,12 +143,46 @@ fn check_and_store(
         }
     }
     ingest.set_last_msg_id(checked.last().and_then(|c| c.msg_id.as_deref()));
+    if let (Some(out), Some(before)) = (committed, before) {
+        for ((c, s), last_seq) in checked.iter().zip(&stored).zip(before) {
+            out.push(Committed {
+                seq: s.seq,
+                subject: c.subject.clone(),
+                headers: c.headers.clone(),
+                payload: c.payload.clone(),
+                last_seq,
+            });
+        }
+    }
     let seq = stored.last().map_or(last_seq, |s| s.seq);
     Ok(Outcome::Batch {
         seq,
         id: id.to_owned(),
         count: stored.len() as u64,
     })
+}
+
+/// For each checked message, in order, its subject's last sequence before it: from the
+/// store for a subject's first message in the batch, else the batch's previous one (the
+/// batch is stored from `last_seq + 1` on).
+fn last_seqs(ingest: &Ingest, checked: &[Checked], last_seq: u64) -> Vec<u64> {
+    let mut seen: HashMap<&[u8], u64> = HashMap::new();
+    let mut out = Vec::with_capacity(checked.len());
+    for (k, c) in checked.iter().enumerate() {
+        let before = seen.get(&c.subject[..]).copied().unwrap_or_else(|| {
+            Filter::new(&c.subject).map_or(0, |f| {
+                let state = ingest.store.filtered_state(0, &f);
+                if state.msgs == 0 {
+                    0
+                } else {
+                    state.last
+                }
+            })
+        });
+        out.push(before);
+        seen.insert(&c.subject[..], last_seq + k as u64 + 1);
+    }
+    out
 }
 
 /// The checks of the batch's message `msg`, taken with the stream at `clseq` (the last

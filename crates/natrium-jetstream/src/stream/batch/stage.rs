@@ -131,6 +131,8 @@ pub struct Notify<'a> {
     pub client: &'a mut InternalClient,
     pub account: &'a Arc<Account>,
     pub batches: &'a mut AtomicBatches,
+    /// Where a commit puts what it stored, when the stream republishes.
+    pub committed: Option<&'a mut Vec<crate::stream::republish::Committed>>,
 }
 
 impl Notify<'_> {
@@ -295,7 +297,12 @@ fn stage_in(
         msgs.push(staged_msg);
     }
     let id = String::from_utf8_lossy(hdrs.id).into_owned();
+    let committed = notify.committed.as_deref_mut();
     Ok(super::commit::commit(
-        ingest, config, &id, &msgs, eob, now_ns,
+        ingest,
+        config,
+        (&id, &msgs, eob),
+        now_ns,
+        committed,
     ))
 }
