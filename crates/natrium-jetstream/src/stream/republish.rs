@@ -152,7 +152,6 @@ impl Republisher {
             // A counter's stored payload is its new value, not what was published.
             let (seq, counted) = match (outcomes.get(p.index), &p.seq) {
                 (Some(Outcome::Batch { .. }), Some(seq)) => (seq, None),
-                (_, Some(_)) => continue,
                 (Some(Outcome::Stored(seq) | Outcome::Fast { seq: Some(seq), .. }), None) => {
                     (seq, None)
                 }
@@ -233,6 +232,7 @@ mod tests {
     fn pending(headers: Option<&'static [u8]>) -> Pending {
         Pending {
             index: 0,
+            seq: None,
             subject: Bytes::from_static(b"a.b"),
             headers: headers.map(Bytes::from_static),
             payload: Bytes::from_static(b"hello"),
