@@ -304,6 +304,10 @@ impl JsAccount {
             signal,
             queue_msgs: positive(opts.max_buffered_msgs, QUEUE_MSGS_DEFAULT),
             queue_bytes: positive(opts.max_buffered_size, QUEUE_BYTES_DEFAULT),
+            events: crate::event::EventScope {
+                domain: js.settings.domain.clone(),
+                system: js.server.system_account(),
+            },
         });
         let direct = DirectGet::start(js, &stream);
         direct.set_enabled(allow_direct);

@@ -15,6 +15,13 @@ struct Typed<'a, T: Serialize> {
     body: T,
 }
 
+/// Where a stream's advisories that Go also copies to the system account go: the server's
+/// JetStream domain and its system account.
+pub struct EventScope {
+    pub domain: String,
+    pub system: std::sync::Arc<Account>,
+}
+
 /// Whether a publish on `subject` in `account` would reach a subscriber there, or in an
 /// account importing it as a stream (Go counts those through the shadow subscriptions the
 /// import adds to the exporter's index: a deliver subject consumed across accounts is live).

@@ -170,12 +170,21 @@ async fn stored(client: &async_nats::Client, stream: &str, seq: u64) -> String {
     answer.to_string()
 }
 
-async fn exchange(client: &async_nats::Client, raw: &mut hpub::Publisher) -> Vec<String> {
+async fn exchange(
+    (client, sys): (&async_nats::Client, &async_nats::Client),
+    raw: &mut hpub::Publisher,
+) -> Vec<String> {
     let mut advisories = client
         .subscribe("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.>")
         .await
         .unwrap();
     client.flush().await.unwrap();
+    // Go sends a copy to the system account, naming the account.
+    let mut system_copies = sys
+        .subscribe("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.>")
+        .await
+        .unwrap();
+    sys.flush().await.unwrap();
     for body in [
         json!({"name": "A", "subjects": ["a.>"], "allow_atomic": true, "storage": "file"}),
         json!({"name": "N", "subjects": ["n.>"]}),
@@ -204,14 +213,21 @@ async fn exchange(client: &async_nats::Client, raw: &mut hpub::Publisher) -> Vec
         }
     }
     let mut reasons = Vec::new();
-    while reasons.len() < 3 {
-        let next = tokio::time::timeout(Duration::from_secs(5), advisories.next()).await;
-        let msg = next.expect("advisory in time").expect("subscription");
-        let doc: Value = serde_json::from_slice(&msg.payload).unwrap();
-        reasons.push(format!(
-            "{} {} {} {}",
-            msg.subject, doc["type"], doc["batch"], doc["reason"]
-        ));
+    for subscription in [&mut advisories, &mut system_copies] {
+        for _ in 0..3 {
+            let next = tokio::time::timeout(Duration::from_secs(5), subscription.next()).await;
+            let msg = next.expect("advisory in time").expect("subscription");
+            let doc: Value = serde_json::from_slice(&msg.payload).unwrap();
+            reasons.push(format!(
+                "{} {} {} {} {} {}",
+                msg.subject,
+                doc["type"],
+                doc["batch"],
+                doc["reason"],
+                doc["account"],
+                doc["domain"]
+            ));
+        }
     }
     reasons.sort();
     transcript.extend(reasons);
@@ -223,8 +239,9 @@ async fn jetstream_batch_atomic_acks_errors_and_stored_match_go() {
     let mut transcripts = Vec::new();
     for js in support::ours_then_go(three_accounts) {
         let client = login(&js.server, "a").await;
+        let sys = login(&js.server, "sys").await;
         let mut raw = hpub::Publisher::connect(&js.server, "a");
-        transcripts.push((js.name, exchange(&client, &mut raw).await));
+        transcripts.push((js.name, exchange((&client, &sys), &mut raw).await));
     }
     let (_, ours) = transcripts.first().expect("ours ran");
     let ack = |i: usize| ours[i].rsplit(" -> ").next().unwrap_or_default().to_owned();

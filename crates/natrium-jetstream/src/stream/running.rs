@@ -64,6 +64,8 @@ pub struct Stream {
     pub(crate) signal: Arc<Signal>,
     /// The server's `sync_interval` (consumer state follows it too).
     pub(crate) sync: SyncPolicy,
+    /// The domain and system account of the advisories Go copies there.
+    pub(crate) events: crate::event::EventScope,
 }
 
 /// What `core` guards.
@@ -161,6 +163,7 @@ pub struct StreamParts {
     pub signal: Arc<Signal>,
     pub queue_msgs: usize,
     pub queue_bytes: usize,
+    pub events: crate::event::EventScope,
 }
 
 impl Stream {
@@ -194,6 +197,7 @@ impl Stream {
             expiry_armed: std::sync::atomic::AtomicI64::new(i64::MAX),
             signal: parts.signal,
             sync: parts.sync,
+            events: parts.events,
         });
         if stream.dir.is_none() {
             let weak = Arc::downgrade(&stream);
@@ -389,6 +393,7 @@ impl Stream {
         let notify = super::batch::stage::Notify {
             client: &mut core.client,
             account: &self.account,
+            events: &self.events,
             batches: &mut core.batches,
             committed: None,
         };
@@ -510,6 +515,7 @@ impl Stream {
                 let notify = super::batch::stage::Notify {
                     client: &mut core.client,
                     account: &self.account,
+                    events: &self.events,
                     batches: &mut core.batches,
                     committed: core.republish.enabled().then_some(&mut committed),
                 };

@@ -121,7 +121,11 @@ impl Abandoned {
 
 #[derive(Serialize)]
 struct AbandonedBody<'a> {
+    #[serde(skip_serializing_if = "str::is_empty")]
+    account: &'a str,
     stream: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    domain: &'a str,
     batch: &'a str,
     reason: &'a str,
 }
@@ -130,28 +134,37 @@ struct AbandonedBody<'a> {
 pub struct Notify<'a> {
     pub client: &'a mut InternalClient,
     pub account: &'a Arc<Account>,
+    pub events: &'a crate::event::EventScope,
     pub batches: &'a mut AtomicBatches,
     /// Where a commit puts what it stored, when the stream republishes.
     pub committed: Option<&'a mut Vec<crate::stream::republish::Committed>>,
 }
 
 impl Notify<'_> {
-    /// `$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.<stream>`.
-    // TODO(#17): Go also sends a copy with `account` and `domain` to the system account.
+    /// `$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.<stream>`, in the stream's account (unless
+    /// it is the system account) and, naming the account, in the system account, as Go.
     fn abandoned(&mut self, stream: &str, id: &[u8], reason: Abandoned) {
+        const KIND: &str = "io.nats.jetstream.advisory.v1.stream_batch_abandoned";
         let subject = format!("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.{stream}");
-        if !crate::event::has_interest(self.account, &subject) {
-            return;
-        }
         let batch = String::from_utf8_lossy(id);
-        let body = AbandonedBody {
+        let mut body = AbandonedBody {
+            account: "",
             stream,
+            domain: &self.events.domain,
             batch: &batch,
             reason: reason.word(),
         };
-        let json =
-            crate::event::typed_json("io.nats.jetstream.advisory.v1.stream_batch_abandoned", body);
-        self.client.publish_in(self.account, &subject, None, &json);
+        let system = &self.events.system;
+        if !Arc::ptr_eq(self.account, system) && crate::event::has_interest(self.account, &subject)
+        {
+            let json = crate::event::typed_json(KIND, &body);
+            self.client.publish_in(self.account, &subject, None, &json);
+        }
+        if crate::event::has_interest(system, &subject) {
+            body.account = &self.account.name;
+            let json = crate::event::typed_json(KIND, &body);
+            self.client.publish_in(system, &subject, None, &json);
+        }
     }
 }
 
