@@ -58,8 +58,9 @@ impl FileStoreOptions {
     /// most about a quarter more than the limit is kept on disk while the oldest block waits to
     /// be removed), between 32 KiB and 8 MiB; without `max_bytes`, 8 MiB blocks for limits
     /// retention and 4 MiB for interest and work-queue streams, whose messages go sooner. The
-    /// record cache may hold two blocks' worth, so a small stream's cache stays small (Go's
-    /// #4638: memory growing with the number of small streams).
+    /// record cache may hold one block's worth (a sequential reader needs one 64 KiB window;
+    /// the rest serves re-reads of recent messages), so a small stream's cache stays small
+    /// (Go's #4638: memory growing with the number of small streams).
     pub fn for_stream(max_bytes: Option<u64>, limits_retention: bool, compress: bool) -> Self {
         let block_bytes = match max_bytes {
             Some(max) => (max / 4).clamp(BLOCK_BYTES_MIN, BLOCK_BYTES_DEFAULT),
@@ -68,7 +69,7 @@ impl FileStoreOptions {
         };
         FileStoreOptions {
             block_bytes,
-            cache_bytes: 2 * block_bytes,
+            cache_bytes: block_bytes.max(2 * super::cache::WINDOW_BYTES),
             compress,
             index_bytes: INDEX_BYTES_DEFAULT,
         }

@@ -640,7 +640,7 @@ fn store_file_small_streams_keep_small_blocks_and_caches() {
     let small = FileStoreOptions::for_stream(Some(1024 * kib), true, false);
     assert_eq!(
         (small.block_bytes, small.cache_bytes),
-        (256 * kib, 512 * kib)
+        (256 * kib, 256 * kib)
     );
     assert_eq!(
         FileStoreOptions::for_stream(Some(10 * kib), true, false).block_bytes,
