@@ -38,6 +38,8 @@ mod deadline;
 mod login;
 #[path = "logtag.rs"]
 mod logtag;
+#[path = "mapped_pub.rs"]
+mod mapped_pub;
 #[path = "subs.rs"]
 mod subs;
 #[path = "trace_pub.rs"]
@@ -99,6 +101,8 @@ struct Conn {
     /// When a client admitted at its subscription limit (zero) is closed; see
     /// `subs_at_limit_on_login`.
     close_at_sub_limit: Option<Instant>,
+    /// Reused for the subject a mapping rewrites a publish to.
+    mapped_subject: Vec<u8>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -161,6 +165,7 @@ pub(crate) async fn serve<R: Inbound>(
         pong_sent: false,
         auth_expires: None,
         close_at_sub_limit: None,
+        mapped_subject: Vec::new(),
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -663,6 +668,14 @@ impl Conn {
             headers: msg.headers.filter(|h| !h.is_empty()),
             ..*msg
         };
+        if self.account.has_mappings() {
+            return self.on_mapped_pub(msg);
+        }
+        self.route_pub(msg)
+    }
+
+    /// A publish after its subject mapping: checks, permission, delivery.
+    fn route_pub(&mut self, msg: &Message<'_>) -> Next {
         if self.opts.pedantic && !nats_subject::is_valid_publish_subject(msg.subject) {
             // Go's pedantic check only warns: the message still goes through the permission
             // check, the `+OK` and delivery (a wildcard subject reaches wildcard subscribers).

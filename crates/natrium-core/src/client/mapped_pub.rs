@@ -1,0 +1,42 @@
+//! A client's publish in an account with subject mappings: the subject is mapped first, as Go
+//! maps it before the publish permission check and delivery (both see the new subject). A
+//! message whose weighted draw finds no destination is acknowledged, counted and dropped.
+
+use nats_subject::Mapped;
+
+use super::{Conn, Next};
+use crate::deliver::Message;
+
+impl Conn {
+    /// [`Conn::on_pub`]'s rest when the account has mappings.
+    pub(super) fn on_mapped_pub(&mut self, msg: &Message<'_>) -> Next {
+        let mut subject = std::mem::take(&mut self.mapped_subject);
+        let next = match self.account.map_subject(msg.subject, &mut subject) {
+            Mapped::Unmatched => self.route_pub(msg),
+            Mapped::To => {
+                if self.trace {
+                    tracing::trace!(
+                        "{} - <<- [MAPPING {} -> {}]",
+                        self.handle.log_prefix(),
+                        String::from_utf8_lossy(msg.subject),
+                        String::from_utf8_lossy(&subject)
+                    );
+                }
+                self.route_pub(&Message {
+                    subject: &subject,
+                    ..*msg
+                })
+            }
+            Mapped::Dropped => {
+                self.ok();
+                self.handle.add_in(
+                    1,
+                    (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64,
+                );
+                Next::Continue
+            }
+        };
+        self.mapped_subject = subject;
+        next
+    }
+}
