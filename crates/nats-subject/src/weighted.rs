@@ -109,15 +109,18 @@ impl WeightedMapping {
             if d.weight > WEIGHT_TOTAL_MAX {
                 return Err(MappingError::IndividualWeight);
             }
-            let total = match totals.iter_mut().find(|(c, _)| *c == d.cluster) {
-                Some((_, t)) => t,
-                None => {
+            let at = totals
+                .iter()
+                .position(|(c, _)| *c == d.cluster)
+                .unwrap_or_else(|| {
                     totals.push((&d.cluster, 0));
-                    &mut totals.last_mut().ok_or(MappingError::TotalWeight)?.1
-                }
-            };
-            *total = total.saturating_add(d.weight);
-            if *total > WEIGHT_TOTAL_MAX {
+                    totals.len() - 1
+                });
+            let total = totals.get_mut(at).map_or(u8::MAX, |(_, t)| {
+                *t = t.saturating_add(d.weight);
+                *t
+            });
+            if total > WEIGHT_TOTAL_MAX {
                 return Err(MappingError::TotalWeight);
             }
             crate::mapping::validate_mapping(source, &d.subject)?;
