@@ -3,6 +3,7 @@
 //! destinations; accounts map independently; a reload changes them; `/accountz` shows them.
 //! Where the Go server is installed, raw exchanges and `/accountz` are compared with it.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -11,6 +12,9 @@ use natrium_tests::reload::{both, connect, count, sighup, user, FAILED};
 use natrium_tests::{RawClient, ServerProcess};
 
 const WAIT: Duration = Duration::from_secs(10);
+
+/// Messages of the weighted split test: each side gets none with probability 2^-2000.
+const N: usize = 2_000;
 
 const GLOBAL: &str = r#"listen: 127.0.0.1:-1
 http: 127.0.0.1:-1
@@ -31,7 +35,7 @@ mappings {
 fn delivered(c: &mut RawClient, subjects: &[&str]) -> String {
     let mut pubs = String::new();
     for s in subjects {
-        pubs.push_str(&format!("PUB {s} 2\r\nhi\r\n"));
+        let _ = write!(pubs, "PUB {s} 2\r\nhi\r\n");
     }
     c.exchange(pubs.as_bytes())
 }
@@ -180,6 +184,34 @@ accounts {
     }
 }
 
+#[test]
+fn core_mappings_publish_permission_checks_the_mapped_subject_like_go() {
+    let conf = r#"listen: 127.0.0.1:-1
+authorization { users [
+  {user: p, password: p, permissions: {publish: "foo"}}
+  {user: s, password: s}
+] }
+mappings { foo: bar, other: foo }
+"#;
+    let mut seen = Vec::new();
+    for (name, _conf, server) in both(conf) {
+        let mut s = connect(&server.addr(), &user("s", "s"));
+        assert_eq!(s.exchange(b"SUB > 1\r\n"), "", "{name}");
+        let mut p = connect(&server.addr(), &user("p", "p"));
+        let refused = p.exchange(b"PUB foo 2\r\nhi\r\nPUB other 2\r\nhi\r\n");
+        let got = s.exchange(b"");
+        seen.push((refused.clone(), got.clone()));
+        assert_eq!(
+            refused, "-ERR 'Permissions Violation for Publish to \"bar\"'\r\n",
+            "{name}"
+        );
+        assert_eq!(got, "MSG foo 1 2\r\nhi\r\n", "{name}");
+    }
+    if let [ours, go] = seen.as_slice() {
+        assert_eq!(ours, go);
+    }
+}
+
 fn ours(text: &str) -> (natrium_tests::reload::Conf, ServerProcess) {
     let conf = natrium_tests::reload::Conf::new(text);
     let server = ServerProcess::start(&["-c", conf.arg()]);
@@ -229,7 +261,6 @@ async fn core_mappings_weighted_split_reaches_both_sides() {
     let client = async_nats::connect(server.url()).await.expect("connect");
     let mut sub = client.subscribe(">").await.expect("subscribe");
     client.flush().await.expect("flush");
-    const N: usize = 2_000;
     for _ in 0..N {
         client
             .publish("split.k", "x".into())
@@ -245,7 +276,6 @@ async fn core_mappings_weighted_split_reaches_both_sides() {
             other => panic!("unexpected {other}"),
         }
     }
-    // Each side has probability 2^-2000 of getting nothing.
     assert!(left > 0 && right > 0, "left {left}, right {right}");
     assert_eq!(left + right, N);
 }
