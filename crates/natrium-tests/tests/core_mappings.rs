@@ -279,3 +279,52 @@ async fn core_mappings_weighted_split_reaches_both_sides() {
     assert!(left > 0 && right > 0, "left {left}, right {right}");
     assert_eq!(left + right, N);
 }
+
+/// The trace event a message on a mapped subject produces: arrival on the published subject,
+/// then the mapping, then the delivery on the new one (timestamps and ids left out).
+#[test]
+fn core_mappings_message_trace_records_the_mapping_like_go() {
+    let conf = "listen: 127.0.0.1:-1\nmappings { foo: bar }\n";
+    let mut seen = Vec::new();
+    for (name, _conf, server) in both(conf) {
+        let mut tracer = connect(&server.addr(), "");
+        assert_eq!(tracer.exchange(b"SUB tr 1\r\n"), "", "{name}");
+        let mut s = connect(&server.addr(), "");
+        assert_eq!(s.exchange(b"SUB bar 1\r\n"), "", "{name}");
+        let mut p = connect(&server.addr(), ",\"headers\":true");
+        let block = "NATS/1.0\r\nNats-Trace-Dest: tr\r\n\r\n";
+        let op = format!(
+            "HPUB foo {} {}\r\n{block}hi\r\n",
+            block.len(),
+            block.len() + 2
+        );
+        assert_eq!(p.exchange(op.as_bytes()), "", "{name}");
+        let event: serde_json::Value = loop {
+            let line = tracer.read_line().expect("line");
+            if line.starts_with("MSG ") {
+                let body = tracer.read_line().expect("payload");
+                break serde_json::from_str(&body).expect("trace event JSON");
+            }
+        };
+        let steps: Vec<String> = event["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .map(|e| {
+                let field = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
+                format!(
+                    "{} {}{}{}",
+                    field("type"),
+                    field("subj"),
+                    field("to"),
+                    field("sub")
+                )
+            })
+            .collect();
+        assert_eq!(steps, ["in foo", "sm bar", "eg bar"], "{name}: {event}");
+        seen.push(steps);
+    }
+    if let [ours, go] = seen.as_slice() {
+        assert_eq!(ours, go);
+    }
+}

@@ -671,11 +671,12 @@ impl Conn {
         if self.account.has_mappings() {
             return self.on_mapped_pub(msg);
         }
-        self.route_pub(msg)
+        self.route_pub(msg, None)
     }
 
-    /// A publish after its subject mapping: checks, permission, delivery.
-    fn route_pub(&mut self, msg: &Message<'_>) -> Next {
+    /// A publish after its subject mapping (`mapped_from`: the subject as published, when a
+    /// mapping changed it): checks, permission, delivery.
+    fn route_pub(&mut self, msg: &Message<'_>, mapped_from: Option<&[u8]>) -> Next {
         if self.opts.pedantic && !nats_subject::is_valid_publish_subject(msg.subject) {
             // Go's pedantic check only warns: the message still goes through the permission
             // check, the `+OK` and delivery (a wildcard subject reaches wildcard subscribers).
@@ -684,7 +685,7 @@ impl Conn {
         }
         if let Some(h) = msg.headers {
             if crate::deliver::trace::may_trace(h, self.account.traces_parent()) {
-                return self.on_traced_pub(msg);
+                return self.on_traced_pub(msg, mapped_from);
             }
         }
         if !self.perms.can_publish(msg.subject, &self.handle) {

@@ -12,7 +12,7 @@ impl Conn {
     pub(super) fn on_mapped_pub(&mut self, msg: &Message<'_>) -> Next {
         let mut subject = std::mem::take(&mut self.mapped_subject);
         let next = match self.account.map_subject(msg.subject, &mut subject) {
-            Mapped::Unmatched => self.route_pub(msg),
+            Mapped::Unmatched => self.route_pub(msg, None),
             Mapped::To => {
                 if self.trace {
                     tracing::trace!(
@@ -22,10 +22,11 @@ impl Conn {
                         String::from_utf8_lossy(&subject)
                     );
                 }
-                self.route_pub(&Message {
+                let mapped = Message {
                     subject: &subject,
                     ..*msg
-                })
+                };
+                self.route_pub(&mapped, Some(msg.subject))
             }
             Mapped::Dropped => {
                 self.ok();
