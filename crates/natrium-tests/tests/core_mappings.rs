@@ -328,3 +328,70 @@ fn core_mappings_message_trace_records_the_mapping_like_go() {
         assert_eq!(ours, go);
     }
 }
+
+/// An account JWT's `mappings` claim (operator mode): a weight left out counts as 100.
+#[tokio::test]
+async fn core_mappings_from_an_account_jwt_like_go() {
+    use natrium_tests::jwt::{self, Scenario};
+    let mut s = Scenario::new();
+    s.b_jwt = jwt::account(
+        &s.b.public_key(),
+        &s.operator,
+        "B",
+        serde_json::json!({
+            "mappings": {
+                "foo": [{"subject": "bar"}],
+                "w.*": [{"subject": "x.{{wildcard(1)}}", "weight": 100}],
+            },
+        }),
+    );
+    let conf = format!("listen: 127.0.0.1:-1\n{}", s.config());
+    for (name, _conf, server) in both(&conf) {
+        let b = async_nats::ConnectOptions::with_credentials(&s.creds_b())
+            .expect("creds")
+            .connect(server.url())
+            .await
+            .expect("connect");
+        let mut sub = b.subscribe(">").await.expect("subscribe");
+        b.flush().await.expect("flush");
+        for (from, to) in [("foo", "bar"), ("w.k", "x.k"), ("other", "other")] {
+            b.publish(from, "x".into()).await.expect("publish");
+            assert_eq!(next(&mut sub).await.subject.as_str(), to, "{name}: {from}");
+        }
+    }
+}
+
+/// A JWT mapping Go cannot build is logged and left out; the account's others still apply.
+#[tokio::test]
+async fn core_mappings_bad_jwt_mapping_logged_like_go() {
+    use natrium_tests::jwt::{self, Scenario};
+    let mut s = Scenario::new();
+    s.b_jwt = jwt::account(
+        &s.b.public_key(),
+        &s.operator,
+        "B",
+        serde_json::json!({
+            "mappings": {"foo": [{"subject": "bar.$1"}], "good": [{"subject": "fine"}]},
+        }),
+    );
+    let conf = format!("listen: 127.0.0.1:-1\n{}", s.config());
+    let line = format!(
+        "Error adding subject mapping \"foo\" for account [{}/B]: invalid mapping destination: \
+         wildcard index out of range in $1",
+        s.b.public_key()
+    );
+    for (name, _conf, server) in both(&conf) {
+        let b = async_nats::ConnectOptions::with_credentials(&s.creds_b())
+            .expect("creds")
+            .connect(server.url())
+            .await
+            .expect("connect");
+        let mut sub = b.subscribe(">").await.expect("subscribe");
+        b.flush().await.expect("flush");
+        for (from, to) in [("foo", "foo"), ("good", "fine")] {
+            b.publish(from, "x".into()).await.expect("publish");
+            assert_eq!(next(&mut sub).await.subject.as_str(), to, "{name}: {from}");
+        }
+        assert!(count(&server, &line) >= 1, "{name}: {}", server.log_text());
+    }
+}

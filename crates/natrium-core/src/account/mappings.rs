@@ -5,7 +5,7 @@
 //! Only this server's cluster name picks cluster-scoped destinations; Natrium has no cluster
 //! yet, so those are kept for monitoring and never chosen, as on a Go server without one.
 
-use natrium_auth::account::SubjectMapping;
+use natrium_auth::account::AccountSpec;
 use nats_subject::{Mapped, WeightedMapping};
 
 /// The cluster name cluster-scoped destinations are chosen by (none: a single server).
@@ -16,25 +16,27 @@ const CLUSTER_NAME: &str = "";
 pub struct Mappings(Vec<WeightedMapping>);
 
 impl Mappings {
-    /// Compiles `specs`; one that does not compile (possible only from a JWT, the
-    /// configuration is checked when read) is logged and left out, as Go does.
-    pub(crate) fn compile(account: &str, specs: &[SubjectMapping]) -> Self {
-        let mut out: Vec<WeightedMapping> = Vec::with_capacity(specs.len());
-        for spec in specs {
+    /// Compiles the account's mappings; one that does not compile (possible only from a JWT,
+    /// the configuration is checked when read) is logged and left out, as Go does.
+    pub(crate) fn compile(account: &AccountSpec) -> Self {
+        let mut out: Vec<WeightedMapping> = Vec::with_capacity(account.mappings.len());
+        for spec in &account.mappings {
             match WeightedMapping::new(&spec.source, &spec.dests) {
                 Ok(m) => match out.iter_mut().find(|o| o.source() == spec.source) {
                     Some(old) => *old = m,
                     None => out.push(m),
                 },
                 Err(err) => tracing::error!(
-                    "Error adding subject mapping {} for account [{account}]: {err}",
-                    natrium_gofmt::go_quote(&spec.source)
+                    "Error adding subject mapping {} for account [{}]: {err}",
+                    natrium_gofmt::go_quote(&spec.source),
+                    label(account)
                 ),
             }
         }
         Self(out)
     }
 
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -51,5 +53,14 @@ impl Mappings {
             .iter()
             .find(|m| m.matches(subject))
             .map_or(Mapped::Unmatched, |m| m.select(subject, CLUSTER_NAME, out))
+    }
+}
+
+/// How Go's log lines name an account: its name, and its JWT's name after a slash.
+fn label(account: &AccountSpec) -> String {
+    if account.name_tag.is_empty() {
+        account.name.clone()
+    } else {
+        format!("{}/{}", account.name, account.name_tag)
     }
 }

@@ -107,7 +107,7 @@ impl Account {
     }
 
     pub fn from_spec(spec: AccountSpec, cache_enabled: bool) -> Self {
-        let mappings = Mappings::compile(&spec.name, &spec.mappings);
+        let mappings = Mappings::compile(&spec);
         Self {
             name: spec.name.clone(),
             parent_traced: AtomicBool::new(spec.msg_trace.is_some()),
@@ -154,7 +154,7 @@ impl Account {
     pub(crate) fn set_state(&self, spec: AccountSpec, links: Option<Links<Account>>) {
         let linked = links.is_some();
         let parent_traced = spec.msg_trace.is_some();
-        let mappings = Mappings::compile(&self.name, &spec.mappings);
+        let mappings = Mappings::compile(&spec);
         let mapped = !mappings.is_empty();
         self.state.store(Arc::new(AccountState {
             spec,
