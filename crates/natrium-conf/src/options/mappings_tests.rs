@@ -101,9 +101,19 @@ fn mappings_refused_with_gos_words() {
         .ends_with("Invalid weight 101 for mapping destination"));
     assert!(err("mappings { foo: [{dest: x, weight: -1}] }")
         .ends_with("Invalid weight -1 for mapping destination"));
-    // Go places this at the item's end, we at its start.
-    assert!(err("mappings { foo: [{dest: x}] }")
-        .ends_with(": Missing weight for mapping destination \"x\""));
+    // A map item's problems are placed just after its brace, as Go places them.
+    assert_eq!(
+        err("mappings { foo: [{dest: x}] }"),
+        "f.conf:1:26: Missing weight for mapping destination \"x\""
+    );
+    assert_eq!(
+        err("mappings { foo: [\n  {dest: x}\n] }"),
+        "f.conf:2:12: Missing weight for mapping destination \"x\""
+    );
+    assert_eq!(
+        err("mappings { foo: [{dest: 1, weight: 1}] }"),
+        "f.conf:1:37: interface conversion: interface {} is int64, not string"
+    );
     assert_eq!(
         err("mappings { foo: [{dest: x, weight: 1, color: red}] }"),
         "f.conf:1:38: Unknown field \"color\" for mapping destination"

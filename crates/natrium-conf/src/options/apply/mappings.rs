@@ -13,6 +13,7 @@ use nats_subject::{is_valid_subject, MapDest, WeightedMapping};
 
 use super::accounts::GLOBAL_ACCOUNT;
 use super::{convert, Report};
+use crate::error::ConfError;
 use crate::lang::{Entry, Node, Value};
 use crate::options::ServerOptions;
 
@@ -110,21 +111,27 @@ fn one(
 
 /// One weighted destination; `None` (with the error reported) when Go leaves it out. Go
 /// reports the item's problems at the item of a list, or at the mapping's key (`entry`).
+/// A wrong type stops the block: Go's type assertion panics.
 fn destination(
     node: &Node,
     entry: Option<&Entry>,
     report: &mut Report,
 ) -> Result<Option<MapDest>, Abort> {
+    let Value::Map(map) = &node.value else {
+        let message = "Expected an entry for the mapping destination".to_owned();
+        match entry {
+            Some(e) => report.invalid(e, message),
+            None => report.invalid_node_pos(node, message),
+        }
+        return Ok(None);
+    };
+    // A list item's problems are placed where Go places a map item: after its brace.
     let at = |report: &mut Report, message: String| match entry {
         Some(e) => report.invalid(e, message),
-        None => report.invalid_node_pos(node, message),
-    };
-    let Value::Map(map) = &node.value else {
-        at(
-            report,
-            "Expected an entry for the mapping destination".into(),
-        );
-        return Ok(None);
+        None => report.errors.push(ConfError::Invalid {
+            pos: map.end_pos().unwrap_or(&node.pos).clone(),
+            message,
+        }),
     };
     let mut dest = MapDest::default();
     let mut weighted = false;
