@@ -26,6 +26,7 @@ mappings {
   "r.>": "s.>"
   all: [{destination: all.to, weight: 100%}]
   none: [{destination: never, weight: 0}]
+  split: [{destination: split.zero, weight: 0%}, {destination: split.all, weight: 100%}]
   gone: [{destination: gone, weight: "0%"}]
   "c.*": [{destination: "c1.$1", weight: 100, cluster: elsewhere}]
 }
@@ -50,7 +51,7 @@ fn core_mappings_delivered_subjects_like_go() {
             &mut c,
             &[
                 "foo", "foo.x", "a.1.2", "w.k", "p.k1", "p.k2", "p.k3", "r.t.u", "all", "none",
-                "gone", "c.z", "other",
+                "gone", "c.z", "split", "split", "split", "other",
             ],
         );
         let expected_start = "MSG bar 1 2\r\nhi\r\nMSG foo.x 1 2\r\nhi\r\nMSG b.2.1 1 2\r\nhi\r\n\
@@ -60,6 +61,7 @@ fn core_mappings_delivered_subjects_like_go() {
         assert!(!out.contains("MSG gone "), "{name}: {out}");
         assert!(out.contains("MSG none 1 2"), "{name}: {out}");
         assert!(out.contains("MSG c.z 1 2"), "{name}: {out}");
+        assert_eq!(out.matches("MSG split.all 1 2").count(), 3, "{name}: {out}");
         assert!(out.ends_with("MSG other 1 2\r\nhi\r\n"), "{name}: {out}");
         seen.push((name, out));
     }
