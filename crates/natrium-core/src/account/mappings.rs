@@ -64,3 +64,60 @@ fn label(account: &AccountSpec) -> String {
         format!("{}/{}", account.name, account.name_tag)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use natrium_auth::account::{AccountSpec, SubjectMapping};
+    use nats_subject::{MapDest, Mapped};
+
+    use crate::account::Account;
+
+    fn spec(mappings: &[(&str, &str)]) -> AccountSpec {
+        AccountSpec {
+            name: "A".into(),
+            mappings: mappings
+                .iter()
+                .map(|(source, dest)| SubjectMapping {
+                    source: (*source).into(),
+                    dests: vec![MapDest {
+                        subject: (*dest).into(),
+                        weight: 100,
+                        cluster: String::new(),
+                    }],
+                })
+                .collect(),
+            ..AccountSpec::default()
+        }
+    }
+
+    fn mapped(account: &Account, subject: &str) -> Option<String> {
+        let mut out = Vec::new();
+        match account.map_subject(subject.as_bytes(), &mut out) {
+            Mapped::To => Some(String::from_utf8_lossy(&out).into_owned()),
+            Mapped::Unmatched => None,
+            Mapped::Dropped => Some(String::new()),
+        }
+    }
+
+    #[test]
+    fn account_mappings_first_match_applies_and_state_swaps_them() {
+        let account = Account::from_spec(spec(&[("a.*", "x.$1"), ("a.b", "never")]), true);
+        assert!(account.has_mappings());
+        assert_eq!(mapped(&account, "a.b").as_deref(), Some("x.b"));
+        assert_eq!(mapped(&account, "q"), None);
+        // A later entry for the same source replaces the earlier one, in its place.
+        account.set_state(spec(&[("q", "r"), ("q", "s")]), None);
+        assert_eq!(mapped(&account, "q").as_deref(), Some("s"));
+        assert_eq!(account.state().mappings.iter().count(), 1);
+        account.set_state(spec(&[]), None);
+        assert!(!account.has_mappings());
+        assert_eq!(mapped(&account, "q"), None);
+    }
+
+    #[test]
+    fn account_mappings_that_do_not_build_are_left_out() {
+        let account = Account::from_spec(spec(&[("foo", "bar.$1"), ("ok", "fine")]), true);
+        assert_eq!(mapped(&account, "foo"), None);
+        assert_eq!(mapped(&account, "ok").as_deref(), Some("fine"));
+    }
+}
