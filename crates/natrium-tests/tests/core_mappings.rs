@@ -397,3 +397,40 @@ async fn core_mappings_bad_jwt_mapping_logged_like_go() {
         assert!(count(&server, &line) >= 1, "{name}: {}", server.log_text());
     }
 }
+
+/// The share no destination takes goes on with an empty subject, as in Go: a publish allow
+/// list refuses it, otherwise it is acknowledged and reaches nobody; the pedantic check saw
+/// the subject as published.
+#[test]
+fn core_mappings_dropped_share_like_go() {
+    let conf = r#"listen: 127.0.0.1:-1
+authorization { users [
+  {user: p, password: p, permissions: {publish: "gone"}}
+  {user: s, password: s}
+] }
+mappings { gone: [{destination: gone, weight: 0}], "w.*": "w.$1.x" }
+"#;
+    let mut seen = Vec::new();
+    for (name, _conf, server) in both(conf) {
+        let mut p = connect(&server.addr(), &user("p", "p"));
+        let mut s = RawClient::connect(&server.addr());
+        let connect =
+            "CONNECT {\"verbose\":true,\"pedantic\":true,\"user\":\"s\",\"pass\":\"s\"}\r\n";
+        assert_eq!(s.exchange(connect.as_bytes()), "+OK\r\n", "{name}");
+        assert_eq!(s.exchange(b"SUB > 1\r\n"), "+OK\r\n", "{name}");
+        let refused = p.exchange(b"PUB gone 2\r\nhi\r\n");
+        assert_eq!(
+            refused, "-ERR 'Permissions Violation for Publish to \"\"'\r\n",
+            "{name}"
+        );
+        let own = s.exchange(b"PUB gone 2\r\nhi\r\nPUB w.* 2\r\nhi\r\n");
+        assert_eq!(
+            own, "+OK\r\n-ERR 'Invalid Publish Subject'\r\n+OK\r\nMSG w.*.x 1 2\r\nhi\r\n",
+            "{name}"
+        );
+        seen.push((refused, own));
+    }
+    if let [ours, go] = seen.as_slice() {
+        assert_eq!(ours, go);
+    }
+}

@@ -668,6 +668,12 @@ impl Conn {
             headers: msg.headers.filter(|h| !h.is_empty()),
             ..*msg
         };
+        if self.opts.pedantic && !nats_subject::is_valid_publish_subject(msg.subject) {
+            // Go's pedantic check only warns: the message still goes through the permission
+            // check, the `+OK` and delivery (a wildcard subject reaches wildcard subscribers).
+            // Kept for drop-in behaviour; see docs/client-protocol.md.
+            self.handle.send_err(&WireError::InvalidPublishSubject);
+        }
         if self.account.has_mappings() {
             return self.on_mapped_pub(msg);
         }
@@ -675,14 +681,8 @@ impl Conn {
     }
 
     /// A publish after its subject mapping (`mapped_from`: the subject as published, when a
-    /// mapping changed it): checks, permission, delivery.
+    /// mapping changed it): trace, permission, delivery.
     fn route_pub(&mut self, msg: &Message<'_>, mapped_from: Option<&[u8]>) -> Next {
-        if self.opts.pedantic && !nats_subject::is_valid_publish_subject(msg.subject) {
-            // Go's pedantic check only warns: the message still goes through the permission
-            // check, the `+OK` and delivery (a wildcard subject reaches wildcard subscribers).
-            // Kept for drop-in behaviour; see docs/client-protocol.md.
-            self.handle.send_err(&WireError::InvalidPublishSubject);
-        }
         if let Some(h) = msg.headers {
             if crate::deliver::trace::may_trace(h, self.account.traces_parent()) {
                 return self.on_traced_pub(msg, mapped_from);

@@ -1,6 +1,7 @@
 //! A client's publish in an account with subject mappings: the subject is mapped first, as Go
-//! maps it before the publish permission check and delivery (both see the new subject). A
-//! message whose weighted draw finds no destination is acknowledged, counted and dropped.
+//! maps it before the publish permission check and delivery (both see the new subject; the
+//! pedantic subject check saw the original). A message whose weighted draw finds no
+//! destination goes on, as in Go, with an empty subject that reaches nobody.
 
 use nats_subject::Mapped;
 
@@ -29,11 +30,17 @@ impl Conn {
                 self.route_pub(&mapped, Some(msg.subject))
             }
             Mapped::Dropped => {
-                self.ok();
-                self.handle.add_in(
-                    1,
-                    (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64,
-                );
+                // Go goes on with an empty subject: a publish allow list refuses it, otherwise
+                // it is acknowledged, counted and delivered nowhere.
+                if self.perms.can_publish(b"", &self.handle) {
+                    self.ok();
+                    self.handle.add_in(
+                        1,
+                        (msg.headers.map_or(0, <[u8]>::len) + msg.payload.len()) as u64,
+                    );
+                } else {
+                    self.publish_violation(b"");
+                }
                 Next::Continue
             }
         };
