@@ -34,6 +34,16 @@ pub struct AccountSpec {
     pub msg_trace: Option<MsgTraceDest>,
     /// `jetstream`: JetStream on for this account, with these limits.
     pub jetstream: Option<JsAccountLimits>,
+    /// `mappings`: subjects published in the account rewritten to weighted destinations, in
+    /// the order written (a later entry for the same source replaces the earlier one).
+    pub mappings: Vec<SubjectMapping>,
+}
+
+/// One `mappings` entry: a source subject and its destinations as configured.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SubjectMapping {
+    pub source: String,
+    pub dests: Vec<nats_subject::MapDest>,
 }
 
 /// An account's JetStream limits (`jetstream { max_memory … }`); `-1` is unlimited.

@@ -88,6 +88,20 @@ fn differential_go_check_permissions() {
     );
 }
 
+/// `mappings` at the top level and in accounts (recorded from Go's `-t`; one mapping per
+/// block where Go's random map order would change the message).
+#[test]
+fn differential_go_check_mappings() {
+    let (count, failures) = check_cases(include_str!("data/go_check_mappings.jsonl"));
+    assert!(count > 25, "only {count} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// `accounts`, `system_account`, `no_system_account`: account blocks, users, limits, exports
 /// and imports, and the cross-account errors (recorded from Go's `-t`). Go reads top-level
 /// keys in random order; where that changes its message, the record keeps the file-order one.

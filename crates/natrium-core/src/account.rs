@@ -12,6 +12,7 @@
 //!   imports, route responses back.
 //! - [`responses`]: the bounded, expiring table of reply subjects handed to an exporting
 //!   account's responders (`_R_.…`) and where each response goes.
+//! - [`mappings`]: the account's subject mappings, applied to what its clients publish.
 //! - [`stats`]: per-account counters for `/accstatz`.
 //! - `expiry`: closes the clients of an account whose JWT expired.
 //! - [`interest`]: listeners told when interest in a subject appears or goes; every
@@ -27,6 +28,7 @@
 pub(crate) mod expiry;
 pub mod interest;
 pub mod links;
+pub mod mappings;
 pub mod names;
 mod namespace;
 pub mod registry;

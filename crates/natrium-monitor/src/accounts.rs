@@ -91,6 +91,8 @@ pub struct AccountDetail {
     leafnode_connections: u64,
     client_connections: usize,
     subscriptions: u64,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    mappings: std::collections::BTreeMap<String, Vec<MapDestDoc>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     exports: Vec<ExportDoc>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -99,6 +101,37 @@ pub struct AccountDetail {
     sublist_stats: SublistStatsDoc,
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     responses: std::collections::BTreeMap<String, ImportDoc>,
+}
+
+/// One destination of a subject mapping, with its cumulative weight (Go's `MapDest`).
+#[derive(Serialize)]
+pub struct MapDestDoc {
+    subject: String,
+    weight: u8,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    cluster: String,
+}
+
+/// The account's subject mappings by source, each destination's weight cumulative, as Go
+/// shows them.
+fn mappings(account: &Account) -> std::collections::BTreeMap<String, Vec<MapDestDoc>> {
+    let state = account.state();
+    state
+        .mappings
+        .iter()
+        .map(|m| {
+            let dests = m
+                .destinations()
+                .into_iter()
+                .map(|d| MapDestDoc {
+                    subject: d.subject,
+                    weight: d.weight,
+                    cluster: d.cluster,
+                })
+                .collect();
+            (m.source().to_owned(), dests)
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -202,6 +235,7 @@ fn detail(server: &Server, account: &Account) -> AccountDetail {
         leafnode_connections: 0,
         client_connections: account.stats.conns(),
         subscriptions: stats.num_subs,
+        mappings: mappings(account),
         exports: exports(account),
         imports: imports(account)
             .into_iter()

@@ -321,6 +321,25 @@ fn bench_transform(c: &mut Criterion) {
     }
 }
 
+/// An account's weighted mapping as a publish meets it: the match, the draw and the rewrite.
+fn bench_weighted_mapping(c: &mut Criterion) {
+    let dest = |subject: &str, weight| nats_subject::MapDest {
+        subject: subject.to_owned(),
+        weight,
+        cluster: String::new(),
+    };
+    let m = nats_subject::WeightedMapping::new(
+        "orders.*.*",
+        &[dest("left.$1.$2", 50), dest("right.$2.$1", 50)],
+    )
+    .expect("valid mapping");
+    let mut out = Vec::new();
+    bench_op(c, "Mapping_weighted", || {
+        let subject = black_box(b"orders.eu-west-1.customer123456");
+        m.matches(subject) && m.select(subject, "", &mut out) == nats_subject::Mapped::To
+    });
+}
+
 fn benches(c: &mut Criterion) {
     let subjects = subjects();
     bench_insert(c, &subjects);
@@ -328,6 +347,7 @@ fn benches(c: &mut Criterion) {
     bench_remove(c);
     bench_literal(c);
     bench_transform(c);
+    bench_weighted_mapping(c);
 }
 
 criterion_group!(sublist, benches);

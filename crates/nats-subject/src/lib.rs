@@ -10,7 +10,8 @@
 //!   pattern into another pattern's shape (account imports' `prefix` and `to`; stream, source
 //!   and republish transforms with Go's mapping functions, written by `transform_functions`).
 //!   The destination syntax and Go's error texts ([`TransformError`], [`validate_mapping`])
-//!   live in `mapping`.
+//!   live in `mapping`. [`WeightedMapping`] (module `weighted`) is an account's subject
+//!   mapping: weighted, optionally cluster-scoped destinations drawn per message.
 //! - [`MatchResult`] / [`QueueGroup`]: what a match returns, shared immutable snapshots.
 //! - [`SublistStats`]: the counters Go reports on `/subsz`.
 //! - `hash`: the seeded subject hash (foldhash) the trie levels and the cache share.
@@ -51,6 +52,7 @@ mod transform;
 mod transform_functions;
 mod trie;
 pub mod validate;
+mod weighted;
 
 pub use error::SublistError;
 pub use mapping::{is_wildcard_reference, validate_mapping, DestinationError, TransformError};
@@ -60,3 +62,4 @@ pub use stats::SublistStats;
 pub use sublist::{InterestChange, Sublist};
 pub use transform::SubjectTransform;
 pub use validate::{is_literal, is_valid_publish_subject, is_valid_queue_name, is_valid_subject};
+pub use weighted::{MapDest, Mapped, MappingError, WeightedMapping};

@@ -245,6 +245,11 @@ impl SubjectTransform {
         &self.from
     }
 
+    /// Whether `subject` matches the source pattern (the condition for [`Self::apply`]).
+    pub fn matches(&self, subject: &[u8]) -> bool {
+        self.capture(subject).is_some()
+    }
+
     /// Writes the rewrite of `subject` into `out` (cleared first). Returns false, leaving `out`
     /// empty, when `subject` does not match the source pattern. A wildcard token of `subject`
     /// matches only the same wildcard in the pattern (the caller checks a published subject

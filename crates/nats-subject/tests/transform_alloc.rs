@@ -1,9 +1,11 @@
 //! Applying a subject mapping allocates nothing once its output buffer has grown: every
-//! mapping function writes straight into it (the `Transform_*` bench rows report the same).
+//! mapping function writes straight into it (the `Transform_*` bench rows report the same),
+//! and an account mapping's match and weighted draw add nothing. One test only: the counts
+//! are process-wide, and the test harness allocates between tests.
 
 use std::alloc::System;
 
-use nats_subject::SubjectTransform;
+use nats_subject::{MapDest, Mapped, SubjectTransform, WeightedMapping};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
@@ -18,10 +20,23 @@ fn transform_apply_allocates_nothing() {
         .unwrap();
     let mut out = Vec::new();
     assert!(t.apply(b"orders.eu-west-1.customer123456.a.b", &mut out));
+    let dest = |subject: &str, weight| MapDest {
+        subject: subject.to_owned(),
+        weight,
+        cluster: String::new(),
+    };
+    let weighted = WeightedMapping::new(
+        "orders.*.>",
+        &[dest("a.$1.>", 30), dest("b.{{partition(4,1)}}.>", 30)],
+    )
+    .unwrap();
     let region = Region::new(GLOBAL);
     for _ in 0..1000 {
         assert!(t.apply(b"orders.eu-west-1.customer123456.a.b", &mut out));
         assert!(!t.apply(b"other.x", &mut out));
+        assert!(weighted.matches(b"orders.eu.x.y"));
+        assert_eq!(weighted.select(b"orders.eu.x.y", "", &mut out), Mapped::To);
+        assert!(!weighted.matches(b"other.x"));
     }
     assert_eq!(region.change().allocations, 0);
 }

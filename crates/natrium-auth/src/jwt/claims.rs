@@ -338,6 +338,20 @@ pub struct AccountNats {
     pub revocations: HashMap<String, i64>,
     #[serde(default)]
     pub default_permissions: JwtPermissions,
+    /// Source subject to weighted destinations.
+    #[serde(default)]
+    pub mappings: HashMap<String, Vec<JwtMapping>>,
+}
+
+/// One destination of an account JWT's mapping; a weight of 0 (or none) means 100, as in Go.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct JwtMapping {
+    #[serde(default)]
+    pub subject: String,
+    #[serde(default)]
+    pub weight: u8,
+    #[serde(default)]
+    pub cluster: String,
 }
 
 impl Kind for AccountNats {
@@ -382,6 +396,28 @@ impl Claims<AccountNats> {
                 }
             }
         }
+        out
+    }
+
+    /// The `mappings` claim, sorted by source so that a JWT always builds the same list.
+    fn mappings(&self) -> Vec<crate::account::SubjectMapping> {
+        let mut out: Vec<_> = self
+            .nats
+            .mappings
+            .iter()
+            .map(|(source, dests)| crate::account::SubjectMapping {
+                source: source.clone(),
+                dests: dests
+                    .iter()
+                    .map(|d| nats_subject::MapDest {
+                        subject: d.subject.clone(),
+                        weight: if d.weight == 0 { 100 } else { d.weight },
+                        cluster: d.cluster.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.source.cmp(&b.source));
         out
     }
 
@@ -471,6 +507,7 @@ impl Claims<AccountNats> {
                 max_leafnodes: limit(l.leaf),
             },
             jetstream: l.jetstream(),
+            mappings: self.mappings(),
             msg_trace: self.nats.trace.as_ref().and_then(|t| {
                 // Go drops an invalid destination and takes an out-of-range sampling as 100.
                 nats_subject::is_valid_publish_subject(t.dest.as_bytes()).then(|| MsgTraceDest {

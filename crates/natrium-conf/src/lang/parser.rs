@@ -150,7 +150,12 @@ impl<'a> Parser<'a> {
                     pos,
                 });
             }
-            TokKind::ArrayEnd | TokKind::MapEnd => self.close(),
+            TokKind::ArrayEnd => self.close(None),
+            // Go places a map value just after its closing brace.
+            TokKind::MapEnd => self.close(Some(Position {
+                column: pos.column + 1,
+                ..pos
+            })),
             TokKind::Eof => {}
         }
         Ok(())
@@ -178,12 +183,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn close(&mut self) {
+    fn close(&mut self, map_end: Option<Position>) {
         if self.frames.len() < 2 {
             return;
         }
         let node = match self.frames.pop() {
-            Some(Frame::Map { map, pos }) => Node::new(Value::Map(map), pos),
+            Some(Frame::Map { mut map, pos }) => {
+                map.set_end(map_end);
+                Node::new(Value::Map(map), pos)
+            }
             Some(Frame::Array { items, pos }) => Node::new(Value::Array(items), pos),
             None => return,
         };

@@ -144,9 +144,18 @@ pub struct Entry {
 }
 
 /// A map in first-definition order. Redefining a key replaces its value and position in place.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Map {
     entries: Vec<Entry>,
+    /// Just after the closing brace, where Go places a map value that is an array item.
+    end: Option<Position>,
+}
+
+/// Maps are equal by their entries; where a brace closed is no part of the value.
+impl PartialEq for Map {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Map {
@@ -172,6 +181,16 @@ impl Map {
 
     pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
         self.entries.iter_mut().find(|e| e.key == key)
+    }
+
+    /// Just after the closing brace (Go's position of a map that is an array item); `None`
+    /// for the top level.
+    pub fn end_pos(&self) -> Option<&Position> {
+        self.end.as_ref()
+    }
+
+    pub(crate) fn set_end(&mut self, end: Option<Position>) {
+        self.end = end;
     }
 
     /// Entries in first-definition order.

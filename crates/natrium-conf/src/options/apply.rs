@@ -15,6 +15,7 @@ mod accounts;
 mod import_mapping;
 mod inert;
 mod jetstream;
+mod mappings;
 mod msg_trace;
 mod operator;
 mod perms;
@@ -36,8 +37,6 @@ pub const NOT_SUPPORTED_YET: &[&str] = &[
     "gateway",
     "leaf",
     "leafnodes",
-    "mappings",
-    "maps",
     "mqtt",
     "proxies",
     "resolver_pinned_accounts",
@@ -175,6 +174,7 @@ fn apply_entry(o: &mut ServerOptions, e: &Entry, report: &mut Report) -> Result<
         "no_auth_user" => o.no_auth_user = convert::string(v)?,
         "websocket" | "ws" => super::websocket::parse(o, e, report),
         "accounts" => accounts::parse(o, e, report),
+        "mappings" | "maps" => mappings::global(o, e, report),
         "system_account" | "system" => accounts::system_account(o, e, report),
         "operator" | "operators" | "roots" | "root" | "root_operators" | "root_operator" => {
             operator::operators(o, e, report);

@@ -201,3 +201,7 @@ mod accounts_tests;
 #[cfg(test)]
 #[path = "inert_tests.rs"]
 mod inert_tests;
+
+#[cfg(test)]
+#[path = "mappings_tests.rs"]
+mod mappings_tests;

@@ -317,7 +317,7 @@ fn options_authorization_timeout_warning_above_a_minute() {
 fn options_unknown_and_unsupported() {
     assert_eq!(err("foo: 1"), "f.conf:1:0: unknown field \"foo\"");
     assert_eq!(err("\n  FOO: 1"), "f.conf:2:3: unknown field \"FOO\"");
-    for option in ["cluster", "gateway", "leafnodes", "mqtt", "mappings"] {
+    for option in ["cluster", "gateway", "leafnodes", "mqtt"] {
         let e = load(&format!("{option}: x")).unwrap_err();
         assert!(
             matches!(e, ConfError::NotSupportedYet { ref option, .. } if !option.is_empty()),

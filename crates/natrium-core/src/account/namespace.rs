@@ -7,10 +7,11 @@ use std::sync::Arc;
 use arc_swap::{ArcSwap, Guard};
 
 use natrium_auth::account::AccountSpec;
-use nats_subject::{Sublist, SublistError};
+use nats_subject::{Mapped, Sublist, SublistError};
 
 use super::interest::{self, InterestListener};
 use super::links::Links;
+use super::mappings::Mappings;
 use super::responses::Responses;
 use super::stats::AccountStats;
 use crate::endpoint::Subscription;
@@ -48,6 +49,8 @@ pub struct AccountState {
     pub spec: AccountSpec,
     /// `None` while nothing links this account to another.
     pub links: Option<Links<Account>>,
+    /// The subject mappings compiled from `spec`.
+    pub mappings: Mappings,
 }
 
 /// An account's links, held for the length of one publish.
@@ -73,6 +76,9 @@ pub struct Account {
     /// Whether `state` has links, so that the publish path of an unlinked account stops at
     /// one relaxed load.
     linked: AtomicBool,
+    /// Whether `state` has mappings, so that publishing in an account without stops at one
+    /// relaxed load.
+    mapped: AtomicBool,
     /// Whether `state` has `msg_trace`: only then may a `traceparent` header start a trace,
     /// so other accounts' messages are not searched for one.
     parent_traced: AtomicBool,
@@ -101,11 +107,17 @@ impl Account {
     }
 
     pub fn from_spec(spec: AccountSpec, cache_enabled: bool) -> Self {
+        let mappings = Mappings::compile(&spec);
         Self {
             name: spec.name.clone(),
             parent_traced: AtomicBool::new(spec.msg_trace.is_some()),
             sublist: Sublist::new(cache_enabled),
-            state: ArcSwap::from_pointee(AccountState { spec, links: None }),
+            mapped: AtomicBool::new(!mappings.is_empty()),
+            state: ArcSwap::from_pointee(AccountState {
+                spec,
+                links: None,
+                mappings,
+            }),
             linked: AtomicBool::new(false),
             stats: AccountStats::default(),
             responses: Responses::new(),
@@ -142,9 +154,30 @@ impl Account {
     pub(crate) fn set_state(&self, spec: AccountSpec, links: Option<Links<Account>>) {
         let linked = links.is_some();
         let parent_traced = spec.msg_trace.is_some();
-        self.state.store(Arc::new(AccountState { spec, links }));
+        let mappings = Mappings::compile(&spec);
+        let mapped = !mappings.is_empty();
+        self.state.store(Arc::new(AccountState {
+            spec,
+            links,
+            mappings,
+        }));
         self.linked.store(linked, Ordering::Release);
+        self.mapped.store(mapped, Ordering::Release);
         self.parent_traced.store(parent_traced, Ordering::Relaxed);
+    }
+
+    /// Whether the account has subject mappings (one relaxed load: the publish path's check).
+    #[inline]
+    pub fn has_mappings(&self) -> bool {
+        self.mapped.load(Ordering::Relaxed)
+    }
+
+    /// Maps a published `subject` with the account's mappings; the new subject goes to `out`.
+    pub fn map_subject(&self, subject: &[u8], out: &mut Vec<u8>) -> Mapped {
+        if !self.has_mappings() {
+            return Mapped::Unmatched;
+        }
+        self.state.load().mappings.apply(subject, out)
     }
 
     /// Whether a sampled `traceparent` header starts a trace here (`msg_trace` is set).

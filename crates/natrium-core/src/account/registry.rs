@@ -79,9 +79,17 @@ impl Accounts {
             || Arc::new(Account::new(GLOBAL_ACCOUNT, cache_enabled)),
             |p| Arc::clone(&p.global),
         );
+        // Go updates `$G` only from a configuration that defines it (top-level `mappings`):
+        // once they are removed, its mappings stay as they were.
+        let mut global_spec = named(GLOBAL_ACCOUNT);
+        if previous.is_some() {
+            global_spec
+                .mappings
+                .clone_from(&global.state().spec.mappings);
+        }
         let mut entries = vec![Entry {
             account: Arc::clone(&global),
-            spec: named(GLOBAL_ACCOUNT),
+            spec: global_spec,
         }];
         for spec in &config.accounts {
             if spec.name == GLOBAL_ACCOUNT {

@@ -38,6 +38,8 @@ mod deadline;
 mod login;
 #[path = "logtag.rs"]
 mod logtag;
+#[path = "mapped_pub.rs"]
+mod mapped_pub;
 #[path = "subs.rs"]
 mod subs;
 #[path = "trace_pub.rs"]
@@ -99,6 +101,8 @@ struct Conn {
     /// When a client admitted at its subscription limit (zero) is closed; see
     /// `subs_at_limit_on_login`.
     close_at_sub_limit: Option<Instant>,
+    /// Reused for the subject a mapping rewrites a publish to.
+    mapped_subject: Vec<u8>,
 }
 
 /// The PING timer's view of the connection. Semantics are Go's: the timer runs at
@@ -161,6 +165,7 @@ pub(crate) async fn serve<R: Inbound>(
         pong_sent: false,
         auth_expires: None,
         close_at_sub_limit: None,
+        mapped_subject: Vec::new(),
         handle: Arc::clone(&handle),
         server: server.clone(),
     };
@@ -669,9 +674,18 @@ impl Conn {
             // Kept for drop-in behaviour; see docs/client-protocol.md.
             self.handle.send_err(&WireError::InvalidPublishSubject);
         }
+        if self.account.has_mappings() {
+            return self.on_mapped_pub(msg);
+        }
+        self.route_pub(msg, None)
+    }
+
+    /// A publish after its subject mapping (`mapped_from`: the subject as published, when a
+    /// mapping changed it): trace, permission, delivery.
+    fn route_pub(&mut self, msg: &Message<'_>, mapped_from: Option<&[u8]>) -> Next {
         if let Some(h) = msg.headers {
             if crate::deliver::trace::may_trace(h, self.account.traces_parent()) {
-                return self.on_traced_pub(msg);
+                return self.on_traced_pub(msg, mapped_from);
             }
         }
         if !self.perms.can_publish(msg.subject, &self.handle) {

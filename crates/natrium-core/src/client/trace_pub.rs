@@ -11,9 +11,11 @@ use crate::deliver::Message;
 use crate::events::ServerEvent;
 
 impl Conn {
-    /// [`Conn::on_pub`]'s rest for a message whose headers mention tracing.
+    /// [`Conn::on_pub`]'s rest for a message whose headers mention tracing; `mapped_from` is
+    /// the subject as published when a subject mapping changed it (Go traces the message's
+    /// arrival on it, then the mapping).
     #[cold]
-    pub(super) fn on_traced_pub(&mut self, msg: &Message<'_>) -> Next {
+    pub(super) fn on_traced_pub(&mut self, msg: &Message<'_>, mapped_from: Option<&[u8]>) -> Next {
         let block = msg.headers.unwrap_or_default();
         let tracer = match trace::plan(block, &self.account, &self.handle) {
             TracePlan::Untraced => None,
@@ -35,13 +37,12 @@ impl Conn {
                 }
                 let size = block.len() + msg.payload.len();
                 let account = (Arc::clone(&self.account), system);
-                Some(MsgTracer::new(
-                    *intent,
-                    account,
-                    &self.handle,
-                    msg.subject,
-                    size,
-                ))
+                let arrived_on = mapped_from.unwrap_or(msg.subject);
+                let mut tracer = MsgTracer::new(*intent, account, &self.handle, arrived_on, size);
+                if mapped_from.is_some() {
+                    tracer.subject_mapped(msg.subject);
+                }
+                Some(tracer)
             }
         };
         self.publish_checked(msg, tracer)

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use nats_proto::headers::{write_adding_field, Headers, NATS_REQUEST_INFO};
+use nats_subject::Mapped;
 use serde::Serialize;
 
 use super::trace::deliver::ImportTrace;
@@ -145,6 +146,14 @@ impl Publisher {
         };
         let mut subject = Vec::new();
         let mapped = forward.mapping.apply(msg.subject, &mut subject);
+        // The exporter's own subject mappings apply to the imported request, as in Go.
+        let mut remapped = Vec::new();
+        let to = if mapped { &subject[..] } else { msg.subject };
+        let to = match exporter.map_subject(to, &mut remapped) {
+            Mapped::Unmatched => to,
+            Mapped::To => &remapped[..],
+            Mapped::Dropped => return 0,
+        };
         let reply = msg.reply.map(|reply| {
             exporter.responses.register(Pending {
                 requester: Arc::downgrade(importer),
@@ -155,7 +164,6 @@ impl Publisher {
             })
         });
         let mut headers = Some(self.request_headers(importer, forward.share, msg));
-        let to = if mapped { &subject[..] } else { msg.subject };
         let allow = forward.allow_trace;
         let traced = self.trace_service_import(&exporter, importer, msg, to, allow, &mut headers);
         let stop = matches!(traced, ImportTrace::Stop);

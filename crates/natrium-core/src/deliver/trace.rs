@@ -21,7 +21,7 @@ use nats_subject::is_valid_publish_subject;
 
 pub use event::Compression;
 pub use event::MsgTraceEvent;
-use event::{now_ts, ConnKind, Egress, Ingress, TraceRequest, TraceStep};
+use event::{now_ts, ConnKind, Egress, Ingress, SubjectMapping, TraceRequest, TraceStep};
 pub use header::may_trace;
 use header::{TraceHeaders, TRACE_DEST, TRACE_ONLY, TRACE_ORIGIN_ACCOUNT};
 
@@ -213,6 +213,16 @@ impl MsgTracer {
         if let Some(TraceStep::Ingress(ingress)) = self.event.events.first_mut() {
             ingress.error = error;
         }
+    }
+
+    /// Records that a subject mapping sent the message on to `subject`.
+    pub fn subject_mapped(&mut self, subject: &[u8]) {
+        self.event
+            .events
+            .push(TraceStep::SubjectMapping(SubjectMapping {
+                ts: now_ts(),
+                to: String::from_utf8_lossy(subject).into_owned(),
+            }));
     }
 
     fn ingress_account(&self) -> &str {

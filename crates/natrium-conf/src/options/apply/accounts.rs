@@ -1,5 +1,6 @@
 //! The `accounts` block: a list of names, or a map of account blocks with `users`, `nkey`,
-//! `default_permissions`, `limits`, `exports` and `imports`, read with Go's messages.
+//! `default_permissions`, `limits`, `exports`, `imports` and `mappings`, read with Go's
+//! messages.
 //!
 //! Reading happens in two steps, as in Go. First every account block is read on its own
 //! (errors carry the position of the offending key). Then, only if nothing went wrong so far,
@@ -23,10 +24,6 @@ use crate::options::{ServerOptions, UserOption};
 
 /// Go's name of the global account, which configuration may not define.
 pub(super) const GLOBAL_ACCOUNT: &str = "$G";
-
-/// Account keys Go knows that Natrium does not implement yet.
-/// An account's `jetstream` is accepted: it takes effect only when the server runs JetStream.
-const ACCOUNT_NOT_SUPPORTED_YET: &[&str] = &["mappings", "maps"];
 
 /// Exports and imports read from every account, waiting to be linked.
 #[derive(Default)]
@@ -155,9 +152,7 @@ fn account(
                     pending.imports.push((index, draft));
                 }
             }
-            k if ACCOUNT_NOT_SUPPORTED_YET.contains(&k) => {
-                report.not_supported(field, format!("accounts.{}.{}", e.key, field.key));
-            }
+            "mappings" | "maps" => super::mappings::parse(&mut spec.mappings, field, report),
             _ if field.node.used_as_variable() => {}
             _ => report.unknown(field),
         }

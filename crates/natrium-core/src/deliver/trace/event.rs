@@ -89,6 +89,9 @@ pub enum TraceStep {
     /// How the message entered the server.
     #[serde(rename = "in")]
     Ingress(Ingress),
+    /// A subject mapping sent it on to another subject.
+    #[serde(rename = "sm")]
+    SubjectMapping(SubjectMapping),
     /// It crossed a stream export into an importing account.
     #[serde(rename = "se")]
     StreamExport(StreamExport),
@@ -111,6 +114,13 @@ pub struct Ingress {
     pub subj: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub error: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SubjectMapping {
+    pub ts: String,
+    /// The subject the message was mapped to.
+    pub to: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
