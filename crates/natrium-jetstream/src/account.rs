@@ -65,6 +65,8 @@ pub struct JsAccount {
     /// The mirror or sources of each stream that has them, by stream name (locked like
     /// `direct`).
     sourcing: Mutex<BTreeMap<String, Arc<Sourcing>>>,
+    /// Stored streams this server does not run (`crate::offline`).
+    pub(crate) offline: crate::offline::OfflineStreams,
 }
 
 impl JsAccount {
@@ -83,6 +85,7 @@ impl JsAccount {
             direct: Mutex::new(BTreeMap::new()),
             engines: Mutex::new(BTreeMap::new()),
             sourcing: Mutex::new(BTreeMap::new()),
+            offline: crate::offline::OfflineStreams::default(),
         }
     }
 
@@ -193,7 +196,8 @@ impl JsAccount {
                 .lock()
                 .keys()
                 .filter(|n| **n != cfg.name)
-                .count();
+                .count()
+                + self.offline.len();
             if i64::try_from(others).unwrap_or(i64::MAX) >= max {
                 return Err(table::MAXIMUM_STREAMS_LIMIT.err());
             }
@@ -355,17 +359,27 @@ impl JsAccount {
 
     /// Whether `config`'s subjects collide with those of another stream than `except`.
     pub fn subjects_overlap(&self, config: &StreamConfig, except: Option<&str>) -> bool {
-        self.streams().iter().any(|other| {
-            if Some(other.name.as_str()) == except {
-                return false;
-            }
-            let core = other.core.lock();
+        let collide = |theirs: &[String]| {
             config.subjects.iter().any(|mine| {
-                core.config.subjects.iter().any(|theirs| {
-                    nats_subject::subjects_collide(mine.as_bytes(), theirs.as_bytes())
-                })
+                theirs
+                    .iter()
+                    .any(|t| nats_subject::subjects_collide(mine.as_bytes(), t.as_bytes()))
             })
-        })
+        };
+        // An offline stream keeps its subjects, as Go's stand-in does.
+        let offline = self
+            .offline
+            .all()
+            .into_iter()
+            .any(|o| Some(o.config.name.as_str()) != except && collide(&o.config.subjects));
+        offline
+            || self.streams().iter().any(|other| {
+                if Some(other.name.as_str()) == except {
+                    return false;
+                }
+                let core = other.core.lock();
+                collide(&core.config.subjects)
+            })
     }
 
     /// Where restores stage their files until they are complete.
@@ -602,20 +616,29 @@ impl JsAccount {
                     continue;
                 }
             };
-            let Ok(meta) = serde_json::from_slice::<StreamMeta>(&meta) else {
-                tracing::warn!(
-                    "  Error unmarshalling stream metafile for '{} > {name}'",
-                    self.name()
-                );
-                continue;
-            };
+            let (config, created_ns) =
+                match crate::offline::classify(&meta, self.name(), dir.clone()) {
+                    Some(crate::offline::Stored::Run(config, created_ns)) => (config, created_ns),
+                    Some(crate::offline::Stored::Offline(stream, warning)) => {
+                        tracing::warn!("{warning}");
+                        self.offline.insert(stream);
+                        continue;
+                    }
+                    None => {
+                        tracing::warn!(
+                            "  Error unmarshalling stream metafile for '{} > {name}'",
+                            self.name()
+                        );
+                        continue;
+                    }
+                };
             tracing::info!(
                 "  Starting restore for stream '{} > {}'",
                 self.name(),
-                meta.config.name
+                config.name
             );
             let began = std::time::Instant::now();
-            match self.start_stream(js, meta.config, meta.created_ns, Some(dir), None) {
+            match self.start_stream(js, config, created_ns, Some(dir), None) {
                 Ok(stream) => {
                     let msgs = stream.core.lock().ingest.store.fast_state().msgs;
                     tracing::info!(

@@ -16,6 +16,7 @@ pub mod consumers;
 mod dispatch;
 mod inbox;
 pub mod msg_get;
+mod offline_gate;
 pub mod request;
 pub mod responses;
 pub mod router;

@@ -10,7 +10,7 @@ use crate::service::API_LEVEL;
 pub fn info(req: &Request<'_>) -> Vec<u8> {
     let usage = &req.jsa.usage;
     let (reserved_memory, reserved_storage) = req.jsa.reserved("");
-    let streams = req.jsa.streams().len();
+    let streams = req.jsa.streams().len() + req.jsa.offline.len();
     // As in Go, this request is not counted yet.
     let total = req.jsa.api_total.load(Ordering::Relaxed);
     encode(

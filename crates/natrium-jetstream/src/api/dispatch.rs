@@ -7,6 +7,7 @@ use natrium_core::endpoint::Delivery;
 use natrium_core::internal::InternalClient;
 
 use super::inbox::{ApiInbox, ApiSubs};
+use super::offline_gate::Gate;
 use super::request::Request;
 use super::router::{route, ConsumerRoute, Route, API_PREFIX};
 use super::{
@@ -127,28 +128,13 @@ fn answer(
         client.publish_in(account, reply, None, &streams::error_response(kind, &err));
         return;
     }
-    let (kind, result): (&str, Result<Vec<u8>, ApiError>) = match route {
-        Route::Info => ("account_info_response", Ok(account_info::info(&req))),
-        Route::StreamCreate(name) => ("stream_create_response", streams::create(&req, name)),
-        Route::StreamUpdate(name) => ("stream_update_response", streams::update(&req, name)),
-        Route::StreamInfo(name) => ("stream_info_response", stream_info::info(&req, name)),
-        Route::StreamDelete(name) => ("stream_delete_response", streams::delete(&req, name)),
-        Route::StreamPurge(name) => ("stream_purge_response", streams::purge(&req, name)),
-        Route::StreamNames => ("stream_names_response", streams::names(&req)),
-        Route::StreamList => ("stream_list_response", streams::list(&req)),
-        Route::MsgGet(name) => ("stream_msg_get_response", msg_get::msg_get(&req, name)),
-        Route::MsgDelete(name) => (
-            "stream_msg_delete_response",
-            streams::msg_delete(&req, name),
-        ),
-        Route::StreamSnapshot(name) => ("stream_snapshot_response", snapshot::snapshot(&req, name)),
-        Route::StreamRestore(name) => ("stream_restore_response", snapshot::restore(&req, name)),
-        route @ (Route::StreamLeaderStepdown | Route::StreamPeerRemove) => (
-            route.kind().unwrap_or_default(),
-            Err(table::CLUSTER_REQUIRED.err()),
-        ),
-        Route::Consumer(c) => (c.kind(), consumers::answer(&req, &c)),
-        Route::AccountPurge(_) | Route::Unknown => return,
+    let (kind, result) = match super::offline_gate::gate(&req, &route) {
+        Gate::Silent => return,
+        Gate::Answer(kind, result) => (kind, result),
+        Gate::Pass => match handle(&req, route) {
+            Some(answer) => answer,
+            None => return,
+        },
     };
     js.count_api(result.is_err());
     jsa.count_api(result.is_err());
@@ -173,6 +159,34 @@ fn answer(
         response: std::str::from_utf8(&body).unwrap_or_default(),
         domain,
     });
+}
+
+/// The verb's handler's answer: the response's kind and its body or refusal (`None` for a
+/// subject Go does not answer here).
+fn handle(
+    req: &Request<'_>,
+    route: Route<'_>,
+) -> Option<(&'static str, Result<Vec<u8>, ApiError>)> {
+    Some(match route {
+        Route::Info => ("account_info_response", Ok(account_info::info(req))),
+        Route::StreamCreate(name) => ("stream_create_response", streams::create(req, name)),
+        Route::StreamUpdate(name) => ("stream_update_response", streams::update(req, name)),
+        Route::StreamInfo(name) => ("stream_info_response", stream_info::info(req, name)),
+        Route::StreamDelete(name) => ("stream_delete_response", streams::delete(req, name)),
+        Route::StreamPurge(name) => ("stream_purge_response", streams::purge(req, name)),
+        Route::StreamNames => ("stream_names_response", streams::names(req)),
+        Route::StreamList => ("stream_list_response", streams::list(req)),
+        Route::MsgGet(name) => ("stream_msg_get_response", msg_get::msg_get(req, name)),
+        Route::MsgDelete(name) => ("stream_msg_delete_response", streams::msg_delete(req, name)),
+        Route::StreamSnapshot(name) => ("stream_snapshot_response", snapshot::snapshot(req, name)),
+        Route::StreamRestore(name) => ("stream_restore_response", snapshot::restore(req, name)),
+        route @ (Route::StreamLeaderStepdown | Route::StreamPeerRemove) => (
+            route.kind().unwrap_or_default(),
+            Err(table::CLUSTER_REQUIRED.err()),
+        ),
+        Route::Consumer(c) => (c.kind(), consumers::answer(req, &c)),
+        Route::AccountPurge(_) | Route::Unknown => return None,
+    })
 }
 
 /// The stream and consumer advisories a request noted, after its answer.

@@ -156,6 +156,11 @@ pub struct StreamListResponse {
     #[serde(flatten)]
     pub paged: Paged,
     pub streams: Vec<StreamInfoJson>,
+    /// Offline streams of the page (`crate::offline`), by name, and their reasons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub offline: std::collections::BTreeMap<String, String>,
 }
 
 /// `stream_delete_response`, `stream_msg_delete_response`.

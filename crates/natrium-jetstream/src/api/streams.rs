@@ -1,6 +1,7 @@
 //! The stream verbs: CREATE, UPDATE, DELETE, PURGE, NAMES, LIST, MSG.DELETE (INFO is in
 //! [`super::stream_info`], MSG.GET in [`super::msg_get`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -253,23 +254,49 @@ struct ListRequest {
     subject: Option<String>,
 }
 
-fn listed(req: &Request<'_>) -> Result<(Vec<Arc<Stream>>, usize), ApiError> {
+/// A stream a listing names: running, or offline with its reason.
+enum Listed {
+    Running(Arc<Stream>),
+    Offline(String, String),
+}
+
+impl Listed {
+    fn name(&self) -> &str {
+        match self {
+            Listed::Running(s) => &s.name,
+            Listed::Offline(name, _) => name,
+        }
+    }
+}
+
+/// The account's streams, running and offline, by name, matching the request's subject.
+fn listed(req: &Request<'_>) -> Result<(Vec<Listed>, usize), ApiError> {
     let list: ListRequest = if req.body.is_empty() {
         ListRequest::default()
     } else {
         decode_request(req.body)?
     };
-    let mut streams = req.jsa.streams();
-    if let Some(filter) = list.subject.filter(|s| !s.is_empty()) {
-        streams.retain(|s| {
-            s.core
-                .lock()
-                .config
-                .subjects
+    let filter = list.subject.filter(|s| !s.is_empty());
+    let matches = |subjects: &[String]| {
+        filter.as_deref().is_none_or(|f| {
+            subjects
                 .iter()
-                .any(|subj| nats_subject::subjects_collide(subj.as_bytes(), filter.as_bytes()))
-        });
+                .any(|subj| nats_subject::subjects_collide(subj.as_bytes(), f.as_bytes()))
+        })
+    };
+    let mut streams: Vec<Listed> = req
+        .jsa
+        .streams()
+        .into_iter()
+        .filter(|s| matches(&s.core.lock().config.subjects))
+        .map(Listed::Running)
+        .collect();
+    for off in req.jsa.offline.all() {
+        if matches(&off.config.subjects) {
+            streams.push(Listed::Offline(off.config.name, off.reason));
+        }
     }
+    streams.sort_by(|a, b| a.name().cmp(b.name()));
     let offset = usize::try_from(list.offset.max(0))
         .unwrap_or(usize::MAX)
         .min(streams.len());
@@ -283,7 +310,7 @@ pub fn names(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
         .iter()
         .skip(offset)
         .take(NAMES_PAGE)
-        .map(|s| s.name.clone())
+        .map(|s| s.name().to_owned())
         .collect();
     Ok(encode(
         "stream_names_response",
@@ -302,12 +329,17 @@ pub fn names(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
 pub fn list(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
     let (streams, offset) = listed(req)?;
     let total = streams.len();
-    let page = streams
-        .iter()
-        .skip(offset)
-        .take(LIST_PAGE)
-        .map(|s| stream_info(req, s, false, false))
-        .collect();
+    let (mut page, mut missing, mut offline) = (Vec::new(), Vec::new(), BTreeMap::new());
+    // As Go: an offline stream takes a place in the page, named under `missing`.
+    for listed in streams.iter().skip(offset).take(LIST_PAGE) {
+        match listed {
+            Listed::Running(s) => page.push(stream_info(req, s, false, false)),
+            Listed::Offline(name, reason) => {
+                missing.push(name.clone());
+                offline.insert(name.clone(), reason.clone());
+            }
+        }
+    }
     Ok(encode(
         "stream_list_response",
         None,
@@ -318,6 +350,8 @@ pub fn list(req: &Request<'_>) -> Result<Vec<u8>, ApiError> {
                 limit: LIST_PAGE,
             },
             streams: page,
+            missing,
+            offline,
         },
     ))
 }
@@ -386,6 +420,8 @@ pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
             StreamListResponse {
                 paged: Paged::default(),
                 streams: Vec::new(),
+                missing: Vec::new(),
+                offline: BTreeMap::new(),
             },
         ),
         "stream_purge_response" => {
