@@ -78,52 +78,124 @@ pub enum Stored {
 /// not a stream's metadata at all. Fields this server does not know are noted, not refused,
 /// as Go's strict decode followed by its lenient one.
 pub fn classify(meta: &[u8], account: &str, dir: PathBuf) -> Option<Stored> {
-    let mut unknown = None::<String>;
-    let mut de = serde_json::Deserializer::from_slice(meta);
-    let decoded: StoredMeta = serde_ignored::deserialize(&mut de, |path| {
-        unknown.get_or_insert_with(|| last_key(&path.to_string()));
-    })
-    .ok()?;
+    let (decoded, unknown) = decode_noting_unknown::<StoredMeta>(meta)?;
     let StoredMeta { config, created_ns } = decoded;
-    let level = config.metadata.get(REQUIRED_LEVEL_KEY).cloned();
-    let supported = level
-        .as_deref()
-        .is_none_or(|l| l.parse::<u32>().is_ok_and(|l| l <= API_LEVEL));
-    let (reason, warning) = match (supported, unknown) {
-        (true, None) => return Some(Stored::Run(config, created_ns)),
-        (false, Some(field)) => {
-            let reason = format!("unsupported - config error: unknown field \"{field}\"");
-            let warning = unsupported_warning(account, &config.name, &reason);
-            (reason, warning)
-        }
-        (false, None) => {
-            let level = level.unwrap_or_default();
-            let reason = format!(
-                "unsupported - required API level: {level}, current API level: {API_LEVEL}"
-            );
-            let warning = unsupported_warning(account, &config.name, &reason);
-            (reason, warning)
-        }
-        (true, Some(field)) => {
-            let error = format!("json: unknown field \"{field}\"");
-            let warning = format!(
-                "  Error unmarshalling stream metafile \"{}\": {error}",
-                dir.join("meta.dat").display()
-            );
-            (format!("decoding error: {error}"), warning)
-        }
+    let Some(offline) = offline_reason(&config.metadata, unknown) else {
+        return Some(Stored::Run(config, created_ns));
+    };
+    let warning = match &offline {
+        Offline::Unsupported(reason) => format!(
+            "  Detected unsupported stream '{account} > {}': {reason}",
+            config.name
+        ),
+        Offline::Undecodable(error) => format!(
+            "  Error unmarshalling stream metafile \"{}\": {error}",
+            dir.join("meta.dat").display()
+        ),
     };
     let stream = OfflineStream {
         config,
         created_ns,
-        reason,
+        reason: offline.reason(),
         dir,
     };
     Some(Stored::Offline(stream, warning))
 }
 
-fn unsupported_warning(account: &str, stream: &str, reason: &str) -> String {
-    format!("  Detected unsupported stream '{account} > {stream}': {reason}")
+/// Why a stored config can not run here.
+enum Offline {
+    /// It needs a higher API level (Go's "unsupported - …" reasons).
+    Unsupported(String),
+    /// A field this server does not know, at a level it supports: the decode error.
+    Undecodable(String),
+}
+
+impl Offline {
+    fn reason(&self) -> String {
+        match self {
+            Offline::Unsupported(reason) => reason.clone(),
+            Offline::Undecodable(error) => format!("decoding error: {error}"),
+        }
+    }
+}
+
+/// Decodes `bytes` as `T`, noting the first field `T` does not know.
+fn decode_noting_unknown<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+) -> Option<(T, Option<String>)> {
+    let mut unknown = None::<String>;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let decoded: T = serde_ignored::deserialize(&mut de, |path| {
+        unknown.get_or_insert_with(|| last_key(&path.to_string()));
+    })
+    .ok()?;
+    Some((decoded, unknown))
+}
+
+/// Go's verdict on a stored config with `metadata` and maybe an `unknown` field: `None` when
+/// this server runs it.
+fn offline_reason(metadata: &BTreeMap<String, String>, unknown: Option<String>) -> Option<Offline> {
+    let level = metadata.get(REQUIRED_LEVEL_KEY);
+    let supported = level.is_none_or(|l| l.parse::<u32>().is_ok_and(|l| l <= API_LEVEL));
+    match (supported, unknown) {
+        (true, None) => None,
+        (false, Some(field)) => Some(Offline::Unsupported(format!(
+            "unsupported - config error: unknown field \"{field}\""
+        ))),
+        (false, None) => Some(Offline::Unsupported(format!(
+            "unsupported - required API level: {}, current API level: {API_LEVEL}",
+            level.map_or("", String::as_str)
+        ))),
+        (true, Some(field)) => Some(Offline::Undecodable(format!(
+            "json: unknown field \"{field}\""
+        ))),
+    }
+}
+
+/// The first consumer of the stream in `stream_dir` whose stored config this server can not
+/// run, with Go's warnings logged: Go stops such a stream, so it is kept offline with the
+/// reason this returns (`stopped - unsupported consumer "<name>"`).
+pub fn unsupported_consumer(
+    files: &crate::consumer::lifecycle::ConsumerFiles,
+    stream_dir: &std::path::Path,
+    (account, stream): (&str, &str),
+) -> Option<String> {
+    use crate::consumer::persist::{ConsumerMeta, CONSUMERS_DIR};
+    use natrium_store::filestore::{envelope::Kind, meta};
+    let obs = stream_dir.join(CONSUMERS_DIR);
+    for name in crate::dirs::sorted_dirs(&obs) {
+        let odir = obs.join(&name);
+        let Ok(Some((body, _))) = meta::load(
+            files.io.as_ref(),
+            &odir,
+            Kind::ConsumerMeta,
+            files.at_rest.as_ref(),
+        ) else {
+            continue;
+        };
+        let Some((decoded, unknown)) = decode_noting_unknown::<ConsumerMeta>(&body) else {
+            continue;
+        };
+        let Some(offline) = offline_reason(&decoded.config.metadata, unknown) else {
+            continue;
+        };
+        match &offline {
+            Offline::Unsupported(reason) => tracing::warn!(
+                "  Detected unsupported consumer '{account} > {stream} > {}': {reason}",
+                decoded.name
+            ),
+            Offline::Undecodable(error) => tracing::warn!(
+                "  Error unmarshalling consumer metafile \"{}\": {error}",
+                odir.join("meta.dat").display()
+            ),
+        }
+        tracing::warn!("  Stopping unsupported stream '{account} > {stream}'");
+        return Some(format!(
+            "stopped - unsupported consumer \"{}\"",
+            decoded.name
+        ));
+    }
+    None
 }
 
 /// The last key of a `serde_ignored` path (`config.future.x` → `x`), as Go names an unknown

@@ -146,3 +146,53 @@ async fn jetstream_offline_stream_with_an_unknown_field() {
         "{info}"
     );
 }
+
+#[tokio::test]
+async fn jetstream_offline_stream_stopped_for_an_unsupported_consumer() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_js(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let created = request(
+        &client,
+        "$JS.API.STREAM.CREATE.C",
+        r#"{"name":"C","subjects":["c"],"storage":"file"}"#,
+    )
+    .await;
+    assert!(created.get("error").is_none(), "{created}");
+    let consumer = request(
+        &client,
+        "$JS.API.CONSUMER.CREATE.C.D",
+        r#"{"stream_name":"C","config":{"durable_name":"D","ack_policy":"explicit"}}"#,
+    )
+    .await;
+    assert!(consumer.get("error").is_none(), "{consumer}");
+    drop(client);
+    drop(server);
+    let odir = dir.path().join("jetstream/$G/streams/C/obs/D");
+    let meta = natrium_store::filestore::meta::load_consumer_meta(&StdFs, &odir)
+        .expect("readable")
+        .expect("meta.dat");
+    let mut doc: Value = serde_json::from_slice(&meta).expect("json");
+    doc["config"]["metadata"]["_nats.req.level"] = "99".into();
+    let body = serde_json::to_vec(&doc).expect("json");
+    natrium_store::filestore::meta::save_consumer_meta(&StdFs, &odir, &body).expect("saved");
+
+    let server = ServerProcess::start(&["-js", "-sd", &dir.path().display().to_string()]);
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let log = server.log_text();
+    assert!(
+        log.contains(&format!(
+            "Detected unsupported consumer '$G > C > D': {REASON}"
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains("Stopping unsupported stream '$G > C'"),
+        "{log}"
+    );
+    let info = request(&client, "$JS.API.STREAM.INFO.C", "").await;
+    assert_eq!(
+        info["error"]["description"], "stream is offline: stopped - unsupported consumer \"D\"",
+        "{info}"
+    );
+}
