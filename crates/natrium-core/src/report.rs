@@ -58,6 +58,10 @@ pub struct JsUsage {
 pub struct JsDetail {
     pub streams: bool,
     pub config: bool,
+    /// Each stream's consumers' info (Go's `consumer_detail`), and its internal direct
+    /// consumers' (`direct_consumer_detail`, only with `consumers`).
+    pub consumers: bool,
+    pub direct_consumers: bool,
 }
 
 /// One stream.
@@ -77,6 +81,9 @@ pub struct JsStreamReport {
     /// it has none).
     pub mirror: Option<Box<RawValue>>,
     pub sources: Option<Box<RawValue>>,
+    /// Go's `ConsumerInfo` documents of its consumers and of its direct ones, when asked for.
+    pub consumer_detail: Vec<Box<RawValue>>,
+    pub direct_consumer_detail: Vec<Box<RawValue>>,
 }
 
 /// One JetStream-enabled account.

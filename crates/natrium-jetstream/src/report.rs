@@ -40,7 +40,30 @@ fn raw<T: serde::Serialize>(doc: &T) -> Box<RawValue> {
     RawValue::from_string(text).unwrap_or_default()
 }
 
-fn stream_report(jsa: &JsAccount, stream: &Stream, with_config: bool) -> JsStreamReport {
+/// The `ConsumerInfo` documents of `stream`'s consumers, direct ones or not (Go's
+/// `consumer_detail`), without their configs unless `with_config`.
+fn consumer_details(
+    jsa: &JsAccount,
+    stream: &Stream,
+    direct: bool,
+    with_config: bool,
+) -> Vec<Box<RawValue>> {
+    let consumers: Vec<_> = stream.consumers.lock().values().cloned().collect();
+    consumers
+        .iter()
+        .filter(|c| c.is_direct() == direct)
+        .map(|c| {
+            let mut info = crate::api::consumer_json::consumer_info(&jsa.account, stream, c, false);
+            if !with_config {
+                info.config = None;
+            }
+            raw(&info)
+        })
+        .collect()
+}
+
+fn stream_report(jsa: &JsAccount, stream: &Stream, detail: JsDetail) -> JsStreamReport {
+    let with_config = detail.config;
     let sourcing = jsa.sourcing(&stream.name);
     let mirror = sourcing.as_ref().and_then(|s| s.mirror_info());
     let sources = sourcing.map(|s| s.sources_info()).filter(|s| !s.is_empty());
@@ -62,6 +85,16 @@ fn stream_report(jsa: &JsAccount, stream: &Stream, with_config: bool) -> JsStrea
         config,
         mirror: mirror.as_ref().map(raw),
         sources: sources.as_ref().map(raw),
+        consumer_detail: if detail.consumers {
+            consumer_details(jsa, stream, false, with_config)
+        } else {
+            Vec::new()
+        },
+        direct_consumer_detail: if detail.direct_consumers {
+            consumer_details(jsa, stream, true, with_config)
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -72,7 +105,7 @@ fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
     let streams = if detail.streams {
         jsa.streams()
             .iter()
-            .map(|s| stream_report(jsa, s, detail.config))
+            .map(|s| stream_report(jsa, s, detail))
             .collect()
     } else {
         Vec::new()
@@ -128,7 +161,9 @@ fn scan_account(
             });
         }
         if scan.stream_found {
-            // Consumers are not built yet: a named consumer is never found.
+            if !filter.consumer.is_empty() {
+                scan.consumer_found = running.consumers.lock().contains_key(filter.consumer);
+            }
             break;
         }
     }

@@ -3,8 +3,7 @@
 //! (`natrium_core::report`), in Go's documents (`JSInfo`, `AccountDetail`, `StreamDetail`).
 //!
 //! Without JetStream the document is Go's disabled one. Natrium runs one server, so it leads
-//! every stream and the leader-only options filter nothing out; consumers are not built yet
-//! (counts 0, no consumer details).
+//! every stream and the leader-only options filter nothing out.
 
 use natrium_core::report::{
     JsAccountReport, JsConfigReport, JsDetail, JsLimitsReport, JsStreamReport, JsUsage,
@@ -59,6 +58,8 @@ impl JszOptions {
         JsDetail {
             streams: self.streams || self.consumers,
             config: self.config,
+            consumers: self.consumers,
+            direct_consumers: self.consumers && self.direct_consumers,
         }
     }
 }
@@ -209,6 +210,10 @@ pub struct StreamDetail {
     mirror: Option<Box<serde_json::value::RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sources: Option<Box<serde_json::value::RawValue>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    consumer_detail: Vec<Box<serde_json::value::RawValue>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    direct_consumer_detail: Vec<Box<serde_json::value::RawValue>>,
 }
 
 /// Go's `AccountDetail`.
@@ -233,6 +238,8 @@ fn stream_detail(server: &Server, s: JsStreamReport) -> StreamDetail {
         state: s.state,
         mirror: s.mirror,
         sources: s.sources,
+        consumer_detail: s.consumer_detail,
+        direct_consumer_detail: s.direct_consumer_detail,
     }
 }
 
@@ -266,11 +273,18 @@ pub struct Jsz {
     #[serde(skip_serializing_if = "is_zero_usize")]
     streams_leader: usize,
     consumers: u64,
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    consumers_leader: u64,
     messages: u64,
     bytes: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     account_details: Vec<AccountDetail>,
     total: usize,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -293,6 +307,7 @@ pub fn jsz(server: &Server, opts: &JszOptions) -> Result<Jsz, QueryError> {
         streams: 0,
         streams_leader: 0,
         consumers: 0,
+        consumers_leader: 0,
         messages: 0,
         bytes: 0,
         account_details: Vec::new(),
@@ -312,7 +327,7 @@ pub fn jsz(server: &Server, opts: &JszOptions) -> Result<Jsz, QueryError> {
     doc.total = names.len();
     let counts = JsDetail {
         streams: true,
-        config: false,
+        ..JsDetail::default()
     };
     for account in names.iter().filter_map(|n| js.account(n, counts)) {
         doc.streams += account.streams.len();
@@ -324,6 +339,7 @@ pub fn jsz(server: &Server, opts: &JszOptions) -> Result<Jsz, QueryError> {
     }
     if opts.raft {
         doc.streams_leader = doc.streams;
+        doc.consumers_leader = doc.consumers;
     }
     doc.account_details = selected_accounts(&names, opts)
         .into_iter()

@@ -54,6 +54,16 @@ async fn populate(server: &ServerProcess) {
         let ack = ask(&client, subject, payload).await;
         assert!(ack.get("seq").is_some(), "{ack}");
     }
+    // One consumer on each stream: Go lists streams in no set order, and the shapes compared
+    // take an array's first element.
+    for stream in ["ORDERS", "MEM"] {
+        let body = format!(
+            r#"{{"stream_name":"{stream}","config":{{"durable_name":"D","ack_policy":"explicit"}}}}"#
+        );
+        let subject = format!("$JS.API.CONSUMER.CREATE.{stream}.D");
+        let created = ask(&client, &subject, &body).await;
+        assert!(created.get("error").is_none(), "{created}");
+    }
 }
 
 /// Status code and body of a GET on the monitoring port.
@@ -76,6 +86,9 @@ fn jsz_values(doc: &Value) -> Value {
             "name": s["name"], "config": s["config"],
             "state": [state["messages"], state["bytes"], state["first_seq"], state["last_seq"],
                       state["num_subjects"], state["consumer_count"]],
+            "consumers": s["consumer_detail"].as_array().map(|l| l.iter().map(|c| json!([
+                c["stream_name"], c["name"], c["config"], c["delivered"], c["ack_floor"],
+                c["num_ack_pending"], c["num_pending"], c["num_waiting"]])).collect::<Vec<_>>()),
         })
     };
     let account = |a: &Value| {
@@ -104,12 +117,13 @@ fn jsz_values(doc: &Value) -> Value {
     })
 }
 
-const JSZ_QUERIES: [&str; 9] = [
+const JSZ_QUERIES: [&str; 10] = [
     "",
     "?accounts=true",
     "?streams=true",
     "?streams=true&config=true",
     "?consumers=true&config=true",
+    "?consumers=true",
     "?acc=$G&streams=true",
     "?acc=nope",
     "?offset=1&limit=1&streams=true",
@@ -150,8 +164,14 @@ async fn jetstream_monitor_jsz_matches_go() {
     assert_eq!(full["details"][0]["streams"][1]["name"], "ORDERS");
     assert_eq!(full["details"][0]["reserved"], json!([u64::MAX, u64::MAX]));
     assert!(ours[0].1["details"].as_array().is_some_and(Vec::is_empty));
-    assert!(ours[7].1["details"].as_array().is_some_and(Vec::is_empty));
-    assert_eq!(ours[8].1["streams_leader"], 2);
+    assert!(ours[8].1["details"].as_array().is_some_and(Vec::is_empty));
+    assert_eq!(ours[9].1["streams_leader"], 2);
+    let consumers = &ours[5].1["details"][0]["streams"][1]["consumers"];
+    assert_eq!(consumers[0][1], "D", "{consumers}");
+    assert!(
+        consumers[0][2].is_null(),
+        "no config unless asked: {consumers}"
+    );
     if let Some(go) = answers.get(1) {
         for ((q, (shape_a, values_a)), (shape_b, values_b)) in JSZ_QUERIES.iter().zip(ours).zip(go)
         {
@@ -210,7 +230,7 @@ async fn jetstream_monitor_varz_section_matches_go() {
     }
 }
 
-const HEALTHZ_QUERIES: [&str; 11] = [
+const HEALTHZ_QUERIES: [&str; 12] = [
     "",
     "?js-enabled-only=true",
     "?js-server-only=true",
@@ -222,6 +242,7 @@ const HEALTHZ_QUERIES: [&str; 11] = [
     "?details=true&account=$G&stream=NOPE",
     "?account=$G&stream=ORDERS&consumer=C",
     "?details=true&account=$G&stream=ORDERS&consumer=C",
+    "?account=$G&stream=ORDERS&consumer=D",
 ];
 
 #[tokio::test]

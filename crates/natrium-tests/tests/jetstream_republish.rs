@@ -26,9 +26,13 @@ fn raw(server: &ServerProcess) -> RawClient {
     c
 }
 
-/// Reads one frame as `<subject> | <headers> | <payload>`, the time stamp replaced.
+/// Reads one frame as `<subject> | <headers> | <payload>`, the time stamp replaced. An
+/// asynchronous INFO (Go's server sends one now and then) is skipped.
 fn read_frame(c: &mut RawClient) -> String {
-    let line = c.read_line().expect("frame line");
+    let mut line = c.read_line().expect("frame line");
+    while line.starts_with("INFO ") {
+        line = c.read_line().expect("frame line");
+    }
     let parts: Vec<&str> = line.split(' ').collect();
     let (hlen, total): (usize, usize) = match parts[0] {
         "HMSG" => (parts[3].parse().unwrap(), parts[4].parse().unwrap()),

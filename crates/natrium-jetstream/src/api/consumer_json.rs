@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 
-use super::request::Request;
 use super::responses::{encode, Empty, Paged};
 use crate::clock::now_ns;
 use crate::consumer::running::num_pending;
@@ -10,6 +9,7 @@ use crate::consumer::update::with_dynamic_metadata;
 use crate::consumer::{Consumer, ConsumerConfig};
 use crate::errors::ApiError;
 use crate::stream::Stream;
+use natrium_core::account::Account;
 
 /// `SequenceInfo` (no `last_active` before a first delivery or ack).
 #[derive(Serialize, Default)]
@@ -33,7 +33,9 @@ pub struct ConsumerInfoJson {
     pub stream_name: String,
     pub name: String,
     pub created: String,
-    pub config: ConsumerConfig,
+    /// Left out of `/jsz`'s consumer details unless asked for, as Go's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<ConsumerConfig>,
     pub delivered: SequenceJson,
     pub ack_floor: SequenceJson,
     pub num_ack_pending: usize,
@@ -60,15 +62,15 @@ fn is_zero(n: &i64) -> bool {
 pub const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
 
 /// Whether anyone in the consumer's account subscribes to `subject`.
-pub fn has_interest(req: &Request<'_>, subject: &str) -> bool {
-    let result = req.jsa.account.sublist.matches(subject.as_bytes());
+pub fn has_interest(account: &Account, subject: &str) -> bool {
+    let result = account.sublist.matches(subject.as_bytes());
     !(result.plain.is_empty() && result.queues.is_empty())
 }
 
 /// A consumer's info now; `dynamic` adds the server's version keys to its metadata (create and
 /// info answers; Go's `LIST` shows the stored map).
 pub fn consumer_info(
-    req: &Request<'_>,
+    account: &Account,
     stream: &Stream,
     consumer: &Consumer,
     dynamic: bool,
@@ -104,7 +106,7 @@ pub fn consumer_info(
         num_redelivered: snap.state.redelivered.len(),
         num_waiting: snap.num_waiting,
         num_pending: snap.num_pending,
-        push_bound: config.is_push() && has_interest(req, &config.deliver_subject),
+        push_bound: config.is_push() && has_interest(account, &config.deliver_subject),
         paused: remaining > 0,
         pause_remaining: remaining,
         ts: rfc(now),
@@ -122,7 +124,7 @@ pub fn consumer_info(
             })
             .into_iter()
             .collect(),
-        config,
+        config: Some(config),
     }
 }
 

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::consumer_json::{consumer_info, ConsumerInfoJson};
-use super::request::Request;
 use super::responses::encode;
 use crate::config::decode_checked;
 use crate::config::gotype::{GoStruct, GoType};
@@ -126,8 +125,7 @@ fn reset_answer(
         // Its waiting requests are served from the new start.
         engine.look_at(&consumer.name);
     }
-    let req = Request::new(js, &jsa, body);
-    let info = consumer_info(&req, &stream, &consumer, true);
+    let info = consumer_info(&jsa.account, &stream, &consumer, true);
     Some(Ok(encode(
         KIND,
         None,

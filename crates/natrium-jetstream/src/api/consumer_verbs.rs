@@ -89,7 +89,7 @@ fn info(req: &Request<'_>, stream: &str, name: &str) -> Result<Vec<u8>, ApiError
     if let Some(engine) = req.jsa.engine(&stream.name) {
         engine.settle(SETTLE_MAX);
     }
-    let info = consumer_info(req, &stream, &consumer, true);
+    let info = consumer_info(&req.jsa.account, &stream, &consumer, true);
     Ok(encode("consumer_info_response", None, info))
 }
 
@@ -164,7 +164,7 @@ fn list(req: &Request<'_>, stream: &str) -> Result<Vec<u8>, ApiError> {
         .iter()
         .skip(offset)
         .take(LIST_PAGE)
-        .map(|c| consumer_info(req, &stream, c, false))
+        .map(|c| consumer_info(&req.jsa.account, &stream, c, false))
         .collect();
     Ok(encode(
         "consumer_list_response",

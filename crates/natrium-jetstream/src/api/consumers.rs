@@ -203,7 +203,7 @@ fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
         Some(existing) => update_existing(req, &stream, &existing, config, request.action)?,
         None => add_new(req, &stream, config, request.action)?,
     };
-    let info = consumer_info(req, &stream, &consumer, true);
+    let info = consumer_info(&req.jsa.account, &stream, &consumer, true);
     if info.paused {
         req.advise_consumer(ConsumerEvent::Paused {
             stream: stream.name.clone(),
@@ -211,7 +211,8 @@ fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
             paused: true,
             until: info
                 .config
-                .pause_until
+                .as_ref()
+                .and_then(|c| c.pause_until)
                 .map(|t| t.to_go_string())
                 .unwrap_or_default(),
         });
@@ -243,7 +244,7 @@ fn update_existing(
         return Err(table::CONSUMER_WQ_CONSUMER_NOT_UNIQUE.err());
     }
     check_update(&old, &config, |subject| {
-        super::consumer_json::has_interest(req, subject)
+        super::consumer_json::has_interest(&req.jsa.account, subject)
     })?;
     let files = req.js.consumer_files(req.jsa.name(), &existing.stream);
     lifecycle::update(&files, existing, config)?;
