@@ -526,7 +526,7 @@ impl Step<'_> {
             } else if msg.sid == SID_FC {
                 let name = subject.split('.').nth(3).unwrap_or_default();
                 self.with_consumer(name, |core, r| {
-                    pushing::on_flow_control(core, r, subject);
+                    pushing::on_flow_control(core, r, subject, msg.headers.as_deref());
                 });
             } else if let Some((_, name)) = super::ack::route(subject.as_bytes()) {
                 self.with_consumer(name, |core, r| {
