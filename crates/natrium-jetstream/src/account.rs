@@ -631,6 +631,7 @@ impl JsAccount {
         };
         let files = js.consumer_files(self.name(), &stream.name);
         crate::consumer::lifecycle::recover(&files, self.name(), stream, &ctx);
+        crate::consumer::retention::release_acked(stream);
         if let Some(engine) = self.engine(&stream.name) {
             for name in stream.consumers.lock().keys() {
                 engine.look_at(name);

@@ -47,6 +47,40 @@ pub fn release(stream: &Stream, seqs: &mut Vec<u64>) {
     }
 }
 
+/// At recovery, Go's `checkForOrphanMsgs` (here for work queues too): a consumer's ack floor
+/// can reach the disk before the removals its acks made (a kill -9 in between), so the
+/// messages at or below each consumer's ack floor that match its filter are released again,
+/// and removed when no consumer still needs them.
+pub fn release_acked(stream: &Stream) {
+    if stream.core.lock().config.retention == Retention::Limits {
+        return;
+    }
+    let consumers: Vec<Arc<Consumer>> = stream.consumers.lock().values().cloned().collect();
+    let mut seqs = Vec::new();
+    for c in &consumers {
+        let (filter, floor) = {
+            let core = c.core.lock();
+            if core.config.direct {
+                continue;
+            }
+            (store_filter(&core.config), core.delivery.ack_floor.stream)
+        };
+        let core = stream.core.lock();
+        let store = core.ingest.store.as_ref();
+        let mut seq = store.fast_state().first_seq;
+        while seq <= floor {
+            match store.load_next_msg(&filter, seq) {
+                Ok(msg) if msg.seq <= floor => {
+                    seqs.push(msg.seq);
+                    seq = msg.seq + 1;
+                }
+                _ => break,
+            }
+        }
+    }
+    release(stream, &mut seqs);
+}
+
 /// Whether consumer `c` still needs the message at `seq` (its filter matches it and it is
 /// not acknowledged there).
 fn needs(stream: &Stream, c: &Consumer, seq: u64) -> bool {
