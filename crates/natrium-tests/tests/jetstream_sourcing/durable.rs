@@ -205,3 +205,117 @@ async fn jetstream_sourcing_durable_origins_survive_kill_as_go() {
     };
     assert_eq!(strip(&ours), strip(&go));
 }
+
+/// A source naming the user's own durable (`consumer { name, deliver_subject }`): the durable
+/// is reset, not created, and must acknowledge through flow control; killed with -9 in the
+/// middle of the copy, everything arrives once. A durable with explicit acks is refused
+/// with Go's error in the source's info.
+async fn run_user_durable(go: bool) -> Option<Vec<Value>> {
+    let mut server = JsServer::start(if go { "go" } else { "ours" }, go, js_conf)?;
+    let client = async_nats::connect(server.server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    create(
+        &client,
+        "W",
+        r#"{"name":"W","subjects":["w.>"],"retention":"workqueue"}"#,
+    )
+    .await;
+    publish_all(&js, "w.x", 0, N / 2).await;
+    let durables = [
+        ("D", "w.>", "flow_control", "src.d"),
+        ("E", "e.>", "explicit", "src.e"),
+    ];
+    for (name, filter, ack, deliver) in durables {
+        let body = format!(
+            r#"{{"stream_name":"W","config":{{"durable_name":"{name}","filter_subject":"{filter}","deliver_subject":"{deliver}","ack_policy":"{ack}","max_ack_pending":100}}}}"#
+        );
+        let subject = format!("$JS.API.CONSUMER.CREATE.W.{name}");
+        let created = request(&client, &subject, body).await;
+        assert!(created["error"].is_null(), "{created}");
+    }
+    let source = |name: &str, deliver: &str| {
+        format!(r#"{{"name":"W","consumer":{{"name":"{name}","deliver_subject":"{deliver}"}}}}"#)
+    };
+    let sw = format!(r#"{{"name":"SW","sources":[{}]}}"#, source("D", "src.d"));
+    create(&client, "SW", &sw).await;
+    let sx = format!(r#"{{"name":"SX","sources":[{}]}}"#, source("E", "src.e"));
+    create(&client, "SX", &sx).await;
+    let deadline = Instant::now() + WAIT;
+    while request(&client, "$JS.API.STREAM.INFO.SW", "").await["state"]["messages"] == 0 {
+        assert!(Instant::now() < deadline, "SW copied nothing");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(client);
+    server.server.kill();
+    server.server = support::launch(server.dir.path(), go)?;
+    let client = async_nats::connect(server.server.url()).await.unwrap();
+    let js = jetstream::new(client.clone());
+    publish_all(&js, "w.x", N / 2, N).await;
+    check_copy(&client, "SW").await;
+    let mut d = wait_acked_named(&client, "W", "D", N).await;
+    normalise_times(&mut d, &["last_active", "ts"]);
+    let mut out = vec![d];
+    let deadline = Instant::now() + WAIT;
+    let refused = loop {
+        let info = request(&client, "$JS.API.STREAM.INFO.SX", "").await;
+        if !info["sources"][0]["error"].is_null() {
+            break info["sources"][0]["error"].clone();
+        }
+        assert!(Instant::now() < deadline, "SX never refused: {info}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    out.push(refused);
+    let mut w = wait_msgs(&client, "W", 0).await;
+    normalise_times(&mut w, &[]);
+    out.push(w["state"].clone());
+    Some(out)
+}
+
+async fn wait_acked_named(
+    client: &async_nats::Client,
+    stream: &str,
+    name: &str,
+    last: u64,
+) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let info = request(
+            client,
+            &format!("$JS.API.CONSUMER.INFO.{stream}.{name}"),
+            "",
+        )
+        .await;
+        if info["ack_floor"]["stream_seq"].as_u64() == Some(last) {
+            return info;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} never acked {last}: {info}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn jetstream_sourcing_user_durable_survives_kill_as_go() {
+    let ours = run_user_durable(false).await.unwrap();
+    assert_eq!(ours[0]["num_ack_pending"], 0, "{}", ours[0]);
+    assert_eq!(
+        ours[1]["description"], "stream source consumer requires flow control ack policy",
+        "{}",
+        ours[1]
+    );
+    let Some(go) = run_user_durable(true).await else {
+        return;
+    };
+    let strip = |docs: &[Value]| -> Vec<Value> {
+        let mut docs = docs.to_vec();
+        for key in ["delivered", "ack_floor", "num_redelivered", "cluster"] {
+            if let Some(map) = docs[0].as_object_mut() {
+                map.remove(key);
+            }
+        }
+        docs
+    };
+    assert_eq!(strip(&ours), strip(&go));
+}
