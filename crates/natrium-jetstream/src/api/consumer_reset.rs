@@ -12,7 +12,9 @@ use super::request::Request;
 use super::responses::encode;
 use crate::config::decode_checked;
 use crate::config::gotype::{GoStruct, GoType};
+use crate::config::stream::Retention;
 use crate::consumer::reset::reset;
+use crate::consumer::retention::release_acked;
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 use crate::stream::sourcing::identity;
@@ -51,7 +53,6 @@ fn refusal(err: &ApiError) -> Vec<u8> {
 /// The answer to a reset request in `account`, or `None` when Go's server would not answer:
 /// its header block (the stream's identity, when the request carried a
 /// `Nats-Stream-Identity` header and the reset was made, as Go answers) and its body.
-/// TODO(#16): interest retention's clean-up after a reset.
 pub fn answer(
     js: &Arc<JetStream>,
     account: &str,
@@ -121,6 +122,11 @@ fn reset_answer(
             )))
         }
     };
+    if stream.core.lock().config.retention == Retention::Interest {
+        // Go's clean-up after a reset: what the consumer now counts as acknowledged goes when
+        // no other consumer needs it.
+        release_acked(&stream);
+    }
     if let Some(engine) = jsa.engine(&stream.name) {
         // Its waiting requests are served from the new start.
         engine.look_at(&consumer.name);
