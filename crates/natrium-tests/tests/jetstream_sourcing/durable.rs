@@ -319,6 +319,9 @@ async fn run_user_durable(go: bool) -> Option<Vec<Value>> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     out.push(refused);
+    let mut sw = request(&client, "$JS.API.STREAM.INFO.SW", "").await;
+    normalise_times(&mut sw, &["active"]);
+    out.push(sw["sources"].clone());
     let mut w = emptied(&client, "W", go).await;
     normalise_times(&mut w, &[]);
     out.push(w["state"].clone());
