@@ -475,12 +475,13 @@ impl JsAccount {
         let direct = direct.map(|d| d as Arc<dyn MirrorDirect>);
         let started = Sourcing::start(&js.server, &js.settings.domain, stream, direct);
         let mut all = self.sourcing.lock();
-        let old = match started {
-            Some(new) => all.insert(stream.name.clone(), new),
+        let old = match &started {
+            Some(new) => all.insert(stream.name.clone(), Arc::clone(new)),
             None => all.remove(&stream.name),
         };
         if let Some(old) = old {
             old.stop();
+            old.retire(started.as_deref());
         }
     }
 

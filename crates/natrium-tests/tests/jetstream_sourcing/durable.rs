@@ -367,3 +367,63 @@ async fn jetstream_sourcing_user_durable_survives_kill_as_go() {
     };
     compare(&ours, &go);
 }
+
+/// The durable names on each origin, once they settle on `expect` (ours) or after the wait.
+async fn durables(client: &async_nats::Client, expect: &[usize]) -> Vec<Value> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let mut out = Vec::new();
+        for origin in ["I", "J"] {
+            let names = request(client, &format!("$JS.API.CONSUMER.NAMES.{origin}"), "").await;
+            out.push(names["consumers"].clone());
+        }
+        let counts: Vec<usize> = out
+            .iter()
+            .map(|n| n.as_array().map_or(0, Vec::len))
+            .collect();
+        if counts == expect || Instant::now() > deadline {
+            return out;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A source removed by an update, and a mirror promoted to a plain stream, ask their
+/// interest origins to delete the durables they had (a message would otherwise be kept for
+/// them for ever); a source still configured keeps its own.
+#[tokio::test]
+async fn jetstream_sourcing_update_retires_durables_as_go() {
+    let mut runs = Vec::new();
+    for server in support::ours_then_go(js_conf) {
+        let client = async_nats::connect(server.server.url()).await.unwrap();
+        for name in ["I", "J"] {
+            let lower = name.to_lowercase();
+            let config =
+                format!(r#"{{"name":"{name}","subjects":["{lower}.>"],"retention":"interest"}}"#);
+            create(&client, name, &config).await;
+        }
+        create(&client, "M", r#"{"name":"M","mirror":{"name":"J"}}"#).await;
+        let sources = r#"{"name":"S","sources":[{"name":"I"},{"name":"J"}]}"#;
+        create(&client, "S", sources).await;
+        let before = durables(&client, &[1, 2]).await;
+        for (name, config) in [
+            ("S", r#"{"name":"S","sources":[{"name":"J"}]}"#),
+            ("M", r#"{"name":"M"}"#),
+        ] {
+            let subject = format!("$JS.API.STREAM.UPDATE.{name}");
+            let updated = request(&client, &subject, config).await;
+            assert!(updated["error"].is_null(), "{updated}");
+        }
+        runs.push((before, durables(&client, &[0, 1]).await));
+    }
+    let (before, after) = &runs[0];
+    assert_eq!(before[1].as_array().map(Vec::len), Some(2), "{before:?}");
+    assert_eq!(after[0], serde_json::json!([]), "{after:?}");
+    assert_eq!(
+        after[1], before[0],
+        "the remaining source keeps its durable"
+    );
+    if let [ours, go] = &runs[..] {
+        assert_eq!(ours, go);
+    }
+}

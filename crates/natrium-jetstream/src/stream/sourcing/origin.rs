@@ -380,9 +380,20 @@ impl Origin {
         answer
     }
 
+    /// What names this origin's consumer: the origin stream, the API it is reached through
+    /// and the consumer's name.
+    pub fn key(&self) -> (&str, Option<&str>, &str) {
+        let api = self.src.external.as_ref().map(|e| e.api.as_str());
+        (&self.src.name, api, &self.consumer_name)
+    }
+
     /// Asks the origin once to delete the consumer this origin names, waiting Go's 10 s for
-    /// the answer; a failure is logged when that consumer was the one in use.
+    /// the answer; a failure is logged when that consumer was the one in use. A user's own
+    /// durable (`consumer` in the configuration) is left alone, as Go leaves it.
     pub async fn delete_consumer(self: Arc<Self>) {
+        if self.src.consumer.is_some() {
+            return;
+        }
         let api = self.src.external.as_ref().map(|e| e.api.as_str());
         let subject = names::delete_subject(api, &self.src.name, &self.consumer_name);
         let reply = names::sync_subject("$JSC.R");
