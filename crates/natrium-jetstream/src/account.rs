@@ -508,12 +508,13 @@ impl JsAccount {
         let direct = direct.map(|d| d as Arc<dyn MirrorDirect>);
         let started = Sourcing::start(&js.server, &js.settings.domain, stream, direct);
         let mut all = self.sourcing.lock();
-        let old = match started {
-            Some(new) => all.insert(stream.name.clone(), new),
+        let old = match &started {
+            Some(new) => all.insert(stream.name.clone(), Arc::clone(new)),
             None => all.remove(&stream.name),
         };
         if let Some(old) = old {
             old.stop();
+            old.retire(started.as_deref());
         }
     }
 
@@ -690,6 +691,7 @@ impl JsAccount {
         };
         let files = js.consumer_files(self.name(), &stream.name);
         crate::consumer::lifecycle::recover(&files, self.name(), stream, &ctx);
+        crate::consumer::retention::release_acked(stream);
         if let Some(engine) = self.engine(&stream.name) {
             for name in stream.consumers.lock().keys() {
                 engine.look_at(name);

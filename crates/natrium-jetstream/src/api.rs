@@ -11,6 +11,7 @@ mod account_purge;
 mod account_watch;
 pub mod consumer_json;
 mod consumer_reset;
+mod consumer_sourcing;
 pub mod consumer_verbs;
 pub mod consumers;
 mod dispatch;

@@ -4,7 +4,7 @@
 //! messages in order, `rate_limit_bps` and `replay_policy: original` pacing, and an
 //! inactive ephemeral removed. The raw status lines (idle
 //! heartbeats, flow control, a stalled consumer) and their comparison with Go are in
-//! `raw.rs`.
+//! `raw.rs`; ack policy `flow_control` in `fc_acks.rs`.
 
 use std::time::Duration;
 
@@ -15,6 +15,8 @@ use async_nats::jetstream::Context;
 use futures::StreamExt;
 use natrium_tests::ServerProcess;
 
+#[path = "jetstream_push/fc_acks.rs"]
+mod fc_acks;
 #[path = "jetstream_push/raw.rs"]
 mod raw;
 

@@ -2,13 +2,15 @@
 //! and following its origin with the origin's sequences, sources with filters, transforms and
 //! start positions writing Go's `Nats-Stream-Source` header, copies resuming after kill -9
 //! without a gap or a duplicate, and the stream info `mirror` / `sources` JSON compared with
-//! Go's.
+//! Go's; durable sourcing of interest and work-queue origins in `durable.rs`.
 
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, stream};
 use serde_json::Value;
 
+#[path = "jetstream_sourcing/durable.rs"]
+mod durable;
 #[path = "support/jetstream.rs"]
 mod support;
 use support::{normalise_times, ours_then_go, request, JsServer};

@@ -11,7 +11,9 @@ use super::consumer_json::{consumer_info, ConsumerInfoJson};
 use super::responses::encode;
 use crate::config::decode_checked;
 use crate::config::gotype::{GoStruct, GoType};
+use crate::config::stream::Retention;
 use crate::consumer::reset::reset;
+use crate::consumer::retention::release_acked;
 use crate::errors::{table, ApiError};
 use crate::service::JetStream;
 use crate::stream::sourcing::identity;
@@ -119,8 +121,11 @@ fn reset_answer(
             )))
         }
     };
-    // On an interest stream, what the consumer skipped and no other needs goes.
-    crate::consumer::retention::release_below(&stream, seq);
+    if stream.core.lock().config.retention == Retention::Interest {
+        // Go's clean-up after a reset: what the consumer now counts as acknowledged goes when
+        // no other consumer needs it.
+        release_acked(&stream);
+    }
     if let Some(engine) = jsa.engine(&stream.name) {
         // Its waiting requests are served from the new start.
         engine.look_at(&consumer.name);

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::consumer_json::{consumer_info, ConsumerInfoJson};
+use super::consumer_sourcing;
 use super::consumer_verbs;
 use super::request::Request;
 use super::responses::encode;
@@ -177,9 +178,12 @@ fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
     if config.direct || config.sourcing {
         answer_with_identity(req, &stream)?;
     }
-    if config.direct && config.sourcing && !config.name.is_empty() {
-        // A mirror or source names its consumers stably; each request gets a fresh one (Go's
-        // suffix), the old one going once its deliver subject has no interest.
+    if consumer_sourcing::is_sourcing_request(&config)
+        && !consumer_sourcing::upgrade(&mut config, stream.core.lock().config.retention)
+    {
+        // A mirror or source names its consumers stably; on a limits stream each request gets
+        // a fresh one (Go's suffix), the old one going once its deliver subject has no
+        // interest.
         config.name = format!("{}-{}", config.name, sourcing_suffix());
     }
     let key = if config.is_durable() {
@@ -192,7 +196,9 @@ fn create(req: &Request<'_>, sub: &Subject<'_>) -> Result<Vec<u8>, ApiError> {
         .flatten();
     if let Some(existing) = &existing {
         // A create may not change a pause: that is PAUSE's job.
-        config.pause_until = existing.core.lock().config.pause_until;
+        let core = existing.core.lock();
+        config.pause_until = core.config.pause_until;
+        consumer_sourcing::keep_start(&mut config, &core.config);
     }
     set_static_metadata(&mut config);
     let stream_config = stream.core.lock().config.clone();
@@ -247,8 +253,17 @@ fn update_existing(
         super::consumer_json::has_interest(&req.jsa.account, subject)
     })?;
     let files = req.js.consumer_files(req.jsa.name(), &existing.stream);
+    let sourcing = config.sourcing;
     lifecycle::update(&files, existing, config)?;
-    if let Some(engine) = req.jsa.engine(&stream.name) {
+    let engine = req.jsa.engine(&stream.name);
+    if sourcing {
+        if let Some(engine) = &engine {
+            // Acks already queued count before the delivery starts again.
+            engine.settle(consumer_verbs::SETTLE_MAX);
+        }
+        consumer_sourcing::restart(stream, existing);
+    }
+    if let Some(engine) = engine {
         engine.look_at(&existing.name);
     }
     Ok(Arc::clone(existing))

@@ -57,6 +57,12 @@ pub fn on_ack(
     }
 }
 
+/// An ack carried by a flow-control answer (`ack_policy: flow_control`): everything up to
+/// stream sequence `sseq` (delivery `dseq`) was received, as an `AckAll` ack of it.
+pub fn ack_received(core: &mut ConsumerCore, r: &mut Round<'_>, seqs: (u64, u64)) {
+    ack(core, r, seqs, None);
+}
+
 /// Go's `processAckMsg`: `false` when the ack is for a message not delivered yet.
 /// `sample` (the deliveries the ack subject names) asks for the `sample_freq` ack metric.
 fn ack(

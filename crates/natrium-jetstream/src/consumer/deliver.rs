@@ -374,18 +374,28 @@ fn rate_wait(core: &mut ConsumerCore, r: &Round<'_>, msg: &StoredMsg) -> i64 {
 /// Sends the flow-control request a push delivery of `size` bytes calls for.
 fn flow_control(core: &mut ConsumerCore, r: &mut Round<'_>, size: usize) {
     let size = i64::try_from(size).unwrap_or(i64::MAX);
-    if core.delivery.push.sent(size) {
-        let seed = u64::try_from(r.now).unwrap_or(0) ^ core.delivery.dseq;
-        let p = &mut core.delivery.push;
-        let fc = p.next_fc_reply(r.ack_v2, &r.stream.name, r.consumer, seed);
-        p.requested(fc.clone());
-        r.out.push(
-            &core.config.deliver_subject,
-            Some(fc),
-            Some(Bytes::from_static(FC_REQUEST)),
-            Bytes::new(),
-        );
+    let max = max_ack_pending(core);
+    let at_max = core.config.ack_policy == AckPolicy::FlowControl
+        && max > 0
+        && core.delivery.pending.len() >= max;
+    if core.delivery.push.sent(size, at_max) {
+        send_flow_control(core, r);
     }
+}
+
+/// Go's `sendFlowControl`: a `100 FlowControl Request` on the deliver subject, its reply
+/// subject the one the consumer now waits for.
+pub fn send_flow_control(core: &mut ConsumerCore, r: &mut Round<'_>) {
+    let seed = u64::try_from(r.now).unwrap_or(0) ^ core.delivery.dseq;
+    let p = &mut core.delivery.push;
+    let fc = p.next_fc_reply(r.ack_v2, &r.stream.name, r.consumer, seed);
+    p.requested(fc.clone());
+    r.out.push(
+        &core.config.deliver_subject,
+        Some(fc),
+        Some(Bytes::from_static(FC_REQUEST)),
+        Bytes::new(),
+    );
 }
 
 /// Go's `getNextMsg`: a redelivery first, else (below `max_ack_pending`) the next message.

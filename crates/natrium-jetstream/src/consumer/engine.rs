@@ -551,7 +551,7 @@ impl Step<'_> {
                 let at = if msg.sid == SID_FC { 3 } else { 5 };
                 let name = subject.split('.').nth(at).unwrap_or_default();
                 self.with_consumer(name, |core, r| {
-                    pushing::on_flow_control(core, r, subject);
+                    pushing::on_flow_control(core, r, subject, msg.headers.as_deref());
                 });
             } else if let Some((_, name)) = super::ack::route(subject.as_bytes()) {
                 self.with_consumer(name, |core, r| {

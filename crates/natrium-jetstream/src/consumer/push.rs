@@ -62,14 +62,16 @@ impl PushState {
     }
 
     /// Counts a delivery of `size` bytes; `true` when a flow-control request must follow
-    /// (Go's `needFlowControl`: past half the window with none outstanding).
-    pub fn sent(&mut self, size: i64) -> bool {
+    /// (Go's `needFlowControl`: past half the window with none outstanding, or, when acks
+    /// ride on the answers (`ack_policy: flow_control`), `at_max_pending`: the consumer
+    /// reached `max_ack_pending` and only an answer can release it).
+    pub fn sent(&mut self, size: i64, at_max_pending: bool) -> bool {
         if self.maxpb == 0 {
             return false;
         }
         self.pbytes = self.pbytes.saturating_add(size);
         if self.fcid.is_none() {
-            return self.pbytes > self.maxpb / 2;
+            return self.pbytes > self.maxpb / 2 || at_max_pending;
         }
         if self.pbytes - self.fcsz >= self.maxpb {
             self.fcsz = self.fcsz.saturating_add(size);
@@ -184,17 +186,17 @@ mod tests {
     #[test]
     fn consumer_push_flow_control_window() {
         let mut p = PushState::default();
-        assert!(!p.sent(1 << 30), "no window without flow control");
+        assert!(!p.sent(1 << 30, true), "no window without flow control");
         p = PushState::default();
         p.start_flow_control();
         let window = FC_MAX_PENDING / 16;
-        assert!(!p.sent(window / 2));
-        assert!(p.sent(1));
+        assert!(!p.sent(window / 2, false));
+        assert!(p.sent(1, false));
         let fc = p.next_fc_reply(None, "S", "C", 7);
         assert!(fc.starts_with("$JS.FC.S.C.") && fc.len() == "$JS.FC.S.C.".len() + 4);
         p.requested(fc.clone());
         assert!(!p.stalled());
-        assert!(!p.sent(window - 1));
+        assert!(!p.sent(window - 1, true), "one request at a time");
         assert!(p.stalled());
         assert!(!p.answered("$JS.FC.S.C.zzzz"));
         assert!(p.answered(&fc));
@@ -203,9 +205,11 @@ mod tests {
         assert!(p.fcid.is_none());
         // Past a whole window beyond the outstanding request, Go counts it in the request.
         p.requested("$JS.FC.S.C.abcd".to_owned());
-        assert!(!p.sent(window * 2));
+        assert!(!p.sent(window * 2, false));
         assert!(p.answered("$JS.FC.S.C.abcd"));
         assert_eq!(p.pbytes, 0);
+        // At max_ack_pending a request goes however small the bytes sent.
+        assert!(p.sent(1, true));
     }
 
     #[test]

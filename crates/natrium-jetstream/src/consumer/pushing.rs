@@ -6,10 +6,17 @@
 //! Runs with the consumer's `core` locked, like [`super::deliver`]; the delivery itself is
 //! [`super::deliver::deliver`].
 
-use super::config::ReplayPolicy;
-use super::deliver::{deliver, process_waiting, Round};
+use nats_proto::headers::Headers;
+
+use super::acking::ack_received;
+use super::config::{AckPolicy, ReplayPolicy};
+use super::deliver::{deliver, process_waiting, send_flow_control, Round};
 use super::push::heartbeat;
 use super::running::ConsumerCore;
+
+/// Go's `JSLastStreamSeq` and `JSLastConsumerSeq`.
+const LAST_STREAM: &[u8] = b"Nats-Last-Stream";
+const LAST_CONSUMER: &[u8] = b"Nats-Last-Consumer";
 
 /// Looks at a consumer (created, recovered, updated): its flow-control window, whether its
 /// deliver subject has interest, its inactivity deadline.
@@ -72,12 +79,40 @@ fn set_interest(core: &mut ConsumerCore, r: &mut Round<'_>, interest: bool) {
     }
 }
 
-/// A flow-control answer on `subject`: the outstanding one reopens the window.
-/// TODO(#16): ack policy `flow_control` (acks carried by the answer's headers).
-pub fn on_flow_control(core: &mut ConsumerCore, r: &mut Round<'_>, subject: &str) {
-    if core.delivery.push.answered(subject) {
-        deliver(core, r);
+/// A flow-control answer on `subject`: the outstanding one reopens the window and, with
+/// `ack_policy: flow_control`, acknowledges what its `Nats-Last-Stream` and
+/// `Nats-Last-Consumer` headers say was received (Go's `processFlowControl`).
+pub fn on_flow_control(
+    core: &mut ConsumerCore,
+    r: &mut Round<'_>,
+    subject: &str,
+    headers: Option<&[u8]>,
+) {
+    if !core.delivery.push.answered(subject) {
+        return;
     }
+    if core.config.ack_policy == AckPolicy::FlowControl {
+        if let Some(seqs) = headers.and_then(received) {
+            ack_received(core, r, seqs);
+        }
+    }
+    deliver(core, r);
+}
+
+/// The (stream, delivery) sequences a flow-control answer reports; `None` without a
+/// positive `Nats-Last-Stream` (a delivery sequence that is absent or not positive is 0, as
+/// an answer before any delivery has it).
+fn received(block: &[u8]) -> Option<(u64, u64)> {
+    let h = Headers::parse(block).ok()?;
+    let number = |name: &[u8]| -> Option<i64> {
+        let v = std::str::from_utf8(h.get(name)?).ok()?;
+        v.trim().parse().ok()
+    };
+    let sseq = u64::try_from(number(LAST_STREAM)?)
+        .ok()
+        .filter(|s| *s > 0)?;
+    let dseq = number(LAST_CONSUMER).and_then(|d| u64::try_from(d).ok());
+    Some((sseq, dseq.unwrap_or(0)))
 }
 
 /// The consumer's timer: an idle heartbeat that fell due, and the inactivity check.
@@ -94,6 +129,12 @@ pub fn tick(core: &mut ConsumerCore, r: &mut Round<'_>) -> bool {
             );
             let block = heartbeat(last.0, last.1, p.fcid.as_deref());
             r.out.status(&core.config.deliver_subject, block);
+            let fc_acks = core.config.ack_policy == AckPolicy::FlowControl;
+            if fc_acks && !core.delivery.pending.is_empty() && core.delivery.push.fcid.is_none() {
+                // Acks ride on flow-control answers: an idle consumer asks for one so that
+                // what it delivered last is acknowledged too.
+                send_flow_control(core, r);
+            }
             core.delivery.push.hb_due = Some(due.max(now).saturating_add(hb));
         } else {
             core.delivery.push.hb_due = None;
@@ -127,4 +168,21 @@ pub fn tick(core: &mut ConsumerCore, r: &mut Round<'_>) -> bool {
         return false;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::received;
+
+    #[test]
+    fn consumer_push_flow_control_answer_sequences() {
+        let block = b"NATS/1.0\r\nNats-Last-Consumer: 7\r\nNats-Last-Stream: 12\r\n\r\n";
+        assert_eq!(received(block), Some((12, 7)));
+        let no_deliveries = b"NATS/1.0\r\nNats-Last-Consumer: 0\r\nNats-Last-Stream: 3\r\n\r\n";
+        assert_eq!(received(no_deliveries), Some((3, 0)));
+        let negative = b"NATS/1.0\r\nNats-Last-Consumer: -1\r\nNats-Last-Stream: 3\r\n\r\n";
+        assert_eq!(received(negative), Some((3, 0)));
+        assert_eq!(received(b"NATS/1.0\r\nNats-Last-Stream: 0\r\n\r\n"), None);
+        assert_eq!(received(b"NATS/1.0\r\n\r\n"), None);
+    }
 }

@@ -47,29 +47,38 @@ pub fn release(stream: &Stream, seqs: &mut Vec<u64>) {
     }
 }
 
-/// Messages below `below` a consumer of an interest stream was reset past: those no
-/// consumer needs any more go, as Go's reset checks the interest stream's state. Walked in
-/// bounded steps, each taking the locks afresh.
-pub fn release_below(stream: &Stream, below: u64) {
-    const STEP: u64 = 4096;
-    if stream.core.lock().config.retention != Retention::Interest {
+/// At recovery, Go's `checkForOrphanMsgs` (here for work queues too): a consumer's ack floor
+/// can reach the disk before the removals its acks made (a kill -9 in between), so the
+/// messages at or below each consumer's ack floor that match its filter are released again,
+/// and removed when no consumer still needs them.
+pub fn release_acked(stream: &Stream) {
+    if stream.core.lock().config.retention == Retention::Limits {
         return;
     }
-    let mut seq = stream
-        .core
-        .lock()
-        .ingest
-        .store
-        .fast_state()
-        .first_seq
-        .max(1);
+    let consumers: Vec<Arc<Consumer>> = stream.consumers.lock().values().cloned().collect();
     let mut seqs = Vec::new();
-    while seq < below {
-        let end = below.min(seq.saturating_add(STEP));
-        seqs.extend(seq..end);
-        release(stream, &mut seqs);
-        seq = end;
+    for c in &consumers {
+        let (filter, floor) = {
+            let core = c.core.lock();
+            if core.config.direct {
+                continue;
+            }
+            (store_filter(&core.config), core.delivery.ack_floor.stream)
+        };
+        let core = stream.core.lock();
+        let store = core.ingest.store.as_ref();
+        let mut seq = store.fast_state().first_seq;
+        while seq <= floor {
+            match store.load_next_msg(&filter, seq) {
+                Ok(msg) if msg.seq <= floor => {
+                    seqs.push(msg.seq);
+                    seq = msg.seq + 1;
+                }
+                _ => break,
+            }
+        }
     }
+    release(stream, &mut seqs);
 }
 
 /// Whether consumer `c` still needs the message at `seq` (its filter matches it and it is

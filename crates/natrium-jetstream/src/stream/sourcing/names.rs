@@ -103,6 +103,16 @@ pub fn delete_subject(external_api: Option<&str>, origin: &str, name: &str) -> S
     }
 }
 
+/// `CONSUMER.RESET.<origin>.<name>`: a user's durable is reset, not created (Go's durable
+/// sourcing with a source's `consumer`).
+pub fn reset_subject(external_api: Option<&str>, origin: &str, name: &str) -> String {
+    let subject = format!("{API_PREFIX}.CONSUMER.RESET.{origin}.{name}");
+    match external_api {
+        Some(api) => subject.replacen(API_PREFIX, api, 1).replace("..", "."),
+        None => subject,
+    }
+}
+
 /// The deliver inbox: `$JS.M.<rand>` for a mirror, `$JS.S.<rand>` for a source, or under the
 /// external deliver prefix (`<prefix>.M.<rand>`).
 pub fn deliver_subject(external_deliver: Option<&str>, mirror: bool) -> String {

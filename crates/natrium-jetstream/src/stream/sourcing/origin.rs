@@ -33,6 +33,8 @@ const BACKOFF_STEP: Duration = Duration::from_secs(5);
 const BACKOFF_MAX: Duration = Duration::from_secs(120);
 /// Go's `srcConsumerWaitTime`: how long an answer to a create request is waited for.
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
+/// Go's `srcDurableConsumerWaitTime`: a user's durable only needs a reset.
+const DURABLE_ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// Deliveries copied per lock of the stream.
 const BATCH_MAX: usize = 1024;
 
@@ -137,7 +139,11 @@ impl Origin {
                 () = self.stop.cancelled() => return,
             }
             last_request = Some(Instant::now());
-            let deliver = names::deliver_subject(self.deliver_prefix(), self.mirror);
+            let deliver = match &self.src.consumer {
+                // A user's durable delivers where it was configured to.
+                Some(durable) => durable.deliver_subject.clone(),
+                None => names::deliver_subject(self.deliver_prefix(), self.mirror),
+            };
             self.inbox.clear();
             match self.setup(&deliver).await {
                 Ok(()) => {
@@ -188,9 +194,22 @@ impl Origin {
             metadata: self.metadata.clone(),
         });
         let api = self.src.external.as_ref().map(|e| e.api.as_str());
-        let subject = names::create_subject(api, &self.src.name, &self.consumer_name, &filter);
+        let durable = self.src.consumer.as_ref().map(|c| c.name.as_str());
+        let (subject, body, wait) = match durable {
+            // A user's durable is reset to its ack floor, with an empty request.
+            Some(name) => (
+                names::reset_subject(api, &self.src.name, name),
+                Vec::new(),
+                DURABLE_ANSWER_WAIT,
+            ),
+            None => (
+                names::create_subject(api, &self.src.name, &self.consumer_name, &filter),
+                body,
+                ANSWER_WAIT,
+            ),
+        };
         let answer = self
-            .request(&subject, &body)
+            .request(&subject, &body, wait)
             .await
             .ok_or(Failed::NoAnswer)?;
         let created = match request::parse_answer(&answer.payload) {
@@ -214,6 +233,14 @@ impl Origin {
                 return Err(Failed::Refused(err));
             }
         };
+        if durable.is_some() && !created.acks_by_flow_control() {
+            let def = if self.mirror {
+                table::MIRROR_CONSUMER_REQUIRES_ACK_FC
+            } else {
+                table::SOURCE_CONSUMER_REQUIRES_ACK_FC
+            };
+            return Err(Failed::Refused(def.err()));
+        }
         let delivered = created.delivered.stream_seq;
         let ident = answer
             .headers
@@ -309,7 +336,7 @@ impl Origin {
     }
 
     /// Publishes one request and waits for its answer on a fresh reply inbox.
-    async fn request(&self, subject: &str, body: &[u8]) -> Option<Delivery> {
+    async fn request(&self, subject: &str, body: &[u8], wait: Duration) -> Option<Delivery> {
         let reply = names::sync_subject("$JSC.R");
         let answers = Arc::new(OriginInbox::new(self.inbox.cid()));
         let sink: Arc<dyn Sink> = Arc::clone(&answers) as Arc<dyn Sink>;
@@ -346,16 +373,27 @@ impl Origin {
                 answers.take(1, &mut got);
                 got.pop()
             }
-            () = tokio::time::sleep(ANSWER_WAIT) => None,
+            () = tokio::time::sleep(wait) => None,
             () = self.stop.cancelled() => None,
         };
         unsubscribe(&self.account, sub);
         answer
     }
 
+    /// What names this origin's consumer: the origin stream, the API it is reached through
+    /// and the consumer's name.
+    pub fn key(&self) -> (&str, Option<&str>, &str) {
+        let api = self.src.external.as_ref().map(|e| e.api.as_str());
+        (&self.src.name, api, &self.consumer_name)
+    }
+
     /// Asks the origin once to delete the consumer this origin names, waiting Go's 10 s for
-    /// the answer; a failure is logged when that consumer was the one in use.
+    /// the answer; a failure is logged when that consumer was the one in use. A user's own
+    /// durable (`consumer` in the configuration) is left alone, as Go leaves it.
     pub async fn delete_consumer(self: Arc<Self>) {
+        if self.src.consumer.is_some() {
+            return;
+        }
         let api = self.src.external.as_ref().map(|e| e.api.as_str());
         let subject = names::delete_subject(api, &self.src.name, &self.consumer_name);
         let reply = names::sync_subject("$JSC.R");

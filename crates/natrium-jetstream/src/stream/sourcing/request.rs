@@ -100,6 +100,16 @@ pub struct Created {
 #[serde(default)]
 pub struct CreatedConfig {
     pub deliver_subject: String,
+    pub ack_policy: String,
+}
+
+impl Created {
+    /// Whether the consumer acknowledges through flow control (a user's durable must).
+    pub fn acks_by_flow_control(&self) -> bool {
+        self.config
+            .as_ref()
+            .is_some_and(|c| c.ack_policy == "flow_control")
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -164,5 +174,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.delivered.stream_seq, 4);
+        assert!(!ok.acks_by_flow_control());
+        let reset = parse_answer(
+            br#"{"name":"D","config":{"deliver_subject":"d","ack_policy":"flow_control"},"reset_seq":3}"#,
+        )
+        .unwrap();
+        assert!(reset.acks_by_flow_control());
     }
 }

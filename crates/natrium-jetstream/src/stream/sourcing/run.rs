@@ -127,6 +127,20 @@ impl Sourcing {
         }
     }
 
+    /// After an update: each origin the new configuration (`new`, `None` when it copies from
+    /// nothing) no longer asks for asks its origin, once and at best, to delete the consumer
+    /// it named (Go's clean-up of removed sources and of a promoted mirror).
+    pub fn retire(&self, new: Option<&Sourcing>) {
+        let kept: Vec<_> = new
+            .map(|n| n.origins.iter().map(|o| o.key()).collect())
+            .unwrap_or_default();
+        for origin in &self.origins {
+            if !kept.contains(&origin.key()) {
+                tokio::spawn(Arc::clone(origin).delete_consumer());
+            }
+        }
+    }
+
     /// Stream info's `mirror`.
     pub fn mirror_info(&self) -> Option<SourceInfoJson> {
         self.mirror.as_ref().map(|s| s.json(false))
