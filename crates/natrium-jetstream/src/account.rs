@@ -700,6 +700,11 @@ impl JsAccount {
     }
 
     /// The consumer engine of stream `name`.
+    /// Every stream's consumer engine.
+    pub(crate) fn engines(&self) -> Vec<Arc<Engine>> {
+        self.engines.lock().values().cloned().collect()
+    }
+
     pub fn engine(&self, name: &str) -> Option<Arc<Engine>> {
         self.engines.lock().get(name).cloned()
     }

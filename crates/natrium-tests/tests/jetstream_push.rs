@@ -374,3 +374,52 @@ async fn jetstream_push_replay_original_keeps_the_spacing() {
     let spread = times[1] - times[0];
     assert!(spread >= Duration::from_millis(350), "{spread:?}");
 }
+
+/// A stream import a reload adds: the push consumer hears the importing account's
+/// subscription, made before the reload, and delivers there.
+#[tokio::test]
+async fn jetstream_push_delivers_across_an_import_added_by_reload() {
+    let store = tempfile::tempdir().unwrap();
+    let conf = |import: &str| {
+        format!(
+            "jetstream {{ store_dir: \"{}\" }}\n\
+             accounts {{\n\
+               A {{ jetstream: enabled, users [ {{user: a, password: a}} ], exports [ {{stream: \"d.>\"}} ] }}\n\
+               B {{ users [ {{user: b, password: b}} ] {import} }}\n\
+             }}\n",
+            store.path().display()
+        )
+    };
+    let file = natrium_tests::reload::Conf::new(&conf(""));
+    let server = ServerProcess::start(&["-c", file.arg(), "-a", "127.0.0.1", "-p", "-1"]);
+    let a = async_nats::ConnectOptions::with_user_and_password("a".into(), "a".into())
+        .connect(server.url())
+        .await
+        .unwrap();
+    let b = async_nats::ConnectOptions::with_user_and_password("b".into(), "b".into())
+        .connect(server.url())
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(a.clone());
+    let stream = stream(&js, "S", "s.>").await;
+    stream
+        .create_consumer(PushConfig {
+            durable_name: Some("P".into()),
+            deliver_subject: "d.x".into(),
+            ..PushConfig::default()
+        })
+        .await
+        .unwrap();
+    let mut deliveries = b.subscribe("d.x").await.unwrap();
+    b.flush().await.unwrap();
+    publish_n(&js, "s.1", 1).await;
+    file.write(&conf(
+        ", imports [ {stream: {account: A, subject: \"d.>\"}} ]",
+    ));
+    natrium_tests::reload::sighup(&server, 1);
+    let msg = tokio::time::timeout(WAIT, deliveries.next())
+        .await
+        .expect("delivered after the reload")
+        .expect("subscription");
+    assert_eq!(msg.subject.as_str(), "s.1");
+}

@@ -55,8 +55,16 @@ pub fn start(js: &Arc<JetStream>, inbox: &Arc<ApiInbox>, subs: &Arc<Mutex<ApiSub
                 let js = Arc::clone(&js);
                 let (inbox, subs) = (Arc::clone(&inbox), Arc::clone(&subs));
                 // Recovering an account's streams reads their files: off the runtime.
-                let _ =
-                    tokio::task::spawn_blocking(move || adopt(&js, &inbox, &subs, &account)).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    adopt(&js, &inbox, &subs, &account);
+                    // Imports may have changed: push consumers hear importers added since.
+                    for jsa in js.accounts() {
+                        for engine in jsa.engines() {
+                            engine.refresh_importers();
+                        }
+                    }
+                })
+                .await;
             }
         }
     });

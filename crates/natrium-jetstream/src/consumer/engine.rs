@@ -179,6 +179,34 @@ impl Engine {
         }
     }
 
+    /// A reload changed the accounts' links: the listener is added to accounts importing the
+    /// stream's streams now (and removed from those that no longer do), and push consumers
+    /// look at their interest again.
+    pub fn refresh_importers(&self) {
+        let mut guard = self.listener.lock();
+        let Some((listener, heard)) = guard.as_mut() else {
+            return;
+        };
+        let mut now = crate::event::stream_importers(&self.stream.account);
+        now.push(Arc::clone(&self.stream.account));
+        for account in &now {
+            if !heard.iter().any(|a| Arc::ptr_eq(a, account)) {
+                account.add_interest_listener(Arc::clone(listener));
+            }
+        }
+        for account in heard.iter() {
+            if !now.iter().any(|a| Arc::ptr_eq(a, account)) {
+                account.remove_interest_listener(listener);
+            }
+        }
+        *heard = now;
+        drop(guard);
+        if self.has_push.load(Ordering::SeqCst) {
+            self.interest.store(true, Ordering::Release);
+            self.stream.signal.notify.notify_one();
+        }
+    }
+
     /// Unsubscribes and ends the task once what is queued was handled.
     pub fn stop(&self) {
         if let Some((listener, heard)) = self.listener.lock().take() {
