@@ -9,6 +9,8 @@
 mod jetstream;
 mod js_consume;
 mod js_fetch;
+mod js_kv;
+mod js_mirror;
 mod outcome;
 mod report;
 mod scenarios;
@@ -171,6 +173,11 @@ fn messages_for(kind: Kind, budget: Budget) -> Budget {
             messages: (budget.messages / 4).max(1000),
             ..budget
         },
+        // 1 M messages at the default budget.
+        Kind::JsMirrorCatchUp { .. } => Budget {
+            messages: (budget.messages / 2).max(1000),
+            ..budget
+        },
         _ => budget,
     }
 }
@@ -193,8 +200,10 @@ fn measure(
         | Kind::JsIdleConsumers { .. }
         | Kind::JsKvWatch { .. }
         | Kind::JsOrderedConsume { .. }
-        | Kind::JsDurableFetch { .. } => Some(ConfigFile::new(&jetstream_config(&store, None))?),
-        Kind::JsAsyncPublish { sync_interval, .. } => {
+        | Kind::JsDurableFetch { .. }
+        | Kind::JsKvGet { .. }
+        | Kind::JsMirrorCatchUp { .. } => Some(ConfigFile::new(&jetstream_config(&store, None))?),
+        Kind::JsAsyncPublish { sync_interval, .. } | Kind::JsKvPut { sync_interval, .. } => {
             Some(ConfigFile::new(&jetstream_config(&store, sync_interval))?)
         }
         _ => None,
