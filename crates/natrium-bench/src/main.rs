@@ -2,7 +2,10 @@
 //! (A B, B A, … for `--rounds`), fresh servers per run, and writes a Markdown table of medians.
 //!
 //! Usage: `natrium-bench --go PATH --ours PATH [--rounds 3] [--messages N] [--seconds S]
-//! [--frames-per-write N] [--only SUBSTRING[,SUBSTRING…]] [--out FILE] [--smoke]`. `--smoke`
+//! [--frames-per-write N] [--only SUBSTRING[,SUBSTRING…]] [--out FILE] [--smoke]`. `--only`
+//! keeps the rows whose name contains the whole argument when some row does (names such as
+//! "JetStream KV get (file, 1,000 keys)" hold commas), else those containing any of its
+//! comma-separated parts. `--smoke`
 //! runs each scenario once, briefly, against Natrium alone (CI uses it so the harness never
 //! silently breaks).
 
@@ -287,9 +290,19 @@ fn main() -> Result<()> {
     let go = args.go.clone().map(|binary| Target { name: "go", binary });
     let mut rows = Vec::new();
     let mut tls_setup = None;
-    for scenario in scenarios::all() {
+    let all = scenarios::all();
+    let whole = args
+        .only
+        .as_deref()
+        .is_some_and(|only| all.iter().any(|s| s.name.contains(only)));
+    for scenario in all {
         if let Some(only) = &args.only {
-            if !only.split(',').any(|part| scenario.name.contains(part)) {
+            let wanted = if whole {
+                scenario.name.contains(only.as_str())
+            } else {
+                only.split(',').any(|part| scenario.name.contains(part))
+            };
+            if !wanted {
                 continue;
             }
         }
