@@ -22,8 +22,9 @@ const SID_ACKS: u64 = 1;
 const SID_API: u64 = 2;
 const SID_DELIVER: u64 = 3;
 
-/// Sends one API request on `SID_API`'s inbox and returns its answer.
-fn request(conn: &mut Conn, subject: &str, body: &str) -> Result<Vec<u8>> {
+/// Sends one API request on `SID_API`'s inbox and returns its answer; nothing else may be
+/// arriving on the connection meanwhile.
+pub fn request(conn: &mut Conn, subject: &str, body: &str) -> Result<Vec<u8>> {
     conn.send(
         format!(
             "SUB _INBOX.api {SID_API}\r\nUNSUB {SID_API} 1\r\nPUB {subject} _INBOX.api {}\r\n{body}\r\n",
@@ -37,13 +38,25 @@ fn request(conn: &mut Conn, subject: &str, body: &str) -> Result<Vec<u8>> {
 /// Creates file stream `READ` on `read.msgs` and publishes `messages` of `payload` bytes,
 /// waiting for every ack.
 fn fill(conn: &mut Conn, payload: usize, messages: u64) -> Result<()> {
-    let body = r#"{"name":"READ","subjects":["read.msgs"],"storage":"file"}"#;
-    let answer = request(conn, "$JS.API.STREAM.CREATE.READ", body)?;
+    fill_stream(conn, "READ", "read.msgs", payload, messages)
+}
+
+/// Creates file stream `name` on `subject` and publishes `messages` of `payload` bytes to it,
+/// `FILL_WINDOW` acks outstanding at most, waiting for every ack.
+pub fn fill_stream(
+    conn: &mut Conn,
+    name: &str,
+    subject: &str,
+    payload: usize,
+    messages: u64,
+) -> Result<()> {
+    let body = format!(r#"{{"name":"{name}","subjects":["{subject}"],"storage":"file"}}"#);
+    let answer = request(conn, &format!("$JS.API.STREAM.CREATE.{name}"), &body)?;
     if !answer.windows(10).any(|w| w == b"did_create") {
         bail!("stream create failed: {}", String::from_utf8_lossy(&answer));
     }
     conn.send(format!("SUB _INBOX.fill {SID_ACKS}\r\n").as_bytes())?;
-    let mut frame = format!("PUB read.msgs _INBOX.fill {payload}\r\n").into_bytes();
+    let mut frame = format!("PUB {subject} _INBOX.fill {payload}\r\n").into_bytes();
     frame.extend(std::iter::repeat_n(b'x', payload));
     frame.extend_from_slice(b"\r\n");
     let batch = frame.repeat(FILL_BATCH as usize);

@@ -2,13 +2,18 @@
 //! (A B, B A, … for `--rounds`), fresh servers per run, and writes a Markdown table of medians.
 //!
 //! Usage: `natrium-bench --go PATH --ours PATH [--rounds 3] [--messages N] [--seconds S]
-//! [--frames-per-write N] [--only SUBSTRING[,SUBSTRING…]] [--out FILE] [--smoke]`. `--smoke`
+//! [--frames-per-write N] [--only SUBSTRING[,SUBSTRING…]] [--out FILE] [--smoke]`. `--only`
+//! keeps the rows whose name contains the whole argument when some row does (names such as
+//! "JetStream KV get (file, 1,000 keys)" hold commas), else those containing any of its
+//! comma-separated parts. `--smoke`
 //! runs each scenario once, briefly, against Natrium alone (CI uses it so the harness never
 //! silently breaks).
 
 mod jetstream;
 mod js_consume;
 mod js_fetch;
+mod js_kv;
+mod js_mirror;
 mod outcome;
 mod report;
 mod scenarios;
@@ -171,6 +176,11 @@ fn messages_for(kind: Kind, budget: Budget) -> Budget {
             messages: (budget.messages / 4).max(1000),
             ..budget
         },
+        // 1 M messages at the default budget.
+        Kind::JsMirrorCatchUp { .. } => Budget {
+            messages: (budget.messages / 2).max(1000),
+            ..budget
+        },
         _ => budget,
     }
 }
@@ -193,8 +203,10 @@ fn measure(
         | Kind::JsIdleConsumers { .. }
         | Kind::JsKvWatch { .. }
         | Kind::JsOrderedConsume { .. }
-        | Kind::JsDurableFetch { .. } => Some(ConfigFile::new(&jetstream_config(&store, None))?),
-        Kind::JsAsyncPublish { sync_interval, .. } => {
+        | Kind::JsDurableFetch { .. }
+        | Kind::JsKvGet { .. }
+        | Kind::JsMirrorCatchUp { .. } => Some(ConfigFile::new(&jetstream_config(&store, None))?),
+        Kind::JsAsyncPublish { sync_interval, .. } | Kind::JsKvPut { sync_interval, .. } => {
             Some(ConfigFile::new(&jetstream_config(&store, sync_interval))?)
         }
         _ => None,
@@ -278,9 +290,19 @@ fn main() -> Result<()> {
     let go = args.go.clone().map(|binary| Target { name: "go", binary });
     let mut rows = Vec::new();
     let mut tls_setup = None;
-    for scenario in scenarios::all() {
+    let all = scenarios::all();
+    let whole = args
+        .only
+        .as_deref()
+        .is_some_and(|only| all.iter().any(|s| s.name.contains(only)));
+    for scenario in all {
         if let Some(only) = &args.only {
-            if !only.split(',').any(|part| scenario.name.contains(part)) {
+            let wanted = if whole {
+                scenario.name.contains(only.as_str())
+            } else {
+                only.split(',').any(|part| scenario.name.contains(part))
+            };
+            if !wanted {
                 continue;
             }
         }

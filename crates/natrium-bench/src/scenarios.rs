@@ -16,6 +16,12 @@ use crate::wire::{pub_batch, Conn, Endpoint};
 /// writes, as a batching client does.
 pub const FRAMES_PER_WRITE_DEFAULT: usize = 512;
 
+/// KV operations in flight at most on the KV put and get rows: one, as the clients' `put` and
+/// `get` await each answer (a window of 32 puts was tried: a durable file stream then does
+/// ~24k msg/s against Go's ~150k, still sync-bound, so it said no more than the one-at-a-time
+/// row).
+const KV_WINDOW: u64 = 1;
+
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
     PubOnly {
@@ -78,6 +84,25 @@ pub enum Kind {
     JsDurableFetch {
         payload: usize,
     },
+    /// JetStream: KV puts cycling over `keys` keys, `window` puts awaiting their ack at most;
+    /// `sync_interval` as on the async publish rows.
+    JsKvPut {
+        keys: usize,
+        payload: usize,
+        window: u64,
+        sync_interval: Option<&'static str>,
+    },
+    /// JetStream: KV gets (direct get of the last value) cycling over `keys` filled keys,
+    /// `window` gets unanswered at most.
+    JsKvGet {
+        keys: usize,
+        payload: usize,
+        window: u64,
+    },
+    /// JetStream: a mirror created over a filled origin, timed until it holds everything.
+    JsMirrorCatchUp {
+        payload: usize,
+    },
     Unsupported,
 }
 
@@ -113,9 +138,9 @@ pub struct Scenario {
 #[allow(clippy::too_many_lines)]
 pub fn all() -> Vec<Scenario> {
     use Kind::{
-        Churn, IdleMemory, Import, JsAsyncPublish, JsDurableFetch, JsIdleConsumers, JsKvWatch,
-        JsOrderedConsume, JsSyncPublish, LeakCheck, PubOnly, PubSub, ReqReply, Tls, Unsupported,
-        Ws,
+        Churn, IdleMemory, Import, JsAsyncPublish, JsDurableFetch, JsIdleConsumers, JsKvGet,
+        JsKvPut, JsKvWatch, JsMirrorCatchUp, JsOrderedConsume, JsSyncPublish, LeakCheck, PubOnly,
+        PubSub, ReqReply, Tls, Unsupported, Ws,
     };
     let s = |name, payload_label, kind| Scenario {
         name,
@@ -259,6 +284,40 @@ pub fn all() -> Vec<Scenario> {
             "2 B",
             JsKvWatch { keys: 100_000 },
         ),
+        s(
+            "JetStream KV put (file, 1,000 keys)",
+            "128 B",
+            JsKvPut {
+                keys: 1000,
+                payload: 128,
+                window: KV_WINDOW,
+                sync_interval: None,
+            },
+        ),
+        s(
+            "JetStream KV put (file, 1,000 keys, both sync_interval 2m)",
+            "128 B",
+            JsKvPut {
+                keys: 1000,
+                payload: 128,
+                window: KV_WINDOW,
+                sync_interval: Some("2m"),
+            },
+        ),
+        s(
+            "JetStream KV get (file, 1,000 keys)",
+            "128 B",
+            JsKvGet {
+                keys: 1000,
+                payload: 128,
+                window: KV_WINDOW,
+            },
+        ),
+        s(
+            "JetStream mirror catch-up (file, 1 M messages)",
+            "128 B",
+            JsMirrorCatchUp { payload: 128 },
+        ),
         s("MQTT QoS 0 pub/sub", "128 B", Unsupported),
         s("NATS to MQTT", "128 B", Unsupported),
         s(
@@ -358,6 +417,20 @@ pub fn run(kind: Kind, ep: &Endpoint, budget: Budget) -> Result<Outcome> {
         }
         Kind::JsDurableFetch { payload } => {
             crate::js_fetch::durable_fetch(ep, payload, budget.messages)
+        }
+        Kind::JsKvPut {
+            keys,
+            payload,
+            window,
+            ..
+        } => crate::js_kv::put(ep, keys, payload, window, budget.duration),
+        Kind::JsKvGet {
+            keys,
+            payload,
+            window,
+        } => crate::js_kv::get(ep, keys, payload, window, budget.duration),
+        Kind::JsMirrorCatchUp { payload } => {
+            crate::js_mirror::catch_up(ep, payload, budget.messages)
         }
         Kind::JsKvWatch { keys } => {
             crate::js_consume::kv_watch_start(ep, crate::js_consume::watch_key_count(budget, keys))

@@ -149,6 +149,14 @@ pub trait StreamStore: Send {
         false
     }
 
+    /// Whether [`StreamStore::load_last_msg`] with `filter` would read nothing from disk (its
+    /// message is held in memory, or there is none), so a caller that must not block may
+    /// make it. The file store answers from its record cache.
+    fn last_msg_in_memory(&self, filter: &Filter) -> bool {
+        let _ = filter;
+        true
+    }
+
     /// Work a sync leaves for later so that acknowledgements do not wait for it (the file
     /// store's `index.dat`, when enough was written since the last). The engine calls it
     /// after a group commit's acks went out.

@@ -7,6 +7,12 @@
 //! [`DIRECT_QUEUE_MSGS_MAX`] requests or [`DIRECT_QUEUE_BYTES_MAX`] bytes the requester is
 //! stalled until the task catches up, as Go answers a client's direct get inline on that
 //! client's read loop.
+//!
+//! A get of a subject's last message (the clients' KV `get`) is answered on the requester's
+//! task instead when nothing is queued ahead of it, the stream is not locked, and the load
+//! reads nothing from disk: that saves the hops to the task (and, for a file stream, to a
+//! blocking thread) on a get's round trip. The answer goes out through the stream's own
+//! internal client, as Go sends direct-get answers through the stream's send queue.
 
 use std::sync::Arc;
 
@@ -20,7 +26,8 @@ use tokio_util::sync::CancellationToken;
 use super::reply::{self, status, Reply};
 use super::request::{decode_direct, MsgGetRequest};
 use crate::service::{JetStream, API_LEVEL};
-use crate::stream::capture::IngestQueue;
+use crate::stream::capture::{IngestQueue, InlineIngest};
+use crate::stream::running::StreamCore;
 use crate::stream::sourcing::origin::MirrorDirect;
 use crate::stream::Stream;
 
@@ -49,6 +56,8 @@ pub struct DirectGet {
     /// The subscriptions on the origin's subjects of a mirror with `mirror_direct`.
     mirror_subs: Mutex<Vec<Arc<Subscription>>>,
     stop: CancellationToken,
+    /// The server's `max_pending`: a batch answer's byte budget when the request sets none.
+    max_pending: i64,
 }
 
 impl DirectGet {
@@ -60,15 +69,18 @@ impl DirectGet {
             DIRECT_QUEUE_MSGS_MAX,
             DIRECT_QUEUE_BYTES_MAX,
         ));
+        let max_pending = i64::try_from(js.server.config().max_pending).unwrap_or(i64::MAX);
         let direct = Arc::new(DirectGet {
             stream: Arc::clone(stream),
-            queue,
+            queue: Arc::clone(&queue),
             subs: Mutex::new(Vec::new()),
             mirror_subs: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
+            max_pending,
         });
-        let max_pending = i64::try_from(js.server.config().max_pending).unwrap_or(i64::MAX);
-        tokio::spawn(Arc::clone(&direct).run(client, max_pending));
+        let weak = Arc::downgrade(&direct);
+        queue.set_inline(weak);
+        tokio::spawn(Arc::clone(&direct).run(client));
         direct
     }
 
@@ -116,7 +128,7 @@ impl DirectGet {
         self.stop.cancel();
     }
 
-    async fn run(self: Arc<Self>, mut client: InternalClient, max_pending: i64) {
+    async fn run(self: Arc<Self>, mut client: InternalClient) {
         let file_backed = self.stream.dir.is_some();
         loop {
             tokio::select! {
@@ -133,7 +145,7 @@ impl DirectGet {
                     // Store reads may wait on the disk: off the async workers.
                     let me = Arc::clone(&self);
                     let handed = tokio::task::spawn_blocking(move || {
-                        me.answer_all(&mut client, &batch, max_pending);
+                        me.answer_all(&mut client, &batch);
                         client
                     })
                     .await;
@@ -142,68 +154,92 @@ impl DirectGet {
                         Err(_) => return,
                     }
                 } else {
-                    self.answer_all(&mut client, &batch, max_pending);
+                    self.answer_all(&mut client, &batch);
                 }
             }
         }
     }
 
-    fn answer_all(&self, client: &mut InternalClient, batch: &[Delivery], max_pending: i64) {
+    fn answer_all(&self, client: &mut InternalClient, batch: &[Delivery]) {
         let mut replies = Vec::new();
         for msg in batch {
-            let Some(reply_to) = msg
-                .reply
-                .as_deref()
-                .and_then(|r| std::str::from_utf8(r).ok())
-                .filter(|r| !r.is_empty())
-            else {
+            let Some(reply_to) = reply_subject(msg) else {
                 continue;
             };
-            replies.clear();
-            self.answer_one(msg, max_pending, &mut replies);
-            for Reply { headers, payload } in replies.drain(..) {
-                match headers {
-                    Some(h) => {
-                        client.publish_with_headers(&self.stream.account, reply_to, &h, &payload);
-                    }
-                    None => client.publish_in(&self.stream.account, reply_to, None, &payload),
+            match request_of(msg) {
+                Ok(req) => {
+                    let core = self.stream.core.lock();
+                    self.answer(&core, &req, &mut replies);
                 }
+                Err(reply) => replies.push(reply),
             }
+            self.publish(client, reply_to, &mut replies);
         }
     }
 
-    /// The replies to one request, checked as Go checks each form.
-    fn answer_one(&self, msg: &Delivery, max_pending: i64, out: &mut Vec<Reply>) {
-        if requires_newer_api(msg.headers.as_deref()) {
-            out.push(status("412 Required Api Level"));
-            return;
+    /// The replies to a checked request, from the store under `core`.
+    fn answer(&self, core: &StreamCore, req: &MsgGetRequest, out: &mut Vec<Reply>) {
+        let (store, name) = (&*core.ingest.store, &self.stream.name);
+        reply::answer(store, name, req, self.max_pending, out);
+        self.stream.after_reads(core);
+    }
+
+    fn publish(&self, client: &mut InternalClient, reply_to: &str, replies: &mut Vec<Reply>) {
+        let account = &self.stream.account;
+        for Reply { headers, payload } in replies.drain(..) {
+            match headers {
+                Some(h) => client.publish_with_headers(account, reply_to, &h, &payload),
+                None => client.publish_in(account, reply_to, None, &payload),
+            }
         }
-        let req = if matches!(msg.sid, SID_LAST_BY_SUBJECT | SID_MIRROR_LAST_BY_SUBJECT) {
-            match last_by_subject_request(&msg.subject, &msg.payload) {
-                Ok(req) => req,
-                Err(reply) => {
-                    out.push(reply);
-                    return;
-                }
-            }
-        } else {
-            match plain_request(&msg.payload) {
-                Ok(req) => req,
-                Err(reply) => {
-                    out.push(reply);
-                    return;
-                }
-            }
+    }
+}
+
+impl InlineIngest for DirectGet {
+    /// Answers a last-by-subject get on the requester's task when that keeps the order of
+    /// the queue and cannot wait on the disk (see the module doc); `false` queues it.
+    fn try_inline(&self, msg: &Delivery) -> bool {
+        let inline_form = matches!(msg.sid, SID_LAST_BY_SUBJECT | SID_MIRROR_LAST_BY_SUBJECT)
+            && msg.payload.is_empty();
+        if !inline_form || !self.queue.is_empty() {
+            return false;
+        }
+        let (Some(reply_to), Ok(req)) = (reply_subject(msg), request_of(msg)) else {
+            return false;
         };
-        let core = self.stream.core.lock();
-        reply::answer(
-            &*core.ingest.store,
-            &self.stream.name,
-            &req,
-            max_pending,
-            out,
-        );
-        self.stream.after_reads(&core);
+        let Some(mut core) = self.stream.core.try_lock() else {
+            return false;
+        };
+        let Ok(filter) = natrium_store::Filter::new(req.last_by_subj.as_bytes()) else {
+            return false;
+        };
+        if !core.ingest.store.last_msg_in_memory(&filter) {
+            return false;
+        }
+        let mut replies = Vec::new();
+        self.answer(&core, &req, &mut replies);
+        self.publish(core.client(), reply_to, &mut replies);
+        true
+    }
+}
+
+/// A request's reply subject; a request without one is not answered.
+fn reply_subject(msg: &Delivery) -> Option<&str> {
+    msg.reply
+        .as_deref()
+        .and_then(|r| std::str::from_utf8(r).ok())
+        .filter(|r| !r.is_empty())
+}
+
+/// One request checked as Go checks each form: the request, or the status to answer.
+fn request_of(msg: &Delivery) -> Result<MsgGetRequest, Reply> {
+    if requires_newer_api(msg.headers.as_deref()) {
+        return Err(status("412 Required Api Level"));
+    }
+    if matches!(msg.sid, SID_LAST_BY_SUBJECT | SID_MIRROR_LAST_BY_SUBJECT) {
+        last_by_subject_request(&msg.subject, &msg.payload)
+    } else {
+        plain_request(&msg.payload)
     }
 }
 

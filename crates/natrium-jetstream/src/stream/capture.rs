@@ -6,9 +6,12 @@
 //! [`Sink::until_ready`] before reading more; the ingest task wakes it each time it takes a
 //! batch. A publisher is thus held back by the store's speed, and nothing it sent is lost.
 //!
-//! A memory stream may store a message on the publisher's task instead ([`InlineIngest`]):
-//! when nothing is queued and the stream is not busy, the message is stored and acknowledged
-//! right away, which saves the hop to the ingest task (a sync publish's round trip).
+//! A memory stream, or a file stream whose acks do not wait for a sync (`sync_interval`,
+//! `persist_mode: async`), may store a message on the publisher's task instead
+//! ([`InlineIngest`]): when nothing is queued and the stream is not busy, the message is
+//! stored and acknowledged right away, which saves the hops to the ingest task and its
+//! blocking thread (a sync publish's round trip). A file store's write then lands in the page
+//! cache on that task, as Go's read loop stores a publish.
 
 use std::collections::VecDeque;
 use std::sync::{OnceLock, Weak};
@@ -29,7 +32,8 @@ pub trait InlineIngest: Send + Sync {
 
 /// The queue between the capture sink and the ingest task.
 pub struct IngestQueue {
-    /// Set for streams that store inline when they can (memory streams).
+    /// Set for owners that handle a message on the publisher's task when they can (streams,
+    /// direct-get services).
     inline: OnceLock<Weak<dyn InlineIngest>>,
     queued: Mutex<Queued>,
     /// Wakes the ingest task (a permit is kept if it is busy, so no wake-up is lost).

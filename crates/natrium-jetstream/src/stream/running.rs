@@ -60,6 +60,10 @@ pub struct Stream {
     /// When the ingest task's expiry timer fires (Unix ns; `i64::MAX` when not armed): a store
     /// made elsewhere (inline) that expires sooner wakes it so it can re-arm.
     expiry_armed: std::sync::atomic::AtomicI64,
+    /// A file stream stored a message inline since its ingest task last did its idle work
+    /// (the index write, then the cache release): the first such store wakes the task once,
+    /// so that work is armed without a wake-up per message.
+    inline_noted: std::sync::atomic::AtomicBool,
     /// Tells the consumer engine that messages were stored (`crate::consumer::engine`).
     pub(crate) signal: Arc<Signal>,
     /// The server's `sync_interval` (consumer state follows it too).
@@ -116,6 +120,12 @@ impl StreamCore {
         self.republish
             .send(&mut self.client, account, name, outcomes);
         outcome
+    }
+
+    /// The stream's internal client (direct-get answers made on a requester's task go out
+    /// through it, as Go sends them through the stream's send queue).
+    pub(crate) fn client(&mut self) -> &mut InternalClient {
+        &mut self.client
     }
 
     /// `msg` with the stream's `subject_transform` applied (sourced messages take it too, as
@@ -195,14 +205,13 @@ impl Stream {
             queue,
             stop: CancellationToken::new(),
             expiry_armed: std::sync::atomic::AtomicI64::new(i64::MAX),
+            inline_noted: std::sync::atomic::AtomicBool::new(false),
             signal: parts.signal,
             sync: parts.sync,
             events: parts.events,
         });
-        if stream.dir.is_none() {
-            let weak = Arc::downgrade(&stream);
-            stream.queue.set_inline(weak);
-        }
+        let weak = Arc::downgrade(&stream);
+        stream.queue.set_inline(weak);
         stream.subscribe_subjects();
         tokio::spawn(Arc::clone(&stream).run_ingest());
         if let SyncPolicy::Interval(every) = parts.sync {
@@ -289,6 +298,8 @@ impl Stream {
                 }
                 () = tokio::time::sleep(IDLE_INDEX_WRITE), if index_pending => {
                     index_pending = false;
+                    // The next inline store wakes the task again, to arm this once more.
+                    self.inline_noted.store(false, std::sync::atomic::Ordering::Release);
                     let stream = Arc::clone(&self);
                     let _ = tokio::task::spawn_blocking(move || {
                         stream.core.lock().ingest.store.maintain();
@@ -603,9 +614,13 @@ impl InlineIngest for Stream {
             return false;
         };
         // Queued messages go first: they were published earlier. An interest stream reads
-        // its consumers' filters before locking itself, so it always queues.
+        // its consumers' filters before locking itself, so it always queues. A file stream
+        // whose acks wait for a sync queues: the sync would hold this task (the ingest task
+        // makes it off the async workers, once per batch).
+        let file_backed = self.dir.is_some();
         if !self.queue.is_empty()
             || core.config.retention == crate::config::stream::Retention::Interest
+            || (file_backed && core.sync_before_ack)
         {
             return false;
         }
@@ -618,7 +633,11 @@ impl InlineIngest for Stream {
             .is_some_and(|next| next < armed)
             || core.ingest.scheduler.take_changed()
             || core.batches.take_opened()
-            || core.fast.take_opened();
+            || core.fast.take_opened()
+            || (file_backed
+                && !self
+                    .inline_noted
+                    .swap(true, std::sync::atomic::Ordering::AcqRel));
         drop(core);
         if arm {
             self.queue.wake.notify_one();

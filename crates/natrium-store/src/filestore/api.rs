@@ -112,6 +112,19 @@ impl StreamStore for FileStore {
         self.inner.subject_for_seq(seq)
     }
 
+    fn last_msg_in_memory(&self, filter: &Filter) -> bool {
+        let Ok(found) = self.inner.load_last_msg(filter) else {
+            return true;
+        };
+        self.inner.locate(found.seq).is_none_or(|(loc, _)| {
+            self.cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .find(*loc)
+                .is_some()
+        })
+    }
+
     fn remove_msg(&mut self, seq: u64) -> Result<bool, StoreError> {
         self.mutate(0, |inner| inner.remove_msg(seq))
     }

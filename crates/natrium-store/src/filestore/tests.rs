@@ -687,3 +687,19 @@ fn store_file_small_streams_keep_small_blocks_and_caches() {
     let cached = store.cache.lock().unwrap().bytes();
     assert!(cached <= 1024 * 1024, "{cached} bytes cached");
 }
+
+#[test]
+fn store_file_last_msg_in_memory_follows_the_cache() {
+    let fs = SimFs::new();
+    let mut store = open(&fs, 1 << 20);
+    put(&mut store, 1);
+    store.sync().unwrap();
+    let filter = crate::Filter::new(b"orders.x").unwrap();
+    assert!(store.last_msg_in_memory(&filter), "just written: cached");
+    let none = crate::Filter::new(b"orders.none").unwrap();
+    assert!(store.last_msg_in_memory(&none), "nothing to load");
+    store.release_caches();
+    assert!(!store.last_msg_in_memory(&filter), "released: a load reads");
+    check(&store, 1);
+    assert!(store.last_msg_in_memory(&filter), "the load cached it");
+}
