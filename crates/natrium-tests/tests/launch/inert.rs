@@ -189,7 +189,6 @@ fn launch_feature_switches_refused_as_not_supported_yet() {
         ("no_fast_producer_stall: true", "no_fast_producer_stall"),
         ("write_timeout: retry", "write_timeout"),
         ("cluster {\n  port: -1\n}", "cluster"),
-        ("mappings {\n  a: b\n}", "mappings"),
     ];
     for (body, option) in options {
         let conf = dir.path().join("refused.conf");
