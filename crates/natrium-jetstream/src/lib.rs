@@ -39,6 +39,7 @@ pub mod direct;
 mod dirs;
 pub mod errors;
 pub mod event;
+mod reload;
 mod report;
 pub mod resources;
 pub mod service;

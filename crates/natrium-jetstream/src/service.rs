@@ -23,7 +23,9 @@ use crate::resources::{Reserved, Usage};
 pub const API_LEVEL: u32 = 5;
 
 /// What the binary resolved before start: the options, the directory and the limits (a
-/// share of the machine's memory and disk when none was configured).
+/// share of the machine's memory and disk when none was configured). A reload may raise
+/// `max_memory` / `max_store` and replace `options.limits`: read those through
+/// [`JetStream::limit`] and [`JetStream::server_limits`].
 #[derive(Debug, Clone)]
 pub struct JetStreamSettings {
     pub options: JetStreamOptions,
@@ -42,8 +44,11 @@ pub struct JetStream {
     /// `jetstream { key, prev_key, cipher }`: streams' files are sealed with these.
     pub(crate) keys: Option<Arc<ServerKeys>>,
     accounts: Mutex<BTreeMap<String, Arc<JsAccount>>>,
-    /// Bytes every account's streams store.
+    /// Bytes every account's streams store, and the server's limits (`max_memory_store`,
+    /// `max_file_store`, raised by a reload).
     pub(crate) usage: Arc<Usage>,
+    /// `jetstream { limits { … } }` in force (replaced by a reload).
+    pub(crate) server_limits: parking_lot::RwLock<natrium_conf::options::JetStreamLimits>,
     /// Bytes every stream's `max_bytes` reserves.
     pub(crate) reserved: Reserved,
     pub api_total: AtomicU64,
@@ -124,13 +129,18 @@ impl JetStream {
     /// The service before any account is enabled, storing through `io`.
     pub fn new(server: Server, settings: JetStreamSettings, io: Arc<dyn StorageIo>) -> Self {
         let keys = server_keys(&settings.options);
+        let usage = Arc::new(Usage::default());
+        usage.set_limit(crate::config::stream::Storage::Memory, settings.max_memory);
+        usage.set_limit(crate::config::stream::Storage::File, settings.max_store);
+        let server_limits = parking_lot::RwLock::new(settings.options.limits.clone());
         Self {
             server,
             settings,
             io,
             keys,
             accounts: Mutex::new(BTreeMap::new()),
-            usage: Arc::default(),
+            usage,
+            server_limits,
             reserved: Reserved::default(),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
@@ -175,7 +185,10 @@ impl JetStream {
                 self.reserved.get(Storage::Memory),
                 self.reserved.get(Storage::File),
             ),
-            (self.settings.max_memory, self.settings.max_store),
+            (
+                self.limit(Storage::Memory),
+                self.limit(Storage::File),
+            ),
         )
     }
 
@@ -204,7 +217,10 @@ impl JetStream {
                 self.reserved.get(Storage::Memory),
                 self.reserved.get(Storage::File),
             ),
-            (self.settings.max_memory, self.settings.max_store),
+            (
+                self.limit(Storage::Memory),
+                self.limit(Storage::File),
+            ),
         )?;
         jsa.set_limits(limits);
         Ok(())
@@ -271,12 +287,9 @@ impl JetStream {
         })
     }
 
-    /// The server's limit for `storage` (`max_memory_store`, `max_file_store`).
-    pub(crate) fn limit(&self, storage: crate::config::stream::Storage) -> i64 {
-        match storage {
-            crate::config::stream::Storage::Memory => self.settings.max_memory,
-            crate::config::stream::Storage::File => self.settings.max_store,
-        }
+    /// The server's limit for `storage` (`max_memory_store`, `max_file_store`) in force.
+    pub fn limit(&self, storage: crate::config::stream::Storage) -> i64 {
+        self.usage.limit(storage)
     }
 
     /// The directory of the streams of `account`.

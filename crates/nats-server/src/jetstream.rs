@@ -3,16 +3,18 @@
 //! configured).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use natrium_conf::options::ServerOptions;
 use natrium_core::Server;
+use natrium_jetstream::service::JetStream;
 use natrium_jetstream::JetStreamSettings;
 
 /// Go's fallbacks when the machine cannot tell (`JetStreamMaxMemDefault`, `…StoreDefault`).
 const MAX_MEMORY_FALLBACK: i64 = 1 << 30;
 const MAX_STORE_FALLBACK: i64 = 1 << 40;
 
-pub fn start(server: &Server, options: &ServerOptions) -> Result<(), String> {
+pub fn start(server: &Server, options: &ServerOptions) -> Result<Arc<JetStream>, String> {
     let js = &options.jetstream;
     let store_dir = if options.store_dir.is_empty() {
         tracing::warn!("Temporary storage directory used, data could be lost on system reboot");
@@ -43,7 +45,7 @@ pub fn start(server: &Server, options: &ServerOptions) -> Result<(), String> {
         max_memory,
         max_store,
     };
-    natrium_jetstream::start(server, settings).map(|_| ())
+    natrium_jetstream::start(server, settings)
 }
 
 /// Go's node name: its `getHash` of the server name (the banner's `Node:` line; clustering

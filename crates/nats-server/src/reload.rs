@@ -7,11 +7,13 @@
 //! configuration (sha256:…)`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use natrium_conf::cli::Flags;
 use natrium_conf::reload::{diff, Action};
 use natrium_conf::ServerOptions;
 use natrium_core::Server;
+use natrium_jetstream::service::JetStream;
 
 use crate::files;
 use crate::logging::LogSink;
@@ -30,6 +32,8 @@ pub struct Running {
     pub listeners: files::Listeners,
     /// The ports file written, removed at shutdown.
     pub ports_file: Option<PathBuf>,
+    /// JetStream, when it runs.
+    pub jetstream: Option<Arc<JetStream>>,
 }
 
 impl Running {
@@ -59,6 +63,7 @@ impl Running {
             self.listeners.client.port(),
             &read_file,
         )?;
+        refuse_jetstream_toggle(&diff)?;
         // Built in full (TLS files read) before anything changes, so that a bad certificate
         // leaves the old configuration in force.
         let core = settings::core_config(&new).map_err(|e| e.to_string())?;
@@ -98,6 +103,18 @@ impl Running {
                 }
             }
             Action::WarnBlockProfiling(rate) => warn_block_profiling(*rate),
+            // Refused before anything was applied (`refuse_jetstream_toggle`).
+            Action::JetStream(_) => {}
+            Action::JetStreamMax { memory, store } => {
+                if let Some(js) = &self.jetstream {
+                    js.reload_max(*memory, *store);
+                }
+            }
+            Action::JetStreamLimits => {
+                if let Some(js) = &self.jetstream {
+                    js.reload_limits(&new.jetstream.limits);
+                }
+            }
             Action::PidFile => {
                 if let Some(path) = settings::non_empty_path(&new.pidfile) {
                     if let Err(err) = files::write_pid_file(&path) {
@@ -126,4 +143,20 @@ impl Running {
 /// Go's warning when `prof_block_rate` is positive, at start and on reload.
 pub fn warn_block_profiling(rate: i64) {
     tracing::warn!("Block profiling is enabled (rate {rate}), this may have a performance impact");
+}
+
+/// Go starts or stops JetStream when a reload turns it on or off; Natrium cannot yet, so it
+/// refuses the reload (the configuration in force stays) with Go's wording for a field it
+/// cannot reload.
+fn refuse_jetstream_toggle(diff: &natrium_conf::reload::Diff) -> Result<(), String> {
+    // TODO(#15): start JetStream (or drain and stop it) at run time, as Go does.
+    for change in &diff.changes {
+        if let Action::JetStream(on) = change.action {
+            return Err(format!(
+                "config reload not supported for JetStream: old={}, new={on}",
+                !on
+            ));
+        }
+    }
+    Ok(())
 }
