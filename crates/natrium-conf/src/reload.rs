@@ -31,7 +31,10 @@ pub enum Action {
     JetStream(bool),
     /// Raise JetStream's `max_memory_store` / `max_file_store` to these (0: unchanged); Go
     /// logs `Reloaded: JetStream max_mem_store = …` as it applies each.
-    JetStreamMax { memory: i64, store: i64 },
+    JetStreamMax {
+        memory: i64,
+        store: i64,
+    },
     /// Take the new server-wide `jetstream { limits { … } }`.
     JetStreamLimits,
 }

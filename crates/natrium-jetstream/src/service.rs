@@ -185,10 +185,7 @@ impl JetStream {
                 self.reserved.get(Storage::Memory),
                 self.reserved.get(Storage::File),
             ),
-            (
-                self.limit(Storage::Memory),
-                self.limit(Storage::File),
-            ),
+            (self.limit(Storage::Memory), self.limit(Storage::File)),
         )
     }
 
@@ -217,10 +214,7 @@ impl JetStream {
                 self.reserved.get(Storage::Memory),
                 self.reserved.get(Storage::File),
             ),
-            (
-                self.limit(Storage::Memory),
-                self.limit(Storage::File),
-            ),
+            (self.limit(Storage::Memory), self.limit(Storage::File)),
         )?;
         jsa.set_limits(limits);
         Ok(())

@@ -22,6 +22,9 @@ use crate::settings;
 /// Go's answer to a reload without a configuration file.
 const NO_CONFIG_FILE: &str = "can only reload config when a file is provided using -c or --config";
 
+/// Go's warning when a reload could not start JetStream (the reload stands).
+const CANT_START: &str = "Can't start JetStream: ";
+
 /// A started server and what reloading it needs.
 pub struct Running {
     pub flags: Flags,
@@ -82,6 +85,9 @@ impl Running {
             }
         }
         self.server.reload_authorization();
+        if starts_jetstream(&diff) {
+            self.start_jetstream(&new);
+        }
         let digest = digest.unwrap_or_default();
         self.server.set_config_loaded(&digest);
         self.options = new;
@@ -93,9 +99,23 @@ impl Running {
         Ok(())
     }
 
+    /// Go's start of JetStream by a reload that turns it on: after authorization was
+    /// reloaded, with its start-up lines; a failure is logged and the reload stands.
+    fn start_jetstream(&mut self, new: &ServerOptions) {
+        tracing::info!("Restarting JetStream");
+        match crate::jetstream::start(&self.server, new) {
+            Ok(js) => self.jetstream = Some(js),
+            Err(err) => {
+                let err = err.strip_prefix(CANT_START).unwrap_or(&err);
+                tracing::warn!("{CANT_START}{err}");
+            }
+        }
+    }
+
     fn act(&mut self, action: &Action, new: &ServerOptions) {
         match action {
-            Action::None => {}
+            // Started once every change is in (`start_jetstream`), or refused.
+            Action::None | Action::JetStream(_) => {}
             Action::MaxConnections => {
                 let closed = self.server.enforce_max_connections();
                 if closed > 0 {
@@ -103,8 +123,6 @@ impl Running {
                 }
             }
             Action::WarnBlockProfiling(rate) => warn_block_profiling(*rate),
-            // Refused before anything was applied (`refuse_jetstream_toggle`).
-            Action::JetStream(_) => {}
             Action::JetStreamMax { memory, store } => {
                 if let Some(js) = &self.jetstream {
                     js.reload_max(*memory, *store);
@@ -145,18 +163,23 @@ pub fn warn_block_profiling(rate: i64) {
     tracing::warn!("Block profiling is enabled (rate {rate}), this may have a performance impact");
 }
 
-/// Go starts or stops JetStream when a reload turns it on or off; Natrium cannot yet, so it
-/// refuses the reload (the configuration in force stays) with Go's wording for a field it
-/// cannot reload.
+/// Whether the reload turns JetStream on.
+fn starts_jetstream(diff: &natrium_conf::reload::Diff) -> bool {
+    diff.changes
+        .iter()
+        .any(|c| c.action == Action::JetStream(true))
+}
+
+/// Go stops JetStream when a reload turns it off; Natrium cannot yet, so it refuses the
+/// reload (the configuration in force stays) with Go's wording for a field it cannot reload.
 fn refuse_jetstream_toggle(diff: &natrium_conf::reload::Diff) -> Result<(), String> {
-    // TODO(#15): start JetStream (or drain and stop it) at run time, as Go does.
-    for change in &diff.changes {
-        if let Action::JetStream(on) = change.action {
-            return Err(format!(
-                "config reload not supported for JetStream: old={}, new={on}",
-                !on
-            ));
-        }
+    // TODO(#15): drain and stop JetStream at run time, as Go does.
+    if diff
+        .changes
+        .iter()
+        .any(|c| c.action == Action::JetStream(false))
+    {
+        return Err("config reload not supported for JetStream: old=true, new=false".to_owned());
     }
     Ok(())
 }

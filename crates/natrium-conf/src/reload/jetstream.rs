@@ -17,8 +17,7 @@ const STORE_DIR_CHANGED: &str = "config reload not supported for jetstream stora
 const STORE_DIR_DROPPED: &str = "config reload not supported for jetstream storage dir";
 const DYNAMIC_TO_SET: &str =
     "config reload not supported for jetstream dynamic max memory and store";
-const DECREASED: &str =
-    "config reload not supported for decreasing jetstream max memory and store";
+const DECREASED: &str = "config reload not supported for decreasing jetstream max memory and store";
 const UNSET: &str = "config reload not supported for jetstream max memory and max store";
 
 /// Go's `JetStream` … `StreamMaxBufferedSize`, which follow `MaxPending` in its options.
@@ -102,7 +101,11 @@ pub(super) fn store_and_sync(w: &mut Walk<'_>) -> Result<(), String> {
     }
     let (old_every, old_always) = sync(old);
     let (new_every, new_always) = sync(new);
-    w.fixed("SyncInterval", go_duration(old_every), go_duration(new_every))?;
+    w.fixed(
+        "SyncInterval",
+        go_duration(old_every),
+        go_duration(new_every),
+    )?;
     w.fixed("SyncAlways", old_always, new_always)
 }
 
@@ -183,7 +186,12 @@ mod tests {
 
     fn actions(d: &Result<Diff, String>) -> Vec<Action> {
         d.as_ref()
-            .map(|d| d.changes.iter().map(|c| c.action.clone()).collect::<Vec<_>>())
+            .map(|d| {
+                d.changes
+                    .iter()
+                    .map(|c| c.action.clone())
+                    .collect::<Vec<_>>()
+            })
             .unwrap_or_default()
             .into_iter()
             .filter(|a| *a != Action::None)
@@ -216,7 +224,8 @@ mod tests {
             "config reload not supported for jetstream dynamic max memory and store"
         );
         assert_eq!(
-            refused(&js, &|o| o.jetstream.sync = crate::options::SyncPolicy::Always),
+            refused(&js, &|o| o.jetstream.sync =
+                crate::options::SyncPolicy::Always),
             "config reload not supported for SyncAlways: old=false, new=true"
         );
         assert_eq!(
