@@ -15,6 +15,9 @@ use support::request;
 
 const MB: i64 = 1 << 20;
 
+/// A configuration written for a server's store directory.
+type ConfText = dyn Fn(&Path) -> String;
+
 /// The `jetstream` block with `body` inside, storing under `store`.
 fn js_conf(store: &Path, body: &str) -> String {
     format!(
@@ -46,13 +49,11 @@ fn servers(text: impl Fn(&Path) -> String) -> Vec<Under> {
         let conf = Conf::new(&text(store.path()));
         let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"];
         let server = if go {
-            match ServerProcess::start_go(&args) {
-                Some(server) => server,
-                None => {
-                    eprintln!("Go nats-server not installed: checked against ours alone");
-                    break;
-                }
-            }
+            let Some(server) = ServerProcess::start_go(&args) else {
+                eprintln!("Go nats-server not installed: checked against ours alone");
+                break;
+            };
+            server
         } else {
             ServerProcess::start(&args)
         };
@@ -76,7 +77,7 @@ async fn jetstream_reload_refusals_like_go() {
     let other = tempfile::tempdir().expect("tempdir");
     let limits = format!("max_memory_store: {}\n max_file_store: {}", MB, 10 * MB);
     let before = |store: &Path| js_conf(store, &limits);
-    let attempts: [Box<dyn Fn(&Path) -> String>; 5] = [
+    let attempts: [Box<ConfText>; 5] = [
         Box::new(|_| js_conf(other.path(), &limits)),
         Box::new(|s| js_conf(s, &format!("max_memory_store: {MB}\n max_file_store: 1MB"))),
         Box::new(|s| js_conf(s, &format!("max_memory_store: {MB}"))),
