@@ -16,7 +16,7 @@ use support::request;
 const MB: i64 = 1 << 20;
 
 /// A configuration written for a server's store directory.
-type ConfText = dyn Fn(&Path) -> String;
+type ConfText<'a> = dyn Fn(&Path) -> String + 'a;
 
 /// The `jetstream` block with `body` inside, storing under `store`.
 fn js_conf(store: &Path, body: &str) -> String {
@@ -77,7 +77,7 @@ async fn jetstream_reload_refusals_like_go() {
     let other = tempfile::tempdir().expect("tempdir");
     let limits = format!("max_memory_store: {}\n max_file_store: {}", MB, 10 * MB);
     let before = |store: &Path| js_conf(store, &limits);
-    let attempts: [Box<ConfText>; 5] = [
+    let attempts: [Box<ConfText<'_>>; 5] = [
         Box::new(|_| js_conf(other.path(), &limits)),
         Box::new(|s| js_conf(s, &format!("max_memory_store: {MB}\n max_file_store: 1MB"))),
         Box::new(|s| js_conf(s, &format!("max_memory_store: {MB}"))),
