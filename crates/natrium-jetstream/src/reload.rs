@@ -33,6 +33,19 @@ impl JetStream {
         }
     }
 
+    /// Go's shutdown of JetStream by a reload that turns it off: the API stops answering
+    /// (its subscriptions go), every account's streams and consumers stop with their files
+    /// kept, and monitoring no longer reports JetStream.
+    pub fn shut_down(&self) {
+        tracing::info!("Initiating JetStream Shutdown...");
+        self.stopped.cancel();
+        self.server.clear_jetstream_report();
+        for jsa in self.accounts() {
+            self.disable_account(jsa.name());
+        }
+        tracing::info!("JetStream Shutdown");
+    }
+
     /// Takes the new server-wide limits (the batch limits included).
     pub fn reload_limits(&self, limits: &JetStreamLimits) {
         crate::stream::batch::limits::set(&limits.batch);

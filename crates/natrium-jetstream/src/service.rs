@@ -55,6 +55,8 @@ pub struct JetStream {
     pub api_errors: AtomicU64,
     /// Snapshots and restores running (see `snapshot::guard`).
     pub(crate) transfers: Arc<AtomicUsize>,
+    /// Cancelled when a reload turns JetStream off (see `reload`).
+    pub(crate) stopped: tokio_util::sync::CancellationToken,
 }
 
 /// The encryption keys of the configuration; none without `key`.
@@ -145,6 +147,7 @@ impl JetStream {
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
             transfers: Arc::new(AtomicUsize::new(0)),
+            stopped: tokio_util::sync::CancellationToken::new(),
         }
     }
 

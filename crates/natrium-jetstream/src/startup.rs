@@ -61,6 +61,10 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
     crate::report::register(&js);
     let drain = Arc::clone(&js);
     server.on_drain("jetstream", move || async move {
+        // Turned off by a reload: already stopped.
+        if drain.stopped.is_cancelled() {
+            return;
+        }
         tracing::info!("Initiating JetStream Shutdown...");
         let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;
         tracing::info!("JetStream Shutdown");

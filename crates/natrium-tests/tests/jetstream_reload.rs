@@ -201,21 +201,23 @@ async fn jetstream_reload_server_limits_reach_the_next_create() {
     }
 }
 
-#[tokio::test]
-async fn jetstream_reload_turning_jetstream_off_is_refused_for_now() {
-    // TODO(#15): Go stops JetStream here; ours keeps it running and refuses the reload.
-    let store = tempfile::tempdir().expect("tempdir");
-    let conf = Conf::new(&js_conf(store.path(), ""));
-    let server = ServerProcess::start(&["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"]);
-    conf.write("debug: false\n");
-    sighup(&server, 1);
-    assert_eq!(
-        last_line_from(&server, FAILED),
-        format!("{FAILED}config reload not supported for JetStream: old=true, new=false")
-    );
-    let c = client(&server).await;
-    let info = request(&c, "$JS.API.INFO", "").await;
-    assert!(info.get("error").is_none(), "{info}");
+/// The log lines saying JetStream was turned on or off, from their marker on.
+fn jetstream_lines(server: &ServerProcess) -> Vec<String> {
+    const MARKERS: [&str; 5] = [
+        "Reloaded: JetStream",
+        "Restarting JetStream",
+        "Starting JetStream",
+        "Initiating JetStream Shutdown",
+        "JetStream Shutdown",
+    ];
+    server
+        .log_lines()
+        .iter()
+        .filter_map(|l| {
+            let from = MARKERS.iter().find_map(|n| l.find(n))?;
+            Some(l[from..].to_owned())
+        })
+        .collect()
 }
 
 /// The INFO a new client is sent, as JSON.
@@ -270,6 +272,56 @@ async fn jetstream_reload_turns_jetstream_on_like_go() {
     assert_eq!(
         seen[0].1,
         [
+            "Reloaded: JetStream",
+            "Restarting JetStream",
+            "Starting JetStream"
+        ]
+    );
+    assert!(seen.iter().all(|(_, l)| *l == seen[0].1), "{seen:?}");
+}
+
+#[tokio::test]
+async fn jetstream_reload_turns_jetstream_off_and_on_again_like_go() {
+    let mut seen = Vec::new();
+    for js in servers(|s| js_conf(s, "")) {
+        let (name, server) = (js.name, &js.server);
+        let c = client(server).await;
+        let created = request(
+            &c,
+            "$JS.API.STREAM.CREATE.S",
+            r#"{"name":"S","subjects":["s"]}"#,
+        )
+        .await;
+        assert!(created.get("error").is_none(), "{name}: {created}");
+        c.request("s", "one".into()).await.expect("ack");
+
+        js.write(|s| js_conf(s, "enabled: false"));
+        sighup(server, 1);
+        assert_eq!(info(server).get("jetstream"), None, "{name}");
+        // Go leaves the request unanswered, ours says no responders: neither answers it.
+        let asked = tokio::time::timeout(
+            std::time::Duration::from_millis(300),
+            c.request("$JS.API.INFO", "".into()),
+        )
+        .await;
+        assert!(!matches!(asked, Ok(Ok(_))), "{name}: answered while off");
+
+        js.write(|s| js_conf(s, ""));
+        sighup(server, 2);
+        let stream = request(&c, "$JS.API.STREAM.INFO.S", "").await;
+        assert_eq!(stream["state"]["messages"], 1, "{name}: {stream}");
+        let ack = c.request("s", "two".into()).await.expect("ack");
+        let ack: Value = serde_json::from_slice(&ack.payload).expect("ack JSON");
+        assert_eq!(ack["seq"], 2, "{name}: {ack}");
+        seen.push((name, jetstream_lines(server)));
+    }
+    assert_eq!(
+        seen[0].1,
+        [
+            "Starting JetStream",
+            "Reloaded: JetStream",
+            "Initiating JetStream Shutdown...",
+            "JetStream Shutdown",
             "Reloaded: JetStream",
             "Restarting JetStream",
             "Starting JetStream"

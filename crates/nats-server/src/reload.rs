@@ -3,8 +3,9 @@
 //! ([`natrium_conf::reload::diff`], which words the lines and refusals as Go does), and either
 //! apply every change or none. Applying is: install the new runtime settings (built whole from
 //! the options, authorization included), act on the changes that need it (max_connections, pid
-//! file, ports file), reconfigure logging, re-check every client, and log `Reloaded server
-//! configuration (sha256:…)`.
+//! file, ports file, JetStream's limits), reconfigure logging, re-check every client, start or
+//! stop JetStream when it was turned on or off, and log `Reloaded server configuration
+//! (sha256:…)`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,7 +67,6 @@ impl Running {
             self.listeners.client.port(),
             &read_file,
         )?;
-        refuse_jetstream_toggle(&diff)?;
         // Built in full (TLS files read) before anything changes, so that a bad certificate
         // leaves the old configuration in force.
         let core = settings::core_config(&new).map_err(|e| e.to_string())?;
@@ -85,8 +85,14 @@ impl Running {
             }
         }
         self.server.reload_authorization();
-        if starts_jetstream(&diff) {
-            self.start_jetstream(&new);
+        match jetstream_turned(&diff) {
+            Some(true) => self.start_jetstream(&new),
+            Some(false) => {
+                if let Some(js) = self.jetstream.take() {
+                    js.shut_down();
+                }
+            }
+            None => {}
         }
         let digest = digest.unwrap_or_default();
         self.server.set_config_loaded(&digest);
@@ -114,7 +120,7 @@ impl Running {
 
     fn act(&mut self, action: &Action, new: &ServerOptions) {
         match action {
-            // Started once every change is in (`start_jetstream`), or refused.
+            // Started or stopped once every change is in (`try_reload`).
             Action::None | Action::JetStream(_) => {}
             Action::MaxConnections => {
                 let closed = self.server.enforce_max_connections();
@@ -163,23 +169,10 @@ pub fn warn_block_profiling(rate: i64) {
     tracing::warn!("Block profiling is enabled (rate {rate}), this may have a performance impact");
 }
 
-/// Whether the reload turns JetStream on.
-fn starts_jetstream(diff: &natrium_conf::reload::Diff) -> bool {
-    diff.changes
-        .iter()
-        .any(|c| c.action == Action::JetStream(true))
-}
-
-/// Go stops JetStream when a reload turns it off; Natrium cannot yet, so it refuses the
-/// reload (the configuration in force stays) with Go's wording for a field it cannot reload.
-fn refuse_jetstream_toggle(diff: &natrium_conf::reload::Diff) -> Result<(), String> {
-    // TODO(#15): drain and stop JetStream at run time, as Go does.
-    if diff
-        .changes
-        .iter()
-        .any(|c| c.action == Action::JetStream(false))
-    {
-        return Err("config reload not supported for JetStream: old=true, new=false".to_owned());
-    }
-    Ok(())
+/// Whether the reload turns JetStream on or off.
+fn jetstream_turned(diff: &natrium_conf::reload::Diff) -> Option<bool> {
+    diff.changes.iter().find_map(|c| match c.action {
+        Action::JetStream(on) => Some(on),
+        _ => None,
+    })
 }
