@@ -38,10 +38,12 @@ impl JetStream {
     /// kept, and monitoring no longer reports JetStream.
     pub fn shut_down(&self) {
         tracing::info!("Initiating JetStream Shutdown...");
+        // Cancelled first: an account a concurrent reload event would enable is refused
+        // from now on (`enable_account` checks under the lock the accounts are taken with).
         self.stopped.cancel();
         self.server.clear_jetstream_report();
-        for jsa in self.accounts() {
-            self.disable_account(jsa.name());
+        for jsa in self.take_accounts().into_values() {
+            self.stop_account(&jsa);
         }
         tracing::info!("JetStream Shutdown");
     }

@@ -151,15 +151,19 @@ impl JetStream {
         }
     }
 
-    /// Turns JetStream on for `account` and recovers its streams.
+    /// Turns JetStream on for `account` and recovers its streams; `None` once JetStream was
+    /// turned off (checked under the lock [`JetStream::shut_down`] empties the accounts with).
     pub fn enable_account(
         &self,
         account: &Arc<Account>,
         limits: JsAccountLimits,
-    ) -> Arc<JsAccount> {
+    ) -> Option<Arc<JsAccount>> {
         let mut accounts = self.accounts.lock();
+        if self.stopped.is_cancelled() {
+            return None;
+        }
         if let Some(existing) = accounts.get(&*account.name) {
-            return Arc::clone(existing);
+            return Some(Arc::clone(existing));
         }
         let dir = self.settings.store_dir.join(&*account.name);
         let jsa = Arc::new(JsAccount::new(Arc::clone(account), dir, limits));
@@ -167,7 +171,7 @@ impl JetStream {
         jsa.recover(self);
         tracing::debug!("JetStream state for account {:?} recovered", account.name);
         accounts.insert(account.name.clone(), Arc::clone(&jsa));
-        jsa
+        Some(jsa)
     }
 
     /// Whether an account with `limits` fits beside the streams' reservations and the limits
@@ -231,8 +235,18 @@ impl JetStream {
         let Some(jsa) = self.accounts.lock().remove(name) else {
             return;
         };
+        self.stop_account(&jsa);
+    }
+
+    /// Stops what `jsa` runs and gives back what its streams reserved.
+    pub(crate) fn stop_account(&self, jsa: &JsAccount) {
         jsa.stop_all();
         jsa.release_reservations(self);
+    }
+
+    /// Takes every enabled account out (JetStream turned off).
+    pub(crate) fn take_accounts(&self) -> BTreeMap<String, Arc<JsAccount>> {
+        std::mem::take(&mut *self.accounts.lock())
     }
 
     /// The JetStream state of the account named `name`, if it is enabled there.
