@@ -551,6 +551,16 @@ mod tests {
     }
 
     #[test]
+    fn resources_a_raised_server_limit_reaches_existing_quotas() {
+        let q = quota(Storage::Memory, -1, 1000);
+        q.server.add(Storage::Memory, 1500);
+        let err = q.admit(2, 0, 10).unwrap_err();
+        assert!(err.is(&table::INSUFFICIENT_RESOURCES));
+        q.server.set_limit(Storage::Memory, 4000);
+        assert!(q.admit(2, 0, 10).is_ok());
+    }
+
+    #[test]
     fn resources_an_account_update_needs_room_for_its_growth_only() {
         let server = (10_000, 10_000);
         let (old, others) = (limits(4000, 0), [limits(4000, 0)]);

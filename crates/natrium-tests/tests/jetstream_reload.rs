@@ -47,7 +47,7 @@ fn servers(text: impl Fn(&Path) -> String) -> Vec<Under> {
     for go in [false, true] {
         let store = tempfile::tempdir().expect("tempdir");
         let conf = Conf::new(&text(store.path()));
-        let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"];
+        let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
         let server = if go {
             let Some(server) = ServerProcess::start_go(&args) else {
                 eprintln!("Go nats-server not installed: checked against ours alone");
@@ -66,6 +66,12 @@ fn servers(text: impl Fn(&Path) -> String) -> Vec<Under> {
         });
     }
     out
+}
+
+/// `/jsz` of `server`.
+fn jsz(server: &ServerProcess) -> Value {
+    let port = server.monitor_port.expect("monitor port");
+    natrium_tests::raw::http_get_json(port, "/jsz")
 }
 
 async fn client(server: &ServerProcess) -> async_nats::Client {
@@ -146,6 +152,8 @@ async fn jetstream_reload_raised_max_file_store_makes_room() {
         let created = request(&c, "$JS.API.STREAM.CREATE.S", &stream).await;
         assert!(created.get("error").is_none(), "{name}: {created}");
         let info = request(&c, "$JS.API.INFO", "").await;
+        let config = jsz(server)["config"].clone();
+        assert_eq!(config["max_storage"], 4 * MB, "{name}: {config}");
         seen.push((name, refused["error"].clone(), line, info["limits"].clone()));
     }
     let (_, error, line, _) = &seen[0];
@@ -170,7 +178,7 @@ async fn jetstream_reload_server_limits_reach_the_next_create() {
     };
     let stream = r#"{"name":"S","subjects":["s"],"duplicate_window":120000000000}"#;
     let consumer = r#"{"stream_name":"S","config":{"durable_name":"D","ack_policy":"explicit","max_ack_pending":500}}"#;
-    let mut seen: Vec<(&str, Vec<Value>, String)> = Vec::new();
+    let mut seen: Vec<(&str, Vec<Value>, String, Value)> = Vec::new();
     for js in servers(limits(100, "1m")) {
         let (name, server) = (js.name, &js.server);
         let c = client(server).await;
@@ -186,15 +194,18 @@ async fn jetstream_reload_server_limits_reach_the_next_create() {
         assert!(updated.get("error").is_none(), "{name}: {updated}");
         let made = request(&c, "$JS.API.CONSUMER.CREATE.S.D", consumer).await;
         assert_eq!(made["config"]["max_ack_pending"], 500, "{name}: {made}");
-        seen.push((name, answers, line));
+        let limits = jsz(server)["limits"].clone();
+        seen.push((name, answers, line, limits));
     }
-    let (_, answers, line) = &seen[0];
+    let (_, answers, line, limits) = &seen[0];
+    assert_eq!(limits["max_ack_pending"], 1000, "{limits}");
     assert!(
         answers.iter().all(|a| a.get("error").is_some()),
         "{answers:?}"
     );
     assert_eq!(line, "Reloaded: JetStream limits");
-    for (name, other, other_line) in &seen[1..] {
+    for (name, other, other_line, other_limits) in &seen[1..] {
+        assert_eq!(other_limits, limits, "{name}");
         let errors = |a: &[Value]| a.iter().map(|a| a["error"].clone()).collect::<Vec<_>>();
         assert_eq!(errors(other), errors(answers), "{name}");
         assert_eq!(other_line, line, "{name}");
@@ -298,6 +309,8 @@ async fn jetstream_reload_turns_jetstream_off_and_on_again_like_go() {
         js.write(|s| js_conf(s, "enabled: false"));
         sighup(server, 1);
         assert_eq!(info(server).get("jetstream"), None, "{name}");
+        let off = jsz(server);
+        assert_eq!(off["disabled"], true, "{name}: {off}");
         // Go leaves the request unanswered, ours says no responders: neither answers it.
         let asked = tokio::time::timeout(
             std::time::Duration::from_millis(300),
