@@ -342,3 +342,45 @@ async fn jetstream_reload_turns_jetstream_off_and_on_again_like_go() {
     );
     assert!(seen.iter().all(|(_, l)| *l == seen[0].1), "{seen:?}");
 }
+
+#[tokio::test]
+async fn jetstream_reload_retries_a_start_that_failed_like_go() {
+    let mut seen = Vec::new();
+    for js in servers(|s| js_conf(s, "enabled: false")) {
+        let (name, server) = (js.name, &js.server);
+        // A file where the store directory should be: JetStream cannot start there.
+        let blocker = js.store.path().join("file");
+        std::fs::write(&blocker, "x").expect("write");
+        js.write(|_| js_conf(&blocker, ""));
+        sighup(server, 1);
+        let warned = last_line_from(server, "Can't start JetStream: ");
+        js.write(|s| js_conf(s, ""));
+        sighup(server, 2);
+        let c = client(server).await;
+        let account = request(&c, "$JS.API.INFO", "").await;
+        assert!(account.get("error").is_none(), "{name}: {account}");
+        seen.push((name, warned, jetstream_lines(server)));
+    }
+    let (_, warned, lines) = &seen[0];
+    assert_eq!(
+        warned,
+        "Can't start JetStream: storage directory is not a directory"
+    );
+    assert_eq!(
+        lines,
+        &[
+            "Reloaded: JetStream",
+            "Restarting JetStream",
+            "Starting JetStream",
+            "Initiating JetStream Shutdown...",
+            "JetStream Shutdown",
+            "Reloaded: JetStream",
+            "Restarting JetStream",
+            "Starting JetStream"
+        ]
+    );
+    for (name, other_warned, other_lines) in &seen[1..] {
+        assert_eq!(other_lines, lines, "{name}");
+        assert_eq!(other_warned, warned, "{name}");
+    }
+}

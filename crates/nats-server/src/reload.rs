@@ -23,9 +23,6 @@ use crate::settings;
 /// Go's answer to a reload without a configuration file.
 const NO_CONFIG_FILE: &str = "can only reload config when a file is provided using -c or --config";
 
-/// Go's warning when a reload could not start JetStream (the reload stands).
-const CANT_START: &str = "Can't start JetStream: ";
-
 /// A started server and what reloading it needs.
 pub struct Running {
     pub flags: Flags,
@@ -97,6 +94,11 @@ impl Running {
         let digest = digest.unwrap_or_default();
         self.server.set_config_loaded(&digest);
         self.options = new;
+        // JetStream counts as on only while it runs (Go compares with its running state): a
+        // start that failed is tried again by the next reload that keeps it enabled.
+        if self.jetstream.is_none() {
+            self.options.jetstream.enabled = false;
+        }
         if digest.is_empty() {
             tracing::info!("Reloaded server configuration");
         } else {
@@ -112,8 +114,10 @@ impl Running {
         match crate::jetstream::start(&self.server, new) {
             Ok(js) => self.jetstream = Some(js),
             Err(err) => {
-                let err = err.strip_prefix(CANT_START).unwrap_or(&err);
-                tracing::warn!("{CANT_START}{err}");
+                // Go has set up its JetStream by then, and shuts it down again.
+                tracing::warn!("{}{err}", crate::jetstream::CANT_START);
+                tracing::info!("Initiating JetStream Shutdown...");
+                tracing::info!("JetStream Shutdown");
             }
         }
     }

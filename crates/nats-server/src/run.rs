@@ -160,7 +160,10 @@ async fn start(server: &Server, settings: &Settings) -> Result<Started, String> 
     };
     natrium_monitor::start_system_services(server, settings.http.clone());
     let jetstream = if settings.options.jetstream.enabled {
-        Some(crate::jetstream::start(server, &settings.options)?)
+        Some(
+            crate::jetstream::start(server, &settings.options)
+                .map_err(|e| format!("{}{e}", crate::jetstream::CANT_START))?,
+        )
     } else {
         None
     };
