@@ -354,6 +354,7 @@ async fn jetstream_reload_retries_a_start_that_failed_like_go() {
         js.write(|_| js_conf(&blocker, ""));
         sighup(server, 1);
         let warned = last_line_from(server, "Can't start JetStream: ");
+        assert_eq!(info(server).get("jetstream"), None, "{name}");
         js.write(|s| js_conf(s, ""));
         sighup(server, 2);
         let c = client(server).await;

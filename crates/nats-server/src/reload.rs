@@ -118,6 +118,12 @@ impl Running {
                 tracing::warn!("{}{err}", crate::jetstream::CANT_START);
                 tracing::info!("Initiating JetStream Shutdown...");
                 tracing::info!("JetStream Shutdown");
+                // INFO does not announce a JetStream that did not start.
+                let mut off = new.clone();
+                off.jetstream.enabled = false;
+                if let Ok(core) = settings::core_config(&off) {
+                    let _ = self.server.install_config(core);
+                }
             }
         }
     }
