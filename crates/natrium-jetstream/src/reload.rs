@@ -17,19 +17,29 @@ impl JetStream {
     /// Raises the server's limits to `memory` and `store` bytes (0 keeps one), with Go's
     /// `Reloaded: JetStream max_mem_store = …` / `max_file_store = …` lines.
     pub fn reload_max(&self, memory: i64, store: i64) {
+        self.raise_max(memory, store);
         if memory > 0 {
-            self.usage.set_limit(Storage::Memory, memory);
             tracing::info!(
                 "Reloaded: JetStream max_mem_store = {}",
                 friendly_bytes(memory)
             );
         }
         if store > 0 {
-            self.usage.set_limit(Storage::File, store);
             tracing::info!(
                 "Reloaded: JetStream max_file_store = {}",
                 friendly_bytes(store)
             );
+        }
+    }
+
+    /// Raises the server's limits without a word (0 keeps one): before accounts a reload
+    /// adds are checked against them, as Go applies its options before its accounts.
+    pub fn raise_max(&self, memory: i64, store: i64) {
+        if memory > 0 {
+            self.usage.set_limit(Storage::Memory, memory);
+        }
+        if store > 0 {
+            self.usage.set_limit(Storage::File, store);
         }
     }
 

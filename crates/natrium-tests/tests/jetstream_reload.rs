@@ -231,6 +231,20 @@ fn jetstream_lines(server: &ServerProcess) -> Vec<String> {
         .collect()
 }
 
+/// `$JS.API.INFO` once JetStream is enabled in the client's account (ours enables an account a
+/// reload added right after the reload, off the reload's path); bounded by `support::WAIT`.
+async fn info_enabled(client: &async_nats::Client) -> Value {
+    let deadline = tokio::time::Instant::now() + support::WAIT;
+    loop {
+        let info = request(client, "$JS.API.INFO", "").await;
+        if info.get("error").is_none() {
+            return info;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{info}");
+        tokio::task::yield_now().await;
+    }
+}
+
 /// The INFO a new client is sent, as JSON.
 fn info(server: &ServerProcess) -> Value {
     let raw = natrium_tests::RawClient::connect(&server.addr());
@@ -384,4 +398,31 @@ async fn jetstream_reload_retries_a_start_that_failed_like_go() {
         assert_eq!(other_lines, lines, "{name}");
         assert_eq!(other_warned, warned, "{name}");
     }
+}
+
+#[tokio::test]
+async fn jetstream_reload_raised_limit_takes_an_account_added_with_it() {
+    let conf = |store: &Path, max_file: &str, extra: &str| {
+        format!(
+            "accounts {{\n\
+               SYS {{ users [ {{user: sys, password: sys}} ] }}\n\
+               A {{ jetstream {{ max_file: 1MB }}, users [ {{user: a, password: a}} ] }}\n\
+               {extra}\n\
+             }}\n\
+             system_account: SYS\n{}",
+            js_conf(store, &format!("max_file_store: {max_file}"))
+        )
+    };
+    let added = "C { jetstream { max_file: 2MB }, users [ {user: c, password: c} ] }";
+    let mut seen = Vec::new();
+    for js in servers(|s| conf(s, "1MB", "")) {
+        let (name, server) = (js.name, &js.server);
+        js.write(|s| conf(s, "4MB", added));
+        sighup(server, 1);
+        let c = support::login(server, "c").await;
+        let info = info_enabled(&c).await;
+        assert_eq!(info["limits"]["max_storage"], 2 * MB, "{name}: {info}");
+        seen.push((name, info));
+    }
+    assert!(seen.iter().all(|(_, i)| *i == seen[0].1), "{seen:?}");
 }

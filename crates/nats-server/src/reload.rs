@@ -67,9 +67,13 @@ impl Running {
         // Built in full (TLS files read) before anything changes, so that a bad certificate
         // leaves the old configuration in force.
         let core = settings::core_config(&new).map_err(|e| e.to_string())?;
-        self.server
-            .install_config(core)
-            .map_err(|e| e.to_string())?;
+        let before = self.raise_jetstream_max(&diff);
+        if let Err(err) = self.server.install_config(core) {
+            if let (Some(js), Some((memory, store))) = (&self.jetstream, before) {
+                js.raise_max(memory, store);
+            }
+            return Err(err.to_string());
+        }
         for change in &diff.changes {
             if let Some(line) = &change.line {
                 tracing::info!("{line}");
@@ -126,6 +130,22 @@ impl Running {
                 }
             }
         }
+    }
+
+    /// Raised JetStream limits take effect before the accounts are rebuilt, so that an account
+    /// the same reload adds is checked against them (Go applies its options first); each is
+    /// logged in its turn among the changes.
+    /// Returns the limits before, for a reload that fails after all.
+    fn raise_jetstream_max(&self, diff: &natrium_conf::reload::Diff) -> Option<(i64, i64)> {
+        use natrium_jetstream::config::stream::Storage;
+        let js = self.jetstream.as_ref()?;
+        let before = (js.limit(Storage::Memory), js.limit(Storage::File));
+        for change in &diff.changes {
+            if let Action::JetStreamMax { memory, store } = change.action {
+                js.raise_max(memory, store);
+            }
+        }
+        Some(before)
     }
 
     fn act(&mut self, action: &Action, new: &ServerOptions) {
