@@ -134,8 +134,8 @@ impl Running {
 
     /// Raised JetStream limits take effect before the accounts are rebuilt, so that an account
     /// the same reload adds is checked against them (Go applies its options first); each is
-    /// logged in its turn among the changes.
-    /// Returns the limits before, for a reload that fails after all.
+    /// logged in its turn among the changes. Returns the limits before, for a reload that
+    /// fails after all.
     fn raise_jetstream_max(&self, diff: &natrium_conf::reload::Diff) -> Option<(i64, i64)> {
         use natrium_jetstream::config::stream::Storage;
         let js = self.jetstream.as_ref()?;
