@@ -332,6 +332,9 @@ async fn jetstream_reload_turns_jetstream_off_and_on_again_like_go() {
         )
         .await;
         assert!(!matches!(asked, Ok(Ok(_))), "{name}: answered while off");
+        // The stream no longer listens: nobody answers the publish, nothing is stored.
+        let published = c.request("s", "lost".into()).await;
+        assert!(published.is_err(), "{name}: {published:?}");
 
         js.write(|s| js_conf(s, ""));
         sighup(server, 2);
