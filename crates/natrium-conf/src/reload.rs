@@ -8,6 +8,8 @@
 //! values). Go always re-runs its authorization step and prints `Reloaded: authorization
 //! users` and `Reloaded: accounts` on every reload; so does the diff.
 
+mod jetstream;
+
 use natrium_gofmt::go_duration;
 
 use crate::options::{TlsOptions, WebsocketOptions};
@@ -25,6 +27,16 @@ pub enum Action {
     PortsFileDir,
     /// Go's warning that block profiling is on (Natrium profiles nothing; the line is Go's).
     WarnBlockProfiling(i64),
+    /// Turn JetStream on (`true`) or off.
+    JetStream(bool),
+    /// Raise JetStream's `max_memory_store` / `max_file_store` to these (0: unchanged); Go
+    /// logs `Reloaded: JetStream max_mem_store = …` as it applies each.
+    JetStreamMax {
+        memory: i64,
+        store: i64,
+    },
+    /// Take the new server-wide `jetstream { limits { … } }`.
+    JetStreamLimits,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +101,8 @@ struct Walk<'a> {
     new: &'a ServerOptions,
     read_file: ReadFile<'a>,
     diff: Diff,
+    /// A JetStream refusal that stands unless JetStream is turned off (see `jetstream`).
+    js_deferred: Option<String>,
 }
 
 impl Walk<'_> {
@@ -148,6 +162,7 @@ pub fn diff(
         new,
         read_file,
         diff: Diff::default(),
+        js_deferred: None,
     };
     w.fixed("ServerName", &old.server_name, &new.server_name)?;
     w.fixed("Host", &old.host, &new.host)?;
@@ -197,6 +212,7 @@ pub fn diff(
     files_and_logging(&mut w)?;
     tls_fields(&mut w)?;
     tail(&mut w)?;
+    jetstream::finish(&w)?;
     Ok(w.diff)
 }
 
@@ -233,13 +249,8 @@ fn limits(w: &mut Walk<'_>) -> Result<(), String> {
         format!("Reloaded: max_payload = {}", new.max_payload)
     });
     w.fixed("MaxPending", old.max_pending, new.max_pending)?;
-    // Go's `JetStreamDomain`, read from a disabled `jetstream` block; the block's other keys
-    // are not kept (Go refuses some of their changes too, or ignores them while it is off).
-    w.fixed(
-        "JetStreamDomain",
-        &old.jetstream_domain,
-        &new.jetstream_domain,
-    )
+    jetstream::fields(w)?;
+    jetstream::store_and_sync(w)
 }
 
 /// Go's `WriteDeadline` … `ReconnectErrorReports`.

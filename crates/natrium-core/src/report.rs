@@ -164,6 +164,11 @@ impl Server {
         *self.shared.reports.jetstream.write() = Some(report);
     }
 
+    /// Forgets JetStream's reporter (a reload turned JetStream off).
+    pub fn clear_jetstream_report(&self) {
+        *self.shared.reports.jetstream.write() = None;
+    }
+
     /// JetStream's reporter, if JetStream runs.
     pub fn jetstream_report(&self) -> Option<Arc<dyn JetStreamReport>> {
         self.shared.reports.jetstream.read().clone()

@@ -137,7 +137,7 @@ impl JsAccount {
             storage,
             Arc::from(self.name()),
             Arc::clone(&self.usage),
-            (Arc::clone(&js.usage), js.limit(storage)),
+            Arc::clone(&js.usage),
         )
     }
 
@@ -679,7 +679,7 @@ impl JsAccount {
     /// Recovers a recovered stream's consumers with the account's and server's limits.
     fn recover_consumers(&self, js: &JetStream, stream: &Stream) {
         let config = stream.core.lock().config.clone();
-        let limits = &js.settings.options.limits;
+        let limits = js.server_limits();
         let account = self.limits();
         let ctx = crate::consumer::context::ConsumerContext {
             stream: &config,

@@ -40,6 +40,7 @@ mod dirs;
 pub mod errors;
 pub mod event;
 pub mod offline;
+mod reload;
 mod report;
 pub mod resources;
 pub mod service;

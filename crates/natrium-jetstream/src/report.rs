@@ -209,8 +209,8 @@ impl JetStreamReport for Reporter {
             SyncPolicy::Interval(every) => (every, false),
         };
         JsConfigReport {
-            max_memory: s.max_memory,
-            max_storage: s.max_store,
+            max_memory: js.limit(Storage::Memory),
+            max_storage: js.limit(Storage::File),
             store_dir: s.store_dir.display().to_string(),
             sync_interval_ns: u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX),
             sync_always: always,
@@ -225,7 +225,7 @@ impl JetStreamReport for Reporter {
         let Some(js) = self.0.upgrade() else {
             return JsLimitsReport::default();
         };
-        let l = &js.settings.options.limits;
+        let l = &js.server_limits();
         let nanos = |d: Option<std::time::Duration>| {
             d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
         };

@@ -68,7 +68,7 @@ impl Usage {
         self.limit.of(storage).store(limit, Ordering::Relaxed);
     }
 
-    fn limit(&self, storage: Storage) -> i64 {
+    pub fn limit(&self, storage: Storage) -> i64 {
         self.limit.of(storage).load(Ordering::Relaxed)
     }
 
@@ -297,30 +297,29 @@ pub fn account_update_fits<'a>(
 }
 
 /// One stream's view of the limits a publish is checked against, and the counters its store
-/// keeps up to date.
+/// keeps up to date. The limits are read from the account's and the server's [`Usage`] at each
+/// check, so a reload that raises one reaches running streams.
 pub struct Quota {
     storage: Storage,
     account_name: Arc<str>,
     account: Arc<Usage>,
     server: Arc<Usage>,
-    server_limit: i64,
 }
 
 impl Quota {
     /// The limits of a stream of `storage` in account `account_name`: the account's, which
-    /// its `account` usage holds, and the server's.
+    /// its `account` usage holds, and the server's, which `server` holds.
     pub fn new(
         storage: Storage,
         account_name: Arc<str>,
         account: Arc<Usage>,
-        server: (Arc<Usage>, i64),
+        server: Arc<Usage>,
     ) -> Self {
         Self {
             storage,
             account_name,
             account,
-            server: server.0,
-            server_limit: server.1,
+            server,
         }
     }
 
@@ -338,7 +337,8 @@ impl Quota {
     /// # Errors
     /// 10023 or 10002.
     pub fn admit(&self, subject: usize, headers: usize, payload: usize) -> Result<(), ApiError> {
-        if i64::try_from(self.server.used(self.storage)).unwrap_or(i64::MAX) > self.server_limit {
+        let server_limit = self.server.limit(self.storage);
+        if i64::try_from(self.server.used(self.storage)).unwrap_or(i64::MAX) > server_limit {
             if self.server.may_alert() {
                 tracing::error!(
                     "JetStream {} resource limits exceeded for server",
@@ -535,12 +535,9 @@ mod tests {
     fn quota(storage: Storage, account_limit: i64, server_limit: i64) -> Quota {
         let account = Arc::new(Usage::default());
         account.set_limit(storage, account_limit);
-        Quota::new(
-            storage,
-            Arc::from("A"),
-            account,
-            (Arc::new(Usage::default()), server_limit),
-        )
+        let server = Arc::new(Usage::default());
+        server.set_limit(storage, server_limit);
+        Quota::new(storage, Arc::from("A"), account, server)
     }
 
     #[test]
@@ -551,6 +548,16 @@ mod tests {
         assert!(q.admit(2, 0, 2000).is_ok());
         q.account.set_limit(Storage::File, -1);
         assert!(q.admit(2, 0, 1 << 30).is_ok());
+    }
+
+    #[test]
+    fn resources_a_raised_server_limit_reaches_existing_quotas() {
+        let q = quota(Storage::Memory, -1, 1000);
+        q.server.add(Storage::Memory, 1500);
+        let err = q.admit(2, 0, 10).unwrap_err();
+        assert!(err.is(&table::INSUFFICIENT_RESOURCES));
+        q.server.set_limit(Storage::Memory, 4000);
+        assert!(q.admit(2, 0, 10).is_ok());
     }
 
     #[test]

@@ -23,7 +23,9 @@ use crate::resources::{Reserved, Usage};
 pub const API_LEVEL: u32 = 5;
 
 /// What the binary resolved before start: the options, the directory and the limits (a
-/// share of the machine's memory and disk when none was configured).
+/// share of the machine's memory and disk when none was configured). A reload may raise
+/// `max_memory` / `max_store` and replace `options.limits`: read those through
+/// [`JetStream::limit`] and [`JetStream::server_limits`].
 #[derive(Debug, Clone)]
 pub struct JetStreamSettings {
     pub options: JetStreamOptions,
@@ -42,14 +44,19 @@ pub struct JetStream {
     /// `jetstream { key, prev_key, cipher }`: streams' files are sealed with these.
     pub(crate) keys: Option<Arc<ServerKeys>>,
     accounts: Mutex<BTreeMap<String, Arc<JsAccount>>>,
-    /// Bytes every account's streams store.
+    /// Bytes every account's streams store, and the server's limits (`max_memory_store`,
+    /// `max_file_store`, raised by a reload).
     pub(crate) usage: Arc<Usage>,
+    /// `jetstream { limits { … } }` in force (replaced by a reload).
+    pub(crate) server_limits: parking_lot::RwLock<natrium_conf::options::JetStreamLimits>,
     /// Bytes every stream's `max_bytes` reserves.
     pub(crate) reserved: Reserved,
     pub api_total: AtomicU64,
     pub api_errors: AtomicU64,
     /// Snapshots and restores running (see `snapshot::guard`).
     pub(crate) transfers: Arc<AtomicUsize>,
+    /// Cancelled when a reload turns JetStream off (see `reload`).
+    pub(crate) stopped: tokio_util::sync::CancellationToken,
 }
 
 /// The encryption keys of the configuration; none without `key`.
@@ -124,29 +131,39 @@ impl JetStream {
     /// The service before any account is enabled, storing through `io`.
     pub fn new(server: Server, settings: JetStreamSettings, io: Arc<dyn StorageIo>) -> Self {
         let keys = server_keys(&settings.options);
+        let usage = Arc::new(Usage::default());
+        usage.set_limit(crate::config::stream::Storage::Memory, settings.max_memory);
+        usage.set_limit(crate::config::stream::Storage::File, settings.max_store);
+        let server_limits = parking_lot::RwLock::new(settings.options.limits.clone());
         Self {
             server,
             settings,
             io,
             keys,
             accounts: Mutex::new(BTreeMap::new()),
-            usage: Arc::default(),
+            usage,
+            server_limits,
             reserved: Reserved::default(),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
             transfers: Arc::new(AtomicUsize::new(0)),
+            stopped: tokio_util::sync::CancellationToken::new(),
         }
     }
 
-    /// Turns JetStream on for `account` and recovers its streams.
+    /// Turns JetStream on for `account` and recovers its streams; `None` once JetStream was
+    /// turned off (checked under the lock [`JetStream::shut_down`] empties the accounts with).
     pub fn enable_account(
         &self,
         account: &Arc<Account>,
         limits: JsAccountLimits,
-    ) -> Arc<JsAccount> {
+    ) -> Option<Arc<JsAccount>> {
         let mut accounts = self.accounts.lock();
+        if self.stopped.is_cancelled() {
+            return None;
+        }
         if let Some(existing) = accounts.get(&*account.name) {
-            return Arc::clone(existing);
+            return Some(Arc::clone(existing));
         }
         let dir = self.settings.store_dir.join(&*account.name);
         let jsa = Arc::new(JsAccount::new(Arc::clone(account), dir, limits));
@@ -154,7 +171,7 @@ impl JetStream {
         jsa.recover(self);
         tracing::debug!("JetStream state for account {:?} recovered", account.name);
         accounts.insert(account.name.clone(), Arc::clone(&jsa));
-        jsa
+        Some(jsa)
     }
 
     /// Whether an account with `limits` fits beside the streams' reservations and the limits
@@ -175,7 +192,7 @@ impl JetStream {
                 self.reserved.get(Storage::Memory),
                 self.reserved.get(Storage::File),
             ),
-            (self.settings.max_memory, self.settings.max_store),
+            (self.limit(Storage::Memory), self.limit(Storage::File)),
         )
     }
 
@@ -204,7 +221,7 @@ impl JetStream {
                 self.reserved.get(Storage::Memory),
                 self.reserved.get(Storage::File),
             ),
-            (self.settings.max_memory, self.settings.max_store),
+            (self.limit(Storage::Memory), self.limit(Storage::File)),
         )?;
         jsa.set_limits(limits);
         Ok(())
@@ -218,8 +235,18 @@ impl JetStream {
         let Some(jsa) = self.accounts.lock().remove(name) else {
             return;
         };
+        self.stop_account(&jsa);
+    }
+
+    /// Stops what `jsa` runs and gives back what its streams reserved.
+    pub(crate) fn stop_account(&self, jsa: &JsAccount) {
         jsa.stop_all();
         jsa.release_reservations(self);
+    }
+
+    /// Takes every enabled account out (JetStream turned off).
+    pub(crate) fn take_accounts(&self) -> BTreeMap<String, Arc<JsAccount>> {
+        std::mem::take(&mut *self.accounts.lock())
     }
 
     /// The JetStream state of the account named `name`, if it is enabled there.
@@ -271,12 +298,9 @@ impl JetStream {
         })
     }
 
-    /// The server's limit for `storage` (`max_memory_store`, `max_file_store`).
-    pub(crate) fn limit(&self, storage: crate::config::stream::Storage) -> i64 {
-        match storage {
-            crate::config::stream::Storage::Memory => self.settings.max_memory,
-            crate::config::stream::Storage::File => self.settings.max_store,
-        }
+    /// The server's limit for `storage` (`max_memory_store`, `max_file_store`) in force.
+    pub fn limit(&self, storage: crate::config::stream::Storage) -> i64 {
+        self.usage.limit(storage)
     }
 
     /// The directory of the streams of `account`.

@@ -34,10 +34,10 @@ fn enable_configured_accounts(server: &Server, js: &JetStream) -> Result<(), Api
 }
 
 /// Starts JetStream: logs Go's banner, enables the global account, recovers its streams and
-/// starts answering `$JS.API`. The error is the fatal message.
+/// starts answering `$JS.API`. The caller has logged `Starting JetStream` and checked the
+/// store directory (Go's order). The error is Go's, without its `Can't start JetStream: `.
 pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStream>, String> {
     let began = Instant::now();
-    tracing::info!("Starting JetStream");
     banner(&settings);
     let io: Arc<dyn StorageIo> = Arc::new(StdFs);
     io.create_dir_all(&settings.store_dir).map_err(|e| {
@@ -53,7 +53,7 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
         log_took(began);
         js.stop_all();
         return Err(format!(
-            "Can't start JetStream: Error enabling jetstream on configured accounts: {} ({})",
+            "Error enabling jetstream on configured accounts: {} ({})",
             err.description, err.err_code
         ));
     }
@@ -61,6 +61,10 @@ pub fn start(server: &Server, settings: JetStreamSettings) -> Result<Arc<JetStre
     crate::report::register(&js);
     let drain = Arc::clone(&js);
     server.on_drain("jetstream", move || async move {
+        // Turned off by a reload: already stopped.
+        if drain.stopped.is_cancelled() {
+            return;
+        }
         tracing::info!("Initiating JetStream Shutdown...");
         let _ = tokio::task::spawn_blocking(move || drain.stop_all()).await;
         tracing::info!("JetStream Shutdown");

@@ -138,6 +138,7 @@ fn trusted_operators(settings: &Settings) {
 struct Started {
     listeners: files::Listeners,
     ports_file: Option<PathBuf>,
+    jetstream: Option<std::sync::Arc<natrium_jetstream::service::JetStream>>,
 }
 
 /// Starts everything in Go's order.
@@ -158,9 +159,14 @@ async fn start(server: &Server, settings: &Settings) -> Result<Started, String> 
         None => None,
     };
     natrium_monitor::start_system_services(server, settings.http.clone());
-    if settings.options.jetstream.enabled {
-        crate::jetstream::start(server, &settings.options)?;
-    }
+    let jetstream = if settings.options.jetstream.enabled {
+        Some(
+            crate::jetstream::start(server, &settings.options)
+                .map_err(|e| format!("{}{e}", crate::jetstream::CANT_START))?,
+        )
+    } else {
+        None
+    };
     let websocket = server.listen_websocket().await.map_err(|e| e.to_string())?;
     let client_addr = server.listen().await.map_err(|e| e.to_string())?;
     let ws_scheme = match server.config().websocket.as_ref() {
@@ -174,6 +180,7 @@ async fn start(server: &Server, settings: &Settings) -> Result<Started, String> 
             websocket: websocket.map(|addr| (ws_scheme, addr)),
         },
         ports_file: None,
+        jetstream,
     };
     let Some(dir) = &settings.ports_file_dir else {
         tracing::info!("Server is ready");
@@ -205,6 +212,7 @@ async fn serve(flags: Flags, settings: Settings, sink: LogSink) -> Result<(), St
         sink,
         listeners: started.listeners,
         ports_file: started.ports_file,
+        jetstream: started.jetstream,
     };
     signals.handle(&mut running).await;
     tracing::info!("Initiating Shutdown...");

@@ -28,6 +28,7 @@ pub fn start(js: &Arc<JetStream>, inbox: &Arc<ApiInbox>, subs: &Arc<Mutex<ApiSub
         loop {
             let event = tokio::select! {
                 () = server.shutting_down() => return,
+                () = js.stopped.cancelled() => return,
                 event = events.recv() => event,
             };
             let Some(event) = event else {

@@ -156,7 +156,7 @@ pub fn context<'a>(
     stream: &'a crate::config::StreamConfig,
     pedantic: bool,
 ) -> ConsumerContext<'a> {
-    let limits = &req.js.settings.options.limits;
+    let limits = req.js.server_limits();
     ConsumerContext {
         stream,
         server_max_ack_pending: limits.max_ack_pending,
@@ -354,7 +354,7 @@ fn check_limits(
     }
     // Neither the stream nor the account sets one (-1 counts as unset): the server's default.
     if max <= 0 {
-        if let Some(default) = req.js.settings.options.limits.default_max_consumers() {
+        if let Some(default) = req.js.server_limits().default_max_consumers() {
             max = default;
         }
     }

@@ -36,14 +36,14 @@ pub fn start(js: &Arc<JetStream>) {
             .subscribe_api(&sink, &account, &js.settings.domain);
     }
     super::account_watch::start(js, &sink, &subs);
+    close_when_stopped(js, &sink);
     let js = Arc::clone(js);
     let runtime = tokio::runtime::Handle::current();
     let spawned = std::thread::Builder::new()
         .name("jetstream-api".into())
         .spawn(move || {
             let _entered = runtime.enter();
-            loop {
-                let next = inbox.next();
+            while let Some(next) = inbox.next() {
                 if next.dropped > 0 {
                     advisory::api_limit_reached(
                         &mut client,
@@ -288,4 +288,18 @@ fn api_level_met(msg: &Delivery) -> bool {
             .and_then(|v| v.trim().parse::<u32>().ok())
             .is_some_and(|level| level <= crate::service::API_LEVEL),
     }
+}
+
+/// Closes the API's inbox when JetStream is turned off (its thread then ends, and with it the
+/// API's subscriptions).
+fn close_when_stopped(js: &Arc<JetStream>, inbox: &Arc<ApiInbox>) {
+    let (stopped, inbox) = (js.stopped.clone(), Arc::clone(inbox));
+    let server = js.server.clone();
+    // Shutdown waits for service tasks: this one ends when services must stop.
+    js.server.clone().spawn_service(async move {
+        tokio::select! {
+            () = stopped.cancelled() => inbox.close(),
+            () = server.shutting_down() => {}
+        }
+    });
 }

@@ -33,6 +33,8 @@ struct Waiting {
     requests: VecDeque<Delivery>,
     /// Requests dropped by the overflow rule and not yet advised.
     dropped: u64,
+    /// JetStream was turned off: nothing more is taken.
+    closed: bool,
 }
 
 /// What the API thread takes next: a request, and the number of requests dropped since the
@@ -53,17 +55,30 @@ impl ApiInbox {
         })
     }
 
-    /// Waits for the next request (on the API thread).
-    pub fn next(&self) -> Next {
+    /// Waits for the next request (on the API thread); `None` once closed.
+    pub fn next(&self) -> Option<Next> {
         let mut waiting = self.queue.lock();
         loop {
+            if waiting.closed {
+                return None;
+            }
             let request = waiting.requests.pop_front();
             if request.is_some() || waiting.dropped > 0 {
                 let dropped = std::mem::take(&mut waiting.dropped);
-                return Next { request, dropped };
+                return Some(Next { request, dropped });
             }
             self.ready.wait(&mut waiting);
         }
+    }
+
+    /// Stops taking requests (JetStream turned off): waiting ones are dropped and the API
+    /// thread ends.
+    pub fn close(&self) {
+        let mut waiting = self.queue.lock();
+        waiting.closed = true;
+        waiting.requests.clear();
+        drop(waiting);
+        self.ready.notify_all();
     }
 }
 
@@ -81,6 +96,9 @@ impl Sink for ApiInbox {
             return SinkAccept::Dropped;
         }
         let mut waiting = self.queue.lock();
+        if waiting.closed {
+            return SinkAccept::Dropped;
+        }
         waiting.requests.push_back(msg);
         let pending = waiting.requests.len();
         if pending >= self.limit {
@@ -168,7 +186,7 @@ mod tests {
             inbox.deliver(msg(b"$JS.API.DIRECT.BOGUS")),
             SinkAccept::Accepted
         );
-        let next = inbox.next();
+        let next = inbox.next().unwrap();
         assert_eq!(next.request.unwrap().subject, &b"$JS.API.DIRECT.BOGUS"[..]);
         assert_eq!(next.dropped, 0);
     }
@@ -187,12 +205,29 @@ mod tests {
         assert_eq!(inbox.deliver(msg()), SinkAccept::Accepted);
         assert_eq!(inbox.deliver(msg()), SinkAccept::Accepted);
         assert_eq!(inbox.deliver(msg()), SinkAccept::Dropped);
-        let next = inbox.next();
+        let next = inbox.next().unwrap();
         assert!(next.request.is_none());
         assert_eq!(next.dropped, 3);
         assert_eq!(inbox.deliver(msg()), SinkAccept::Accepted);
-        let next = inbox.next();
+        let next = inbox.next().unwrap();
         assert!(next.request.is_some());
         assert_eq!(next.dropped, 0);
+    }
+
+    #[test]
+    fn api_inbox_closed_takes_nothing_more() {
+        let inbox = ApiInbox::new(1, 3);
+        let msg = Delivery {
+            subject: bytes::Bytes::from_static(b"$JS.API.INFO"),
+            reply: None,
+            headers: None,
+            payload: bytes::Bytes::new(),
+            sid: 1,
+            origin: None,
+        };
+        assert_eq!(inbox.deliver(msg.clone()), SinkAccept::Accepted);
+        inbox.close();
+        assert!(inbox.next().is_none());
+        assert_eq!(inbox.deliver(msg), SinkAccept::Dropped);
     }
 }

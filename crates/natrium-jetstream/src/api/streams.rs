@@ -37,9 +37,7 @@ pub(crate) fn context(req: &Request<'_>, storage: Storage) -> CheckContext {
         max_msg_size_server: req.js.server.config().max_payload as i64,
         duplicate_window_max: req
             .js
-            .settings
-            .options
-            .limits
+            .server_limits()
             .duplicate_window
             .map(|d| d.as_nanos() as i64),
         max_bytes_required: limits.max_bytes_required,

@@ -72,7 +72,7 @@ pub fn restore(
         return Ok(());
     }
     let stream_config = stream.core.lock().config.clone();
-    let limits = &js.settings.options.limits;
+    let limits = js.server_limits();
     let ctx = ConsumerContext {
         stream: &stream_config,
         server_max_ack_pending: limits.max_ack_pending,

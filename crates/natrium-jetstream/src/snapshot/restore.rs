@@ -339,8 +339,8 @@ impl Budget {
                 .sum()
         };
         let (account_max, server_max) = match storage {
-            Storage::File => (jsa.limits().max_store, js.settings.max_store),
-            Storage::Memory => (jsa.limits().max_memory, js.settings.max_memory),
+            Storage::File => (jsa.limits().max_store, js.limit(Storage::File)),
+            Storage::Memory => (jsa.limits().max_memory, js.limit(Storage::Memory)),
         };
         let mut left = None::<u64>;
         let mut limit = |max: i64, used: u64| {
