@@ -258,10 +258,10 @@ fn measure(
         Kind::JsIdleConsumers { consumers } => {
             let n = js_consume::idle_consumer_count(budget, consumers);
             let conn = js_consume::setup_idle_consumers(&addr, n)?;
-            m.idle_cpu_per_sec = Some(js_consume::idle_cpu_per_second(
-                &server,
-                budget.duration * 3,
-            ));
+            let (per_second, settled_after) =
+                js_consume::idle_cpu_per_second(&server, budget.duration * 3);
+            eprintln!("  settled {settled_after} s after the setup");
+            m.idle_cpu_per_sec = Some(per_second);
             m.rss_after = server.rss_bytes();
             drop(conn);
         }

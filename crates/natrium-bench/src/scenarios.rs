@@ -295,6 +295,16 @@ pub fn all() -> Vec<Scenario> {
             },
         ),
         s(
+            "JetStream KV put (file, 1,000 keys, both sync always)",
+            "128 B",
+            JsKvPut {
+                keys: 1000,
+                payload: 128,
+                window: KV_WINDOW,
+                sync_interval: Some("always"),
+            },
+        ),
+        s(
             "JetStream KV put (file, 1,000 keys, both sync_interval 2m)",
             "128 B",
             JsKvPut {
