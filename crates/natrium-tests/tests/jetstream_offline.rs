@@ -5,16 +5,14 @@
 //! between two runs of our binary; the texts are Go v2.15.2's.
 
 use std::path::Path;
-use std::time::Duration;
 
-use futures::StreamExt;
 use natrium_store::io::StdFs;
 use natrium_tests::ServerProcess;
 use serde_json::Value;
 
 #[path = "support/jetstream.rs"]
 mod support;
-use support::{request, start_js};
+use support::{answered, request, start_js};
 
 const REASON: &str = "unsupported - required API level: 99, current API level: 5";
 
@@ -28,21 +26,6 @@ fn edit_stored_config(store: &Path, name: &str, edit: impl FnOnce(&mut Value)) {
     edit(&mut doc["config"]);
     let body = serde_json::to_vec(&doc).expect("json");
     natrium_store::filestore::meta::save_stream_meta(&StdFs, &dir, &body).expect("saved");
-}
-
-/// Whether anything answers on `subject` before a later `INFO` (the API answers in order).
-async fn answered(client: &async_nats::Client, subject: &str) -> bool {
-    let inbox = client.new_inbox();
-    let mut replies = client.subscribe(inbox.clone()).await.expect("subscribe");
-    client
-        .publish_with_reply(subject.to_owned(), inbox, "{}".into())
-        .await
-        .expect("publish");
-    let _ = request(client, "$JS.API.INFO", "").await;
-    client.flush().await.expect("flush");
-    tokio::time::timeout(Duration::from_millis(50), replies.next())
-        .await
-        .is_ok()
 }
 
 #[tokio::test]

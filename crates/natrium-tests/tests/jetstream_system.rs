@@ -12,7 +12,7 @@ use serde_json::Value;
 
 #[path = "support/jetstream.rs"]
 mod support;
-use support::{login, normalise_times, ours_then_go, request, WAIT};
+use support::{answered, login, normalise_times, ours_then_go, request, WAIT};
 
 fn config(store: &Path) -> String {
     support::three_accounts(store)
@@ -24,22 +24,6 @@ fn servers() -> Vec<support::JsServer> {
 
 fn normalise(value: &mut Value) {
     normalise_times(value, &[]);
-}
-
-/// Whether anything answers on `subject` before a later request `INFO` is answered (the API
-/// answers in order, so a silent verb has had its turn by then).
-async fn answered(client: &async_nats::Client, subject: &str) -> bool {
-    let inbox = client.new_inbox();
-    let mut replies = client.subscribe(inbox.clone()).await.expect("subscribe");
-    client
-        .publish_with_reply(subject.to_owned(), inbox, "{}".into())
-        .await
-        .expect("publish");
-    let _ = request(client, "$JS.API.INFO", "").await;
-    client.flush().await.expect("flush");
-    tokio::time::timeout(Duration::from_millis(50), replies.next())
-        .await
-        .is_ok()
 }
 
 #[tokio::test]

@@ -55,7 +55,9 @@ pub mod validate;
 mod weighted;
 
 pub use error::SublistError;
-pub use mapping::{is_wildcard_reference, validate_mapping, DestinationError, TransformError};
+pub use mapping::{
+    is_wildcard_reference, stars_numbered, validate_mapping, DestinationError, TransformError,
+};
 pub use matching::{subject_is_subset, subject_matches, subjects_collide};
 pub use result::{MatchResult, QueueGroup};
 pub use stats::SublistStats;

@@ -196,6 +196,25 @@ pub(crate) fn calls_known_function(token: &[u8]) -> bool {
         .any(|(_, name)| find_call(token, name).is_some())
 }
 
+/// `subject` as a mapping destination that keeps each `*` token: the `*` tokens become
+/// `$1`, `$2`, … in order (`a.*.b.*` → `a.$1.b.$2`), as Go's checks of service imports and
+/// its weighted mappings' implied remainder write them.
+pub fn stars_numbered(subject: &str) -> String {
+    let mut star = 0;
+    let tokens: Vec<String> = subject
+        .split('.')
+        .map(|t| {
+            if t == "*" {
+                star += 1;
+                format!("${star}")
+            } else {
+                t.to_owned()
+            }
+        })
+        .collect();
+    tokens.join(".")
+}
+
 /// Whether `token` places one source wildcard (`$1`…`$9…`, or `{{wildcard(N)}}` with one
 /// argument): Go's reading of an import's exported subject, where such a token stands for `*`.
 pub fn is_wildcard_reference(token: &str) -> bool {

@@ -227,19 +227,7 @@ fn cumulate(
     let total: u8 = list.iter().map(|d| d.upto).sum();
     if total != WEIGHT_TOTAL_MAX && !source_listed {
         // The source as a destination: its `*` tokens numbered in order.
-        let mut star = 0;
-        let dest: Vec<String> = source
-            .split('.')
-            .map(|t| {
-                if t == "*" {
-                    star += 1;
-                    format!("${star}")
-                } else {
-                    t.to_owned()
-                }
-            })
-            .collect();
-        let dest = dest.join(".");
+        let dest = crate::mapping::stars_numbered(source);
         let transform = SubjectTransform::mapping(source, &dest)?
             .ok_or(MappingError::Transform(TransformError::BadSubject))?;
         let upto = if list.is_empty() {

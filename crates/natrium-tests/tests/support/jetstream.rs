@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use futures::StreamExt;
+
 use natrium_tests::ServerProcess;
 use serde_json::Value;
 
@@ -135,4 +137,20 @@ pub fn normalise_times(value: &mut Value, also: &[&str]) {
         Value::Array(items) => items.iter_mut().for_each(|v| normalise_times(v, also)),
         _ => {}
     }
+}
+
+/// Whether anything answers on `subject` before a later request `INFO` is answered (the API
+/// answers in order, so a silent verb has had its turn by then).
+pub async fn answered(client: &async_nats::Client, subject: &str) -> bool {
+    let inbox = client.new_inbox();
+    let mut replies = client.subscribe(inbox.clone()).await.expect("subscribe");
+    client
+        .publish_with_reply(subject.to_owned(), inbox, "{}".into())
+        .await
+        .expect("publish");
+    let _ = request(client, "$JS.API.INFO", "").await;
+    client.flush().await.expect("flush");
+    tokio::time::timeout(Duration::from_millis(50), replies.next())
+        .await
+        .is_ok()
 }

@@ -16,19 +16,8 @@ pub fn check_service_mapping(local: &str, exported: &str) -> Result<(), Transfor
         .map(|t| if is_wildcard_reference(t) { "*" } else { t })
         .collect();
     // The local side is the destination: its `*` tokens become `$1`, `$2`, … in order.
-    let mut star = 0;
-    let dest: Vec<String> = local
-        .split('.')
-        .map(|t| {
-            if t == "*" {
-                star += 1;
-                format!("${star}")
-            } else {
-                t.to_owned()
-            }
-        })
-        .collect();
-    SubjectTransform::strict(&source.join("."), &dest.join(".")).map(drop)
+    let dest = nats_subject::stars_numbered(local);
+    SubjectTransform::strict(&source.join("."), &dest).map(drop)
 }
 
 #[cfg(test)]
