@@ -183,17 +183,20 @@ impl JetStream {
         &self,
         limits: &JsAccountLimits,
     ) -> Result<(), crate::errors::ApiError> {
-        use crate::config::stream::Storage;
         let enabled: Vec<JsAccountLimits> = self.accounts().iter().map(|a| a.limits()).collect();
-        crate::resources::account_fits(
-            limits,
-            &enabled,
-            (
-                self.reserved.get(Storage::Memory),
-                self.reserved.get(Storage::File),
-            ),
-            (self.limit(Storage::Memory), self.limit(Storage::File)),
-        )
+        let (reserved, server) = self.reserved_and_limits();
+        crate::resources::account_fits(limits, &enabled, reserved, server)
+    }
+
+    /// What streams reserve and the server's limits, memory then file each.
+    fn reserved_and_limits(&self) -> ((i64, i64), (i64, i64)) {
+        use crate::config::stream::Storage;
+        let reserved = (
+            self.reserved.get(Storage::Memory),
+            self.reserved.get(Storage::File),
+        );
+        let limits = (self.limit(Storage::Memory), self.limit(Storage::File));
+        (reserved, limits)
     }
 
     /// Gives an enabled account the limits a reload configured, when they fit beside the
@@ -206,23 +209,14 @@ impl JetStream {
         jsa: &JsAccount,
         limits: JsAccountLimits,
     ) -> Result<(), crate::errors::ApiError> {
-        use crate::config::stream::Storage;
         let others: Vec<JsAccountLimits> = self
             .accounts()
             .iter()
             .filter(|a| a.name() != jsa.name())
             .map(|a| a.limits())
             .collect();
-        crate::resources::account_update_fits(
-            &jsa.limits(),
-            &limits,
-            &others,
-            (
-                self.reserved.get(Storage::Memory),
-                self.reserved.get(Storage::File),
-            ),
-            (self.limit(Storage::Memory), self.limit(Storage::File)),
-        )?;
+        let (reserved, server) = self.reserved_and_limits();
+        crate::resources::account_update_fits(&jsa.limits(), &limits, &others, reserved, server)?;
         jsa.set_limits(limits);
         Ok(())
     }

@@ -230,15 +230,11 @@ fn cumulate(
         let dest = crate::mapping::stars_numbered(source);
         let transform = SubjectTransform::mapping(source, &dest)?
             .ok_or(MappingError::Transform(TransformError::BadSubject))?;
-        let upto = if list.is_empty() {
-            WEIGHT_TOTAL_MAX
-        } else {
-            WEIGHT_TOTAL_MAX - total
-        };
+        // The scopes' totals were checked: at most 100.
         list.push(Weighted {
             transform,
             dest,
-            upto,
+            upto: WEIGHT_TOTAL_MAX.saturating_sub(total),
         });
     }
     list.sort_by_key(|d| d.upto);

@@ -180,7 +180,7 @@ fn last_seqs(ingest: &Ingest, checked: &[Checked], last_seq: u64) -> Vec<u64> {
             })
         });
         out.push(before);
-        seen.insert(&c.subject[..], last_seq + k as u64 + 1);
+        seen.insert(&c.subject[..], last_seq.saturating_add(k as u64 + 1));
     }
     out
 }
