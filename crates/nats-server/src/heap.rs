@@ -7,6 +7,11 @@
 //! a blocking thread returns the free pages of every arena. A service that just freed much
 //! memory (JetStream after a purge or a stream delete) bumps
 //! `ServerStats::heap_release_requests`, which triggers a trim at the next look.
+//!
+//! The arenas are capped at one per core ([`cap_arenas`]): glibc's default of eight per core
+//! lets every blocking thread keep its own arena, and memory freed on another thread stays in
+//! them. A mirror catching up on a million messages peaked at about 240 MB with the default
+//! and about 188 MB with two arenas on a 2-core machine, at the same rate.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -54,6 +59,25 @@ pub fn spawn_trimmer(server: Server) {
         }
     });
 }
+
+/// Caps glibc's arenas at one per core, before any thread starts. An operator's
+/// `MALLOC_ARENA_MAX` is left to rule.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub fn cap_arenas() {
+    if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
+        return;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let arenas = libc::c_int::try_from(cores).unwrap_or(libc::c_int::MAX);
+    // SAFETY: mallopt only sets an allocator parameter; it takes no pointers.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, arenas);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn cap_arenas() {}
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]

@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use natrium_conf::cli::{parse_args, CliCommand};
 
 fn main() -> ExitCode {
+    heap::cap_arenas();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let command = match parse_args(&args) {
         Ok(command) => command,
