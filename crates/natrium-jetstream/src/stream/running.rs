@@ -135,6 +135,14 @@ impl StreamCore {
         self.marker_retries.wake(next, now_ns())
     }
 
+    /// Gives a file store the schedules as they stand (its schedule index), once its blocks
+    /// are synced: a restart then reads the messages after it, not the whole stream.
+    fn save_schedules(&mut self) {
+        let ingest = &mut self.ingest;
+        let store = &mut *ingest.store;
+        ingest.scheduler.save_index(&self.config.name, store);
+    }
+
     /// The stream's internal client (direct-get answers made on a requester's task go out
     /// through it, as Go sends them through the stream's send queue).
     pub(crate) fn client(&mut self) -> &mut InternalClient {
@@ -316,7 +324,9 @@ impl Stream {
                     self.inline_noted.store(false, std::sync::atomic::Ordering::Release);
                     let stream = Arc::clone(&self);
                     let _ = tokio::task::spawn_blocking(move || {
-                        stream.core.lock().ingest.store.maintain();
+                        let mut core = stream.core.lock();
+                        core.ingest.store.maintain();
+                        core.save_schedules();
                     })
                     .await;
                     continue;
@@ -348,6 +358,9 @@ impl Stream {
         let stream = Arc::clone(&self);
         let _ = tokio::task::spawn_blocking(move || {
             let mut core = stream.core.lock();
+            if core.ingest.store.sync().is_ok() {
+                core.save_schedules();
+            }
             let _ = core.ingest.store.stop();
         })
         .await;
@@ -464,6 +477,7 @@ impl Stream {
                 let mut core = stream.core.lock();
                 if core.ingest.store.sync().is_ok() {
                     core.ingest.store.maintain();
+                    core.save_schedules();
                 }
             })
             .await;
