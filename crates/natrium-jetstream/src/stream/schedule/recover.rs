@@ -18,7 +18,7 @@ use super::scheduler::note;
 use super::timers::Timers;
 
 /// Takes the schedules of the store's index into `timers`; returns the first sequence the
-/// index does not account for (0, every one, without a usable index).
+/// index does not account for (the stream's first without a usable index).
 pub(super) fn from_index(
     timers: &mut Timers,
     stream: &str,
@@ -27,22 +27,37 @@ pub(super) fn from_index(
 ) -> u64 {
     let state = store.fast_state();
     let index = match store.read_schedule_index() {
-        Ok(Some(index)) => index,
+        Ok(Some(index)) if index.next_seq <= state.last_seq.saturating_add(1) => Some(index),
+        Ok(Some(index)) => {
+            tracing::warn!(
+                "Filestore [{stream}] Error decoding message scheduling state: it covers up to \
+                 sequence {}, past the last {}",
+                index.next_seq - 1,
+                state.last_seq
+            );
+            None
+        }
+        // None written yet (a first start, a memory store): scanned without a warning.
         Ok(None) => return 0,
         Err(err) => {
             tracing::warn!("Filestore [{stream}] Error decoding message scheduling state: {err}");
-            return 0;
+            None
         }
     };
-    if index.next_seq > state.last_seq.saturating_add(1) {
+    let start = index
+        .as_ref()
+        .map_or(0, |index| index.next_seq)
+        .max(state.first_seq);
+    if state.msgs > 0 && start <= state.last_seq {
         tracing::warn!(
-            "Filestore [{stream}] Error decoding message scheduling state: it covers up to \
-             sequence {}, past the last {}",
-            index.next_seq - 1,
+            "Filestore [{stream}] Message scheduling state is outdated; attempting to recover \
+             using linear scan (seq {start} to {})",
             state.last_seq
         );
-        return 0;
     }
+    let Some(index) = index else {
+        return start;
+    };
     for entry in &index.entries {
         // A schedule message removed since (or a sequence reused after a truncate) is skipped.
         let Ok(msg) = store.load_msg(entry.seq) else {
@@ -57,14 +72,6 @@ pub(super) fn from_index(
         if let Some(at) = entry.at_ns.filter(|at| *at > now_ns) {
             timers.update(&msg.subject, at);
         }
-    }
-    let start = index.next_seq.max(state.first_seq);
-    if state.msgs > 0 && start <= state.last_seq {
-        tracing::warn!(
-            "Filestore [{stream}] Message scheduling state is outdated; attempting to recover \
-             using linear scan (seq {start} to {})",
-            state.last_seq
-        );
     }
     start
 }
