@@ -12,6 +12,7 @@ mod decimal;
 mod header_edit;
 pub mod headers;
 pub mod ingest;
+pub mod marker_retry;
 pub mod markers;
 pub mod republish;
 pub mod running;

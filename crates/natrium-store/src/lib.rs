@@ -81,6 +81,7 @@ pub use consumer::{
 };
 pub use dedup::DedupWindow;
 pub use error::StoreError;
+pub use filestore::schedule_index::{ScheduleEntry, ScheduleIndex};
 pub use filestore::{
     DamagedFile, FileConsumerStore, FileStore, FileStoreOptions, RecoveryProgress, RecoveryReport,
 };

@@ -42,6 +42,11 @@ pub const INDEX_BODY_BYTES_MAX: usize = 1024 * 1024 * 1024;
 /// `max_ack_pending` of 1,000.
 pub const CONSUMER_STATE_BODY_BYTES_MAX: usize = 256 * 1024 * 1024;
 
+/// Largest body of a `sched.dat` (the message schedule index). One schedule per subject
+/// takes its subject and about 20 bytes; a damaged length is refused, and a stream with more
+/// schedules than this holds is rebuilt by its scan instead.
+pub const SCHEDULES_BODY_BYTES_MAX: usize = 256 * 1024 * 1024;
+
 const _: () = assert!(SUBJECT_BYTES_MAX <= u16::MAX as usize);
 const _: () = assert!(MESSAGE_BYTES_MAX < u32::MAX as usize);
 const _: () = assert!(CONSUMER_STATE_BODY_BYTES_MAX <= INDEX_BODY_BYTES_MAX);

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 
 use crate::error::StoreError;
+use crate::filestore::schedule_index::ScheduleIndex;
 use crate::filter::Filter;
 use crate::types::{
     NewMsg, ScrubProgress, SimpleState, StorageUpdateFn, StoreConfig, Stored, StoredMsg,
@@ -161,4 +162,20 @@ pub trait StreamStore: Send {
     /// store's `index.dat`, when enough was written since the last). The engine calls it
     /// after a group commit's acks went out.
     fn maintain(&mut self) {}
+
+    /// Keeps the engine's message schedules beside the messages (the file store's
+    /// `msgs/sched.dat`, `docs/store-format.md` §6a), by the atomic rule and only when every
+    /// block is synced, so every message it accounts for is durable; `Ok(false)` when nothing
+    /// was written (a block unsynced, or the memory store, which keeps nothing).
+    fn write_schedule_index(&mut self, index: &ScheduleIndex) -> Result<bool, StoreError> {
+        let _ = index;
+        Ok(false)
+    }
+
+    /// What [`StreamStore::write_schedule_index`] last wrote: `Ok(None)` when nothing was,
+    /// `Corrupt` (or `WrongKey`) when the file is damaged. The caller checks that it agrees
+    /// with the messages.
+    fn read_schedule_index(&self) -> Result<Option<ScheduleIndex>, StoreError> {
+        Ok(None)
+    }
 }

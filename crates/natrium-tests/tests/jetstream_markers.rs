@@ -317,3 +317,115 @@ async fn jetstream_markers_kv_per_key_ttl_and_limit_markers_through_the_client()
     })
     .await;
 }
+
+/// A full stream (`max_msgs: 3`, `discard: new`) whose expiring messages are each the last of
+/// their subject: by `Nats-TTL` (`mode` "ttl": f.a at 1s) or by `max_age` ("age": all three at
+/// 2s). The refused markers leave the messages in place; once a delete makes room, the retry
+/// (Go's, at most 2 s after the last try) stores them, and they expire in turn.
+async fn refused_marker_exchange(
+    client: &async_nats::Client,
+    storage: &str,
+    mode: &str,
+) -> Vec<Value> {
+    let name = format!("F{storage}{mode}");
+    let mut config = json!({"name": name, "subjects": [format!("{name}.>")], "storage": storage,
+        "allow_msg_ttl": true, "subject_delete_marker_ttl": SEC, "max_msgs": 3,
+        "discard": "new"});
+    if mode == "age" {
+        config["max_age"] = json!(2 * SEC);
+    }
+    create(client, &config).await;
+    let mut out = Vec::new();
+    for subject in ["a", "b", "c"] {
+        // Concurrent runs share a server: acks come back on each request's own inbox.
+        let mut headers = async_nats::HeaderMap::new();
+        if mode == "ttl" && subject == "a" {
+            headers.insert("Nats-TTL", "1s");
+        }
+        let ack = client
+            .request_with_headers(format!("{name}.{subject}"), headers, "v".into())
+            .await
+            .expect("ack");
+        out.push(serde_json::from_slice::<Value>(&ack.payload).expect("JSON ack"));
+    }
+    // Past the expiry and a first retry: the messages stay (nothing else can be awaited).
+    let held_until = Instant::now() + Duration::from_millis(3500);
+    while Instant::now() < held_until {
+        let s = state(client, &name).await;
+        assert_eq!(
+            (&s["messages"], &s["first_seq"]),
+            (&json!(3), &json!(1)),
+            "{name}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let deleted = request(
+        client,
+        &format!("$JS.API.STREAM.MSG.DELETE.{name}"),
+        json!({"seq": 3}).to_string(),
+    )
+    .await;
+    out.push(deleted);
+    let freed = Instant::now();
+    let markers = if mode == "ttl" { 1 } else { 2 };
+    until("the retried markers", || async {
+        state(client, &name).await["last_seq"] == json!(3 + markers)
+    })
+    .await;
+    assert!(
+        freed.elapsed() < Duration::from_secs(4),
+        "{name}: retried late"
+    );
+    for subject in ["a", "b"] {
+        let last = json!({"last_by_subj": format!("{name}.{subject}")});
+        out.push(get(client, &name, last).await);
+    }
+    until("the markers expired", || async {
+        state(client, &name).await["messages"] == json!(2 - markers)
+    })
+    .await;
+    let s = state(client, &name).await;
+    out.push(json!([s["first_seq"], s["last_seq"], s["messages"]]));
+    out
+}
+
+#[tokio::test]
+async fn jetstream_markers_refused_marker_is_retried_as_go() {
+    let servers = support::ours_then_go(three_accounts);
+    let mut cases = Vec::new();
+    for js in &servers {
+        for storage in ["memory", "file"] {
+            for mode in ["ttl", "age"] {
+                cases.push((js, storage, mode));
+            }
+        }
+    }
+    let runs = futures::future::join_all(cases.into_iter().map(|(js, storage, mode)| async move {
+        let client = login(&js.server, "a").await;
+        let out = refused_marker_exchange(&client, storage, mode).await;
+        (js.name, storage, mode, out)
+    }))
+    .await;
+    let marker =
+        "NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 1s\r\nNats-Rollup: sub\r\n\r\n";
+    for (name, storage, mode, out) in &runs {
+        let case = format!("{name} {storage} {mode}");
+        // The marker of a took sequence 4 (and b's, by max_age, 5).
+        assert_eq!(
+            (&out[4]["seq"], &out[4]["hdrs"]),
+            (&json!(4), &json!(marker)),
+            "{case}"
+        );
+        if *mode == "age" {
+            assert_eq!(out[5]["seq"], json!(5), "{case}");
+            assert_eq!(out[6], json!([6, 5, 0]), "{case}");
+        } else {
+            assert_eq!(out[5]["seq"], json!(2), "{case}: b stays");
+            assert_eq!(out[6], json!([2, 4, 1]), "{case}");
+        }
+        let ours = runs
+            .iter()
+            .find(|(n, s, m, _)| *n == "ours" && s == storage && m == mode);
+        assert_eq!(Some(out), ours.map(|(_, _, _, o)| o), "{case} vs ours");
+    }
+}

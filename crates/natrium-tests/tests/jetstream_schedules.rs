@@ -516,3 +516,55 @@ async fn jetstream_schedules_fire_once_across_kill_9() {
     let gone = stored(&client, "K", json!({"last_by_subj": "k.sched.at"})).await;
     assert_eq!(gone["error"]["err_code"], 10037, "{gone}");
 }
+
+/// A graceful stop, then a start: the schedules come back from the schedule index (no scan
+/// warning) and keep firing; with the index damaged, both servers warn and scan. Go's file is
+/// `msgs/sched.db`, ours `msgs/sched.dat`.
+#[tokio::test]
+async fn jetstream_schedules_restart_from_the_schedule_index_as_go() {
+    for mut js in support::ours_then_go(three_accounts) {
+        let go = js.name == "go";
+        let mut client = login(&js.server, "a").await;
+        let mut raw = hpub::Publisher::connect(&js.server, "a");
+        create(
+            &client,
+            &json!({"name": "R", "subjects": ["r.>"], "allow_msg_schedules": true}),
+        )
+        .await;
+        for i in 0..100 {
+            raw.publish(&format!("r.plain.{i}"), &[], "p");
+        }
+        let schedule = [
+            ("Nats-Schedule", "@every 1s"),
+            ("Nats-Schedule-Target", "r.out"),
+        ];
+        raw.publish("r.sched", &schedule, "e");
+        let mut fires = wait_stored(&client, "R", "r.out", 1).await.len();
+        let index =
+            js.store()
+                .join("A/streams/R/msgs")
+                .join(if go { "sched.db" } else { "sched.dat" });
+        for damaged in [false, true] {
+            drop((raw, client));
+            js.server.signal("TERM");
+            assert!(
+                js.server.wait_exit(FIRE_WAIT).is_some(),
+                "{}: stops",
+                js.name
+            );
+            assert!(index.exists(), "{}: {index:?} written at stop", js.name);
+            if damaged {
+                std::fs::write(&index, b"damaged").unwrap();
+            }
+            js.server = support::launch(js.dir.path(), go).expect("restarts");
+            client = login(&js.server, "a").await;
+            raw = hpub::Publisher::connect(&js.server, "a");
+            fires = wait_stored(&client, "R", "r.out", fires + 1).await.len();
+            let log = js.server.log_text();
+            let decoding = log.contains("Filestore [R] Error decoding message scheduling state");
+            let outdated = log.contains("Filestore [R] Message scheduling state is outdated");
+            assert_eq!(decoding, damaged, "{} damaged {damaged}:\n{log}", js.name);
+            assert_eq!(outdated, damaged, "{} damaged {damaged}:\n{log}", js.name);
+        }
+    }
+}

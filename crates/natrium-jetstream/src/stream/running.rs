@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{IngestQueue, InlineIngest};
 use super::ingest::{Ingest, Outcome};
+use super::marker_retry::{MarkerHost, MarkerRetries, Placed};
 use super::republish::Republisher;
 use super::signal::Signal;
 use super::transform::InputTransform;
@@ -91,6 +92,8 @@ pub struct StreamCore {
     batches: super::batch::AtomicBatches,
     /// Fast batches open (`super::batch::fast`).
     fast: super::batch::FastBatches,
+    /// Subject delete markers refused, waiting to be tried again (`super::marker_retry`).
+    marker_retries: MarkerRetries,
 }
 
 impl StreamCore {
@@ -120,6 +123,24 @@ impl StreamCore {
         self.republish
             .send(&mut self.client, account, name, outcomes);
         outcome
+    }
+
+    /// When the expiry pass should next run: the store's next expiry, or with markers waiting
+    /// for a retry, see [`MarkerRetries::wake`].
+    fn next_expiry_wake(&self) -> Option<i64> {
+        let next = self.ingest.store.next_expiry();
+        if self.marker_retries.is_empty() {
+            return next;
+        }
+        self.marker_retries.wake(next, now_ns())
+    }
+
+    /// Gives a file store the schedules as they stand (its schedule index), once its blocks
+    /// are synced: a restart then reads the messages after it, not the whole stream.
+    fn save_schedules(&mut self) {
+        let ingest = &mut self.ingest;
+        let store = &mut *ingest.store;
+        ingest.scheduler.save_index(&self.config.name, store);
     }
 
     /// The stream's internal client (direct-get answers made on a requester's task go out
@@ -200,6 +221,7 @@ impl Stream {
                 outcomes: Vec::new(),
                 batches: super::batch::AtomicBatches::default(),
                 fast: super::batch::FastBatches::default(),
+                marker_retries: MarkerRetries::default(),
             }),
             consumers: Mutex::new(BTreeMap::new()),
             queue,
@@ -302,7 +324,9 @@ impl Stream {
                     self.inline_noted.store(false, std::sync::atomic::Ordering::Release);
                     let stream = Arc::clone(&self);
                     let _ = tokio::task::spawn_blocking(move || {
-                        stream.core.lock().ingest.store.maintain();
+                        let mut core = stream.core.lock();
+                        core.ingest.store.maintain();
+                        core.save_schedules();
                     })
                     .await;
                     continue;
@@ -334,6 +358,9 @@ impl Stream {
         let stream = Arc::clone(&self);
         let _ = tokio::task::spawn_blocking(move || {
             let mut core = stream.core.lock();
+            if core.ingest.store.sync().is_ok() {
+                core.save_schedules();
+            }
             let _ = core.ingest.store.stop();
         })
         .await;
@@ -374,7 +401,7 @@ impl Stream {
     /// How long until the store has messages to expire (`max_age`, TTLs), if it ever will;
     /// the timer about to be armed is noted in `expiry_armed`.
     fn until_next_expiry(&self) -> Option<Duration> {
-        let next = self.core.lock().ingest.store.next_expiry();
+        let next = self.core.lock().next_expiry_wake();
         self.expiry_armed.store(
             next.unwrap_or(i64::MAX),
             std::sync::atomic::Ordering::Release,
@@ -411,15 +438,22 @@ impl Stream {
         super::batch::stage::sweep_idle(notify, &core.config.name);
     }
 
-    /// Removes what is due; with delete markers, see [`Stream::expire_marking`].
+    /// Removes what is due; with delete markers, see [`super::marker_retry`].
     fn expire(&self) {
         let marker_ttl = super::markers::marker_ttl_secs(&self.core.lock().config);
         let interest = marker_ttl.and_then(|_| crate::consumer::retention::interest_filters(self));
         let mut core = self.core.lock();
         let now = now_ns();
-        let expired = match marker_ttl {
-            Some(ttl) => self.expire_marking(&mut core, ttl, now, interest.as_deref()),
-            None => core.ingest.store.expire_due(now).map(drop),
+        let expired = if let Some(ttl) = marker_ttl {
+            let mut host = ExpiryHost {
+                stream: self,
+                core: &mut core,
+                interest: interest.as_deref(),
+            };
+            super::marker_retry::expire_pass(&mut host, ttl, now)
+        } else {
+            core.marker_retries.clear();
+            core.ingest.store.expire_due(now).map(drop)
         };
         if let Err(err) = expired {
             tracing::error!(
@@ -427,38 +461,6 @@ impl Stream {
                 self.account.name,
                 self.name
             );
-        }
-    }
-
-    /// Expiry with subject delete markers (`super::markers`): a due message that is the last
-    /// of its subject gives way to a marker, stored as a published message is (its rollup
-    /// removes the expired one); any other due message is removed.
-    fn expire_marking(
-        &self,
-        core: &mut StreamCore,
-        ttl_secs: i64,
-        now: i64,
-        interest: Option<&[natrium_store::Filter]>,
-    ) -> Result<(), natrium_store::StoreError> {
-        use super::markers::{decide, Expiry, DUE_BATCH};
-        let mut previous = Vec::new();
-        loop {
-            let due = core.ingest.store.due_expiries(now, DUE_BATCH);
-            if due.is_empty() || due == previous {
-                return Ok(());
-            }
-            for &seq in &due {
-                match decide(&*core.ingest.store, seq, ttl_secs) {
-                    Expiry::Gone => continue,
-                    Expiry::Remove => {}
-                    Expiry::Mark(marker) => {
-                        self.ingest_batch(core, std::slice::from_ref(&marker), interest);
-                    }
-                }
-                // A refused marker (or one an interest stream skipped) left the message.
-                core.ingest.store.remove_msg(seq)?;
-            }
-            previous = due;
         }
     }
 
@@ -475,6 +477,7 @@ impl Stream {
                 let mut core = stream.core.lock();
                 if core.ingest.store.sync().is_ok() {
                     core.ingest.store.maintain();
+                    core.save_schedules();
                 }
             })
             .await;
@@ -626,11 +629,7 @@ impl InlineIngest for Stream {
         }
         self.ingest_batch(&mut core, std::slice::from_ref(msg), None);
         let armed = self.expiry_armed.load(std::sync::atomic::Ordering::Acquire);
-        let arm = core
-            .ingest
-            .store
-            .next_expiry()
-            .is_some_and(|next| next < armed)
+        let arm = core.next_expiry_wake().is_some_and(|next| next < armed)
             || core.ingest.scheduler.take_changed()
             || core.batches.take_opened()
             || core.fast.take_opened()
@@ -643,6 +642,32 @@ impl InlineIngest for Stream {
             self.queue.wake.notify_one();
         }
         true
+    }
+}
+
+/// An expiry pass's view of a stream: a marker is stored as a published message is.
+struct ExpiryHost<'a> {
+    stream: &'a Stream,
+    core: &'a mut StreamCore,
+    interest: Option<&'a [natrium_store::Filter]>,
+}
+
+impl MarkerHost for ExpiryHost<'_> {
+    fn store(&mut self) -> &mut dyn natrium_store::StreamStore {
+        &mut *self.core.ingest.store
+    }
+
+    fn retries(&mut self) -> &mut MarkerRetries {
+        &mut self.core.marker_retries
+    }
+
+    fn place(&mut self, marker: &Delivery) -> Placed {
+        let batch = std::slice::from_ref(marker);
+        self.stream.ingest_batch(self.core, batch, self.interest);
+        match self.core.outcomes.first() {
+            Some(Outcome::Refused(_)) => Placed::Refused,
+            _ => Placed::Stored,
+        }
     }
 }
 

@@ -4,7 +4,10 @@
 
 use bytes::Bytes;
 
+use super::at_rest;
+use super::envelope::{self, Kind as FileKind};
 use super::record::{Kind, Record};
+use super::schedule_index::{self, ScheduleIndex};
 use super::store::FileStore;
 use crate::error::StoreError;
 use crate::filter::Filter;
@@ -252,6 +255,45 @@ impl StreamStore for FileStore {
 
     fn maintain(&mut self) {
         self.index_after_sync(false);
+    }
+
+    fn write_schedule_index(&mut self, index: &ScheduleIndex) -> Result<bool, StoreError> {
+        if self.failed || !self.dirty.is_empty() {
+            return Ok(false);
+        }
+        let mut plain = Vec::new();
+        schedule_index::encode(index, &mut plain);
+        let file = schedule_index::SCHEDULES_FILE_ID;
+        let (flags, body) =
+            at_rest::seal_file(self.at_rest.as_ref(), file, FileKind::Schedules, &plain)?;
+        let name = schedule_index::SCHEDULES_FILE;
+        envelope::write_state_file_with(
+            &*self.io,
+            &self.dir,
+            name,
+            FileKind::Schedules,
+            flags,
+            &body,
+        )?;
+        Ok(true)
+    }
+
+    fn read_schedule_index(&self) -> Result<Option<ScheduleIndex>, StoreError> {
+        let name = schedule_index::SCHEDULES_FILE;
+        let Some(file) =
+            envelope::read_state_file(&*self.io, &self.dir, name, FileKind::Schedules)?
+        else {
+            return Ok(None);
+        };
+        let file_id = schedule_index::SCHEDULES_FILE_ID;
+        let opened = at_rest::open_file(
+            self.at_rest.as_ref(),
+            file_id,
+            FileKind::Schedules,
+            file.flags,
+            file.body,
+        );
+        schedule_index::decode(&opened?.0).map(Some)
     }
 
     fn stop(&mut self) -> Result<(), StoreError> {

@@ -11,7 +11,10 @@ use std::path::Path;
 
 use crate::error::StoreError;
 use crate::io::{read_exact_at, write_atomic, write_replace, write_synced, OpenMode, StorageIo};
-use crate::limits::{CONSUMER_STATE_BODY_BYTES_MAX, INDEX_BODY_BYTES_MAX, META_BODY_BYTES_MAX};
+use crate::limits::{
+    CONSUMER_STATE_BODY_BYTES_MAX, INDEX_BODY_BYTES_MAX, META_BODY_BYTES_MAX,
+    SCHEDULES_BODY_BYTES_MAX,
+};
 
 /// The only layout written and read so far.
 pub const VERSION: u16 = 1;
@@ -35,14 +38,17 @@ pub enum Kind {
     ConsumerMeta,
     /// A consumer's `state.dat`.
     ConsumerState,
+    /// A stream's `msgs/sched.dat`: its message schedules (`super::schedule_index`).
+    Schedules,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [
+    pub const ALL: [Kind; 5] = [
         Kind::StreamMeta,
         Kind::Index,
         Kind::ConsumerMeta,
         Kind::ConsumerState,
+        Kind::Schedules,
     ];
 
     pub const fn magic(self) -> [u8; 4] {
@@ -51,6 +57,7 @@ impl Kind {
             Kind::Index => *b"NIDX",
             Kind::ConsumerMeta => *b"NCMT",
             Kind::ConsumerState => *b"NCST",
+            Kind::Schedules => *b"NSCH",
         }
     }
 
@@ -60,6 +67,7 @@ impl Kind {
             Kind::StreamMeta | Kind::ConsumerMeta => META_BODY_BYTES_MAX,
             Kind::Index => INDEX_BODY_BYTES_MAX,
             Kind::ConsumerState => CONSUMER_STATE_BODY_BYTES_MAX,
+            Kind::Schedules => SCHEDULES_BODY_BYTES_MAX,
         }
     }
 
@@ -75,6 +83,7 @@ impl Kind {
             Kind::Index => "stream index file",
             Kind::ConsumerMeta => "consumer meta file",
             Kind::ConsumerState => "consumer state file",
+            Kind::Schedules => "message schedule index file",
         }
     }
 }

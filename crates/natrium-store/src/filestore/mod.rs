@@ -31,6 +31,7 @@ pub mod record;
 mod recover;
 mod rekey;
 mod reopen;
+pub mod schedule_index;
 mod scrub;
 mod sealed;
 mod store;

@@ -244,8 +244,11 @@ pub fn full_scan(
 }
 
 /// A temporary file of an atomic write that never reached its rename: a block rewrite's
-/// (`<block>.tmp`) or the index's.
+/// (`<block>.tmp`), the index's or the schedule index's.
 fn is_leftover_tmp(name: &str) -> bool {
-    name.strip_suffix(".tmp")
-        .is_some_and(|b| block::parse_name(b).is_some() || b == index::INDEX_FILE)
+    name.strip_suffix(".tmp").is_some_and(|b| {
+        block::parse_name(b).is_some()
+            || b == index::INDEX_FILE
+            || b == super::schedule_index::SCHEDULES_FILE
+    })
 }

@@ -12,7 +12,7 @@
 
 use bytes::Bytes;
 use natrium_core::endpoint::Delivery;
-use natrium_store::{Filter, StoreError, StreamStore};
+use natrium_store::{Filter, ScheduleIndex, StoreError, StreamStore};
 
 use super::fields::{ScheduleFields, PURGE};
 use super::pattern::{parse_rfc3339, Next};
@@ -27,6 +27,8 @@ pub struct Scheduler {
     /// The message being ingested was produced by a schedule (Go's "sourced" flag: the
     /// publish checks do not apply to it).
     pub producing: bool,
+    /// The schedule index the store last took (not written again while it is the same).
+    saved: Option<ScheduleIndex>,
 }
 
 /// A due schedule's message, and what to do if it is not stored.
@@ -54,40 +56,21 @@ impl Scheduler {
         Ok(edited.map(Bytes::from))
     }
 
-    /// Builds the schedules from the store when the stream allows them and has none yet;
-    /// drops them when it does not.
+    /// Builds the schedules from the store when the stream allows them and has none yet (from
+    /// its schedule index and the messages after it, `super::recover`); drops them when it
+    /// does not.
     pub fn ensure(&mut self, config: &StreamConfig, store: &mut dyn StreamStore, now_ns: i64) {
         if !config.allow_msg_schedules {
             self.timers = None;
+            self.saved = None;
             return;
         }
         if self.timers.is_some() {
             return;
         }
         let mut timers = Timers::default();
-        let mut fired = Vec::new();
-        let mut seq = 0;
-        while let Ok(msg) = store.load_next_msg(&Filter::all(), seq) {
-            seq = msg.seq + 1;
-            if msg.headers.is_empty() {
-                // A plain message ends its subject's schedule.
-                timers.remove_subject(&msg.subject);
-                continue;
-            }
-            let fields = ScheduleFields::read(&msg.headers);
-            let ts = msg.timestamp_ns;
-            if let Some(scheduler) = note(
-                &mut timers,
-                msg.seq,
-                &msg.subject,
-                &fields,
-                ts,
-                now_ns,
-                true,
-            ) {
-                fired.push((scheduler, msg.seq));
-            }
-        }
+        let start = super::recover::from_index(&mut timers, &config.name, store, now_ns);
+        let fired = super::recover::scan(&mut timers, store, start, now_ns);
         // An `@at` that fired before a crash may still have its schedule message.
         for (subject, before) in fired {
             if let Err(err) = store.purge_ex(&subject, before, 0) {
@@ -162,10 +145,39 @@ impl Scheduler {
             timers.update(&fire.schedule_subject, fire.next.at_ns);
             return;
         }
+        if !taken {
+            // Left in flight: the schedule index says so, and the next start fires it.
+            return;
+        }
         timers.remove_subject(&fire.schedule_subject);
-        if taken && config.allow_rollup_hdrs && !config.deny_purge {
+        if config.allow_rollup_hdrs && !config.deny_purge {
             if let Err(err) = store.purge_ex(&fire.schedule_subject, 0, 0) {
                 tracing::warn!("JetStream failed to purge a fired message schedule: {err}");
+            }
+        }
+    }
+
+    /// Gives the store the schedules, accounting for every message stored so far
+    /// (`StreamStore::write_schedule_index`), unless it already has them: called after a sync,
+    /// when the stream is quiet and before it stops.
+    pub fn save_index(&mut self, stream: &str, store: &mut dyn StreamStore) {
+        let Some(timers) = self.timers.as_ref() else {
+            return;
+        };
+        let index = ScheduleIndex {
+            next_seq: store.fast_state().last_seq.saturating_add(1),
+            entries: timers.entries(),
+        };
+        if self.saved.as_ref() == Some(&index) {
+            return;
+        }
+        match store.write_schedule_index(&index) {
+            Ok(true) => self.saved = Some(index),
+            Ok(false) => {}
+            Err(err) => {
+                tracing::warn!(
+                    "Filestore [{stream}] Error writing message scheduling state: {err}"
+                );
             }
         }
     }
@@ -184,7 +196,7 @@ impl Scheduler {
 /// One message's effect on the schedules (`ts_ns` is when it was stored); returns the
 /// subject of a schedule to purge (a produced `purge`). `recovering` takes a produced next
 /// fire only while it is ahead of now.
-fn note(
+pub(super) fn note(
     timers: &mut Timers,
     seq: u64,
     subject: &[u8],

@@ -129,6 +129,22 @@ impl Timers {
         self.by_subject.len()
     }
 
+    /// Every schedule, by sequence, as the store's schedule index keeps them (`None`: in
+    /// flight).
+    pub fn entries(&self) -> Vec<natrium_store::ScheduleEntry> {
+        let mut entries: Vec<_> = self
+            .by_subject
+            .iter()
+            .map(|(subject, e)| natrium_store::ScheduleEntry {
+                seq: e.seq,
+                subject: subject.clone(),
+                at_ns: e.at_ns,
+            })
+            .collect();
+        entries.sort_unstable_by_key(|e| e.seq);
+        entries
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_subject.is_empty()
     }
