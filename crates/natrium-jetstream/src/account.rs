@@ -617,38 +617,14 @@ impl JsAccount {
                     continue;
                 }
             };
-            let (config, created_ns) =
-                match crate::offline::classify(&meta, self.name(), dir.clone()) {
-                    Some(crate::offline::Stored::Run(config, created_ns)) => {
-                        let files = js.consumer_files(self.name(), &config.name);
-                        let names = (self.name(), config.name.as_str());
-                        let unsupported = crate::offline::unsupported_consumer(&files, &dir, names);
-                        if let Some(reason) = unsupported {
-                            let dir = dir.clone();
-                            let stream = crate::offline::OfflineStream {
-                                config,
-                                created_ns,
-                                reason,
-                                dir,
-                            };
-                            self.offline.insert(stream);
-                            continue;
-                        }
-                        (config, created_ns)
-                    }
-                    Some(crate::offline::Stored::Offline(stream, warning)) => {
-                        tracing::warn!("{warning}");
-                        self.offline.insert(stream);
-                        continue;
-                    }
-                    None => {
-                        tracing::warn!(
-                            "  Error unmarshalling stream metafile for '{} > {name}'",
-                            self.name()
-                        );
-                        continue;
-                    }
-                };
+            let Some((config, created_ns)) = crate::offline::runnable(
+                |stream| js.consumer_files(self.name(), stream),
+                (self.name(), &self.offline),
+                &meta,
+                &dir,
+            ) else {
+                continue;
+            };
             tracing::info!(
                 "  Starting restore for stream '{} > {}'",
                 self.name(),

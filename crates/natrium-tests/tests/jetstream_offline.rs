@@ -1,10 +1,13 @@
 //! Streams kept offline (ADR-44): a stored stream whose config requires a higher API level
 //! than the server's, or holds a field it does not know, is not started after a restart but
 //! listed with its reason, refused with 10194 where Go's single server refuses, left
-//! unanswered where Go lets the request time out, and removable. The stored config is edited
-//! between two runs of our binary; the texts are Go v2.15.2's.
+//! unanswered where Go lets the request time out, and removable; a stream with such a
+//! consumer is stopped, and the consumer answered for with its own reason (10195). The stored
+//! config is edited between two runs; the texts are Go v2.15.2's, and the consumer's case is
+//! run against Go's binary too (its `meta.inf` holds the consumer's config at the top level).
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use natrium_store::io::StdFs;
 use natrium_tests::ServerProcess;
@@ -12,7 +15,7 @@ use serde_json::Value;
 
 #[path = "support/jetstream.rs"]
 mod support;
-use support::{answered, request, start_js};
+use support::{answered_with, request, start_js, JsServer};
 
 const REASON: &str = "unsupported - required API level: 99, current API level: 5";
 
@@ -93,8 +96,12 @@ async fn jetstream_offline_stream_listed_refused_and_removable() {
     )
     .await;
     assert_eq!(consumer["error"]["err_code"], 10194, "{consumer}");
-    assert!(!answered(&client, "$JS.API.STREAM.MSG.GET.OFF").await);
-    assert!(answered(&client, "$JS.API.STREAM.MSG.GET.ON").await);
+    let seq = r#"{"seq":1}"#;
+    assert!(!answered_with(&client, "$JS.API.STREAM.MSG.GET.OFF", seq).await);
+    assert!(answered_with(&client, "$JS.API.STREAM.MSG.GET.ON", seq).await);
+    // Go checks the request before it finds the stream offline.
+    let bad = request(&client, "$JS.API.STREAM.MSG.GET.OFF", "{}").await;
+    assert_eq!(bad["error"]["err_code"], 10003, "{bad}");
 
     let deleted = request(&client, "$JS.API.STREAM.DELETE.OFF", "").await;
     assert_eq!(deleted["success"], true, "{deleted}");
@@ -176,6 +183,200 @@ async fn jetstream_offline_stream_stopped_for_an_unsupported_consumer() {
     let info = request(&client, "$JS.API.STREAM.INFO.C", "").await;
     assert_eq!(
         info["error"]["description"], "stream is offline: stopped - unsupported consumer \"D\"",
+        "{info}"
+    );
+}
+
+/// Sets `_nats.req.level` 99 in the stored config of consumer `C > D` of `$G` under `store`
+/// (the `jetstream` directory), in Go's format (`go`) or ours.
+fn require_level_99(store: &Path, go: bool) {
+    let odir = store.join("$G/streams/C/obs/D");
+    if go {
+        let file = odir.join("meta.inf");
+        let mut doc: Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("meta.inf")).expect("json");
+        doc["metadata"]["_nats.req.level"] = "99".into();
+        std::fs::write(&file, serde_json::to_vec(&doc).expect("json")).expect("written");
+        return;
+    }
+    let meta = natrium_store::filestore::meta::load_consumer_meta(&StdFs, &odir)
+        .expect("readable")
+        .expect("meta.dat");
+    let mut doc: Value = serde_json::from_slice(&meta).expect("json");
+    doc["config"]["metadata"]["_nats.req.level"] = "99".into();
+    let body = serde_json::to_vec(&doc).expect("json");
+    natrium_store::filestore::meta::save_consumer_meta(&StdFs, &odir, &body).expect("saved");
+}
+
+fn store_only(store: &Path) -> String {
+    format!("jetstream {{ store_dir: \"{}\" }}\n", store.display())
+}
+
+/// The answer to a request, and whether it was held back (Go's half-second delay).
+async fn timed(client: &async_nats::Client, subject: &str, body: &str) -> (Value, bool) {
+    let began = Instant::now();
+    let answer = request(client, subject, body).await;
+    (answer, began.elapsed() >= Duration::from_millis(400))
+}
+
+/// Stream `C` (one message) with durable consumers `A`, `D` and `E`, `D` then edited to need
+/// API level 99, restarted: what each verb answers.
+async fn offline_consumer_answers(go: bool) -> Option<Vec<(String, Value)>> {
+    let js = JsServer::start(if go { "go" } else { "ours" }, go, store_only)?;
+    let client = async_nats::connect(js.server.url()).await.unwrap();
+    let body = r#"{"name":"C","subjects":["c"],"storage":"file"}"#;
+    let created = request(&client, "$JS.API.STREAM.CREATE.C", body).await;
+    assert!(created.get("error").is_none(), "{created}");
+    assert_eq!(request(&client, "c", "x").await["seq"], 1);
+    for name in ["A", "D", "E"] {
+        let body = format!(
+            r#"{{"stream_name":"C","config":{{"durable_name":"{name}","ack_policy":"explicit"}}}}"#
+        );
+        let made = request(&client, &format!("$JS.API.CONSUMER.CREATE.C.{name}"), body).await;
+        assert!(made.get("error").is_none(), "{made}");
+    }
+    drop(client);
+    let JsServer { name, server, dir } = js;
+    drop(server);
+    require_level_99(&dir.path().join("store/jetstream"), go);
+    let js = JsServer::start_in(dir, name, go, store_only)?;
+    let client = async_nats::connect(js.server.url()).await.unwrap();
+    let mut out = Vec::new();
+    let create = r#"{"stream_name":"C","config":{"durable_name":"D","ack_policy":"explicit"}}"#;
+    for (subject, body) in [
+        ("STREAM.INFO.C", ""),
+        ("STREAM.LIST", ""),
+        ("STREAM.NAMES", ""),
+        ("CONSUMER.INFO.C.D", ""),
+        ("CONSUMER.INFO.C.A", ""),
+        ("CONSUMER.INFO.C.E", ""),
+        ("CONSUMER.LIST.C", ""),
+        ("CONSUMER.NAMES.C", ""),
+        ("CONSUMER.CREATE.C.D", create),
+        ("CONSUMER.DELETE.C.D", ""),
+        ("CONSUMER.INFO.C.D", ""),
+        ("CONSUMER.LIST.C", r#"{"offset":1}"#),
+        ("STREAM.INFO.C", ""),
+    ] {
+        let (answer, held) = timed(&client, &format!("$JS.API.{subject}"), body).await;
+        out.push((format!("{subject} held:{held}"), answer));
+    }
+    for (subject, body) in [
+        ("STREAM.MSG.GET.C", r#"{"seq":1}"#),
+        ("STREAM.MSG.GET.C", "{}"),
+        ("CONSUMER.PAUSE.C.D", "{}"),
+        ("CONSUMER.UNPIN.C.D", r#"{"group":"g"}"#),
+        ("CONSUMER.RESET.C.D", "{}"),
+    ] {
+        let silent = !answered_with(&client, &format!("$JS.API.{subject}"), body).await;
+        out.push((format!("{subject} {body} silent"), silent.into()));
+    }
+    let log = js.server.log_text();
+    for line in [
+        "Detected unsupported consumer '$G > C > D': unsupported - required API level: 99, current API level: 5",
+        "Stopping unsupported stream '$G > C'",
+        "Error adding consumer '$G > C > E': stream not valid (10096)",
+    ] {
+        assert!(log.contains(line), "{}: {line} not in {log}", js.name);
+    }
+    drop(client);
+    let JsServer { name, server, dir } = js;
+    drop(server);
+    let js = JsServer::start_in(dir, name, go, store_only)?;
+    let client = async_nats::connect(js.server.url()).await.unwrap();
+    let info = request(&client, "$JS.API.STREAM.INFO.C", "").await;
+    out.push(("STREAM.INFO.C after a restart".into(), info));
+    Some(out)
+}
+
+#[tokio::test]
+async fn jetstream_offline_consumer_answers_as_go() {
+    let ours = offline_consumer_answers(false).await.expect("ours runs");
+    let stopped = "stream is offline: stopped - unsupported consumer \"D\"";
+    let find = |label: &str| {
+        let found = ours.iter().find(|(l, _)| l == label);
+        found.map_or_else(|| panic!("{label} in {ours:?}"), |(_, v)| v.clone())
+    };
+    assert_eq!(
+        find("STREAM.INFO.C held:true")["error"]["description"],
+        stopped
+    );
+    let info = find("CONSUMER.INFO.C.D held:true");
+    assert_eq!(info["error"]["err_code"], 10195, "{info}");
+    assert_eq!(
+        info["error"]["description"],
+        format!("consumer is offline: {REASON}")
+    );
+    assert_eq!(
+        find("CONSUMER.INFO.C.A held:false")["error"]["err_code"],
+        10014
+    );
+    let list = find("CONSUMER.LIST.C held:false");
+    assert_eq!(list["missing"], serde_json::json!(["D"]), "{list}");
+    assert_eq!(list["offline"]["D"], REASON, "{list}");
+    assert_eq!(
+        find("CONSUMER.NAMES.C held:false")["consumers"],
+        serde_json::json!(["D"])
+    );
+    assert_eq!(
+        find("CONSUMER.CREATE.C.D held:true")["error"]["description"],
+        stopped
+    );
+    assert_eq!(find("CONSUMER.DELETE.C.D held:false")["success"], true);
+    assert_eq!(find(r#"STREAM.MSG.GET.C {"seq":1} silent"#), true);
+    assert_eq!(find("STREAM.MSG.GET.C {} silent"), false);
+    let Some(go) = offline_consumer_answers(true).await else {
+        eprintln!("Go nats-server not installed: checked against ours alone");
+        return;
+    };
+    for ((label, ours), (go_label, go)) in ours.iter().zip(&go) {
+        assert_eq!(label, go_label, "ours {ours}, Go {go}");
+        assert_eq!(ours, go, "{label}");
+    }
+    assert_eq!(ours.len(), go.len());
+}
+
+#[tokio::test]
+async fn jetstream_offline_stream_keeps_its_unsupported_consumers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_js(dir.path());
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let body = r#"{"name":"C","subjects":["c"],"storage":"file"}"#;
+    let created = request(&client, "$JS.API.STREAM.CREATE.C", body).await;
+    assert!(created.get("error").is_none(), "{created}");
+    for name in ["D", "E"] {
+        let body = format!(
+            r#"{{"stream_name":"C","config":{{"durable_name":"{name}","ack_policy":"explicit"}}}}"#
+        );
+        let made = request(&client, &format!("$JS.API.CONSUMER.CREATE.C.{name}"), body).await;
+        assert!(made.get("error").is_none(), "{made}");
+    }
+    drop(client);
+    drop(server);
+    edit_stored_config(dir.path(), "C", |config| {
+        config["metadata"]["_nats.req.level"] = "99".into();
+    });
+    require_level_99(&dir.path().join("jetstream"), false);
+    let server = ServerProcess::start(&["-js", "-sd", &dir.path().display().to_string()]);
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let log = server.log_text();
+    assert!(
+        log.contains("Error adding consumer '$G > C > E': stream not valid (10096)"),
+        "{log}"
+    );
+    assert!(!log.contains("Stopping unsupported stream"), "{log}");
+    let info = request(&client, "$JS.API.CONSUMER.INFO.C.D", "").await;
+    assert_eq!(
+        info["error"]["description"],
+        format!("consumer is offline: {REASON}"),
+        "{info}"
+    );
+    let names = request(&client, "$JS.API.CONSUMER.NAMES.C", "").await;
+    assert_eq!(names["consumers"], serde_json::json!(["D"]), "{names}");
+    let info = request(&client, "$JS.API.STREAM.INFO.C", "").await;
+    assert_eq!(
+        info["error"]["description"],
+        format!("stream is offline: {REASON}"),
         "{info}"
     );
 }
