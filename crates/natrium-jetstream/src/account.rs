@@ -7,7 +7,7 @@
 //! once complete; what is left there at start-up is removed.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
 use natrium_store::filestore::envelope::Kind;
 use natrium_store::filestore::meta;
-use natrium_store::{FileStore, FileStoreOptions, MemStore, StreamStore};
+use natrium_store::{FileStore, FileStoreOptions, MemStore, StreamState, StreamStore};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
@@ -326,6 +326,14 @@ impl JsAccount {
         Ok(stream)
     }
 
+    /// The state of the store of a stream Go would start and then stop (for an unsupported
+    /// consumer): opened, read and closed again, as it stays offline.
+    fn stopped_state(&self, js: &JetStream, cfg: &StreamConfig, dir: &Path) -> StreamState {
+        self.open_store(js, cfg, Some(dir))
+            .map(|store| store.fast_state())
+            .unwrap_or_default()
+    }
+
     /// Opens a stream's store: in memory, or the file store in `dir` (recovering what is
     /// there).
     pub(crate) fn open_store(
@@ -618,7 +626,10 @@ impl JsAccount {
                 }
             };
             let Some((config, created_ns)) = crate::offline::runnable(
-                |stream| js.consumer_files(self.name(), stream),
+                (
+                    |stream: &str| js.consumer_files(self.name(), stream),
+                    |config: &StreamConfig| self.stopped_state(js, config, &dir),
+                ),
                 (self.name(), &self.offline),
                 &meta,
                 &dir,

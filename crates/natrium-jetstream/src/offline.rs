@@ -28,6 +28,9 @@ pub struct OfflineStream {
     pub dir: PathBuf,
     /// Its stored consumers this server can not run, by name, with Go's `offlineReason`.
     pub consumers: BTreeMap<String, String>,
+    /// What monitoring shows of its messages: those its store held when it was stopped for
+    /// an unsupported consumer, none for a config this server does not run (Go's stand-in).
+    pub state: Box<natrium_store::StreamState>,
 }
 
 /// An account's offline streams, by name.
@@ -107,6 +110,7 @@ pub fn classify(meta: &[u8], account: &str, dir: PathBuf) -> Option<Stored> {
         reason: offline.reason(),
         dir,
         consumers: BTreeMap::new(),
+        state: Box::default(),
     };
     Some(Stored::Offline(stream, warning))
 }
@@ -115,7 +119,10 @@ pub fn classify(meta: &[u8], account: &str, dir: PathBuf) -> Option<Stored> {
 /// can run here; `None` when it can not (kept offline, as Go keeps it, with the consumers
 /// it can not run) or is not a stream's metadata.
 pub(crate) fn runnable(
-    consumer_files: impl Fn(&str) -> ConsumerFiles,
+    (consumer_files, stopped_state): (
+        impl Fn(&str) -> ConsumerFiles,
+        impl Fn(&StreamConfig) -> natrium_store::StreamState,
+    ),
     (account, offline): (&str, &OfflineStreams),
     meta: &[u8],
     dir: &Path,
@@ -130,6 +137,7 @@ pub(crate) fn runnable(
             };
             OfflineStream {
                 reason: format!("stopped - unsupported consumer \"{first}\""),
+                state: Box::new(stopped_state(&config)),
                 config,
                 created_ns,
                 dir: dir.to_path_buf(),
@@ -223,7 +231,15 @@ pub fn offline_consumers(
     use natrium_store::filestore::{envelope::Kind, meta};
     let obs = stream_dir.join(CONSUMERS_DIR);
     let mut out = Vec::new();
-    for name in crate::dirs::sorted_dirs(&obs) {
+    let names = crate::dirs::sorted_dirs(&obs);
+    // A running stream's recovery says so itself (`consumer::lifecycle`).
+    if !running && !names.is_empty() {
+        tracing::info!(
+            "  Recovering {} consumers for stream - '{account} > {stream}'",
+            names.len()
+        );
+    }
+    for name in names {
         let odir = obs.join(&name);
         let Ok(Some((body, _))) = meta::load(
             files.io.as_ref(),

@@ -212,6 +212,27 @@ fn store_only(store: &Path) -> String {
     format!("jetstream {{ store_dir: \"{}\" }}\n", store.display())
 }
 
+/// What `/jsz` shows of the streams, without identities and times.
+fn jsz_values(server: &ServerProcess) -> Value {
+    let port = server.monitor_port.expect("monitoring port");
+    let doc = natrium_tests::raw::http_get_json(port, "/jsz?streams=true&config=true");
+    let streams: Vec<Value> = doc["account_details"][0]["stream_detail"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let state = &s["state"];
+            serde_json::json!({
+                "name": s["name"], "config": s["config"],
+                "state": [state["messages"], state["bytes"], state["first_seq"],
+                          state["last_seq"], state["num_subjects"], state["consumer_count"]],
+            })
+        })
+        .collect();
+    let totals = ["streams", "consumers", "messages", "bytes", "storage"].map(|k| &doc[k]);
+    serde_json::json!({ "totals": totals, "streams": streams })
+}
+
 /// The answer to a request, and whether it was held back (Go's half-second delay).
 async fn timed(client: &async_nats::Client, subject: &str, body: &str) -> (Value, bool) {
     let began = Instant::now();
@@ -271,6 +292,7 @@ async fn offline_consumer_answers(go: bool) -> Option<Vec<(String, Value)>> {
         let silent = !answered_with(&client, &format!("$JS.API.{subject}"), body).await;
         out.push((format!("{subject} {body} silent"), silent.into()));
     }
+    out.push(("jsz".into(), jsz_values(&js.server)));
     let log = js.server.log_text();
     for line in [
         "Detected unsupported consumer '$G > C > D': unsupported - required API level: 99, current API level: 5",
@@ -357,14 +379,33 @@ async fn jetstream_offline_stream_keeps_its_unsupported_consumers() {
         config["metadata"]["_nats.req.level"] = "99".into();
     });
     require_level_99(&dir.path().join("jetstream"), false);
-    let server = ServerProcess::start(&["-js", "-sd", &dir.path().display().to_string()]);
+    let store = dir.path().display().to_string();
+    let server = ServerProcess::start(&["-js", "-sd", &store, "-m", "-1"]);
     let client = async_nats::connect(server.url()).await.unwrap();
     let log = server.log_text();
-    assert!(
-        log.contains("Error adding consumer '$G > C > E': stream not valid (10096)"),
-        "{log}"
-    );
+    let recovering = log.find("Recovering 2 consumers for stream - '$G > C'");
+    let not_added = log.find("Error adding consumer '$G > C > E': stream not valid (10096)");
+    assert!(recovering.is_some() && recovering < not_added, "{log}");
     assert!(!log.contains("Stopping unsupported stream"), "{log}");
+    // As Go v2.15.2 was seen to answer (its stored config's checksum rewritten).
+    let other = request(&client, "$JS.API.CONSUMER.INFO.C.E", "").await;
+    assert_eq!(other["error"]["err_code"], 10014, "{other}");
+    let gone = request(&client, "$JS.API.CONSUMER.DELETE.C.E", "").await;
+    assert_eq!(gone["error"]["err_code"], 10014, "{gone}");
+    let list = request(&client, "$JS.API.CONSUMER.LIST.C", "").await;
+    assert_eq!(list["total"], 1, "{list}");
+    assert_eq!(list["missing"], serde_json::json!(["D"]), "{list}");
+    let jsz = jsz_values(&server);
+    assert_eq!(jsz["totals"], serde_json::json!([1, 0, 0, 0, 0]), "{jsz}");
+    assert_eq!(
+        jsz["streams"][0]["state"],
+        serde_json::json!([0, 0, 0, 0, null, 0]),
+        "{jsz}"
+    );
+    assert_eq!(
+        jsz["streams"][0]["config"]["metadata"]["_nats.req.level"],
+        "99"
+    );
     let info = request(&client, "$JS.API.CONSUMER.INFO.C.D", "").await;
     assert_eq!(
         info["error"]["description"],
