@@ -361,7 +361,7 @@ async fn jetstream_deleted_mirror_and_source_clean_up_their_consumers_as_go() {
             request(&client, &format!("$JS.API.STREAM.DELETE.{name}"), "").await;
         }
         let mut seen = Vec::new();
-        while seen.len() < 2 {
+        while seen.len() < 3 {
             let next = tokio::time::timeout(WAIT, audits.next()).await;
             let msg = next.expect("audit in time").expect("subscription open");
             let doc: Value = serde_json::from_slice(&msg.payload).unwrap();
@@ -439,7 +439,7 @@ fn keys_in_order(object: &str) -> Vec<String> {
 
 /// The server's own requests (a mirror's and a source's consumer created on their origin) are
 /// audited with Go's description of a stream's internal client: its start, id, account and
-/// server, of kind `JetStream`.
+/// server, of kind `JetStream`; a client's requests with its own (the server named too).
 #[tokio::test]
 async fn jetstream_sourcing_consumer_create_audited_as_go() {
     use futures::StreamExt as _;
@@ -453,16 +453,18 @@ async fn jetstream_sourcing_consumer_create_audited_as_go() {
         create(&client, "M", r#"{"name":"M","mirror":{"name":"O"}}"#).await;
         create(&client, "S", r#"{"name":"S","sources":[{"name":"O"}]}"#).await;
         let mut seen = Vec::new();
-        while seen.len() < 2 {
+        while seen.len() < 3 {
             let next = tokio::time::timeout(WAIT, audits.next()).await;
             let msg = next.expect("audit in time").expect("subscription open");
             let audit: Raw = serde_json::from_slice(&msg.payload).unwrap();
             let field = |name: &str| -> Value { serde_json::from_str(audit[name].get()).unwrap() };
-            if !field("subject")
-                .as_str()
-                .unwrap()
-                .contains(".CONSUMER.CREATE.")
-            {
+            let subject = field("subject");
+            let client_keys = keys_in_order(audit["client"].get());
+            if subject == "$JS.API.STREAM.CREATE.O" {
+                seen.push(("a client".to_owned(), client_keys, Value::Null));
+                continue;
+            }
+            if !subject.as_str().unwrap().contains(".CONSUMER.CREATE.") {
                 continue;
             }
             let asked: Value = serde_json::from_str(field("request").as_str().unwrap()).unwrap();
@@ -474,10 +476,16 @@ async fn jetstream_sourcing_consumer_create_audited_as_go() {
                 who[field] = field.into();
             }
             let name = asked["config"]["name"].as_str().unwrap_or_default();
-            seen.push((name.to_owned(), keys_in_order(audit["client"].get()), who));
+            seen.push((name.to_owned(), client_keys, who));
         }
         seen.sort_by(|a, b| a.0.cmp(&b.0));
-        let (_, keys, who) = &seen[0];
+        let (_, keys, _) = &seen[0];
+        assert!(
+            keys.contains(&"server".to_owned()),
+            "{}: {keys:?}",
+            server.name
+        );
+        let (_, keys, who) = &seen[1];
         assert_eq!(
             keys,
             &["start", "id", "acc", "server", "kind"],
