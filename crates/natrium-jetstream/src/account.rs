@@ -329,9 +329,27 @@ impl JsAccount {
     /// The state of the store of a stream Go would start and then stop (for an unsupported
     /// consumer): opened, read and closed again, as it stays offline.
     fn stopped_state(&self, js: &JetStream, cfg: &StreamConfig, dir: &Path) -> StreamState {
-        self.open_store(js, cfg, Some(dir))
-            .map(|store| store.fast_state())
-            .unwrap_or_default()
+        tracing::info!(
+            "  Starting restore for stream '{} > {}'",
+            self.name(),
+            cfg.name
+        );
+        let began = std::time::Instant::now();
+        let store = self.open_store(js, cfg, Some(dir));
+        let state = store.map(|store| store.fast_state()).unwrap_or_default();
+        self.log_restored(&cfg.name, state.msgs, began);
+        state
+    }
+
+    /// Go's line for a stream whose store recovered `msgs` messages since `began`.
+    fn log_restored(&self, stream: &str, msgs: u64, began: std::time::Instant) {
+        tracing::info!(
+            "  Restored {} messages for stream '{} > {stream}' in {}",
+            comma_count(msgs),
+            self.name(),
+            // Go rounds this one to the millisecond.
+            natrium_gofmt::go_duration(round_to_millis(began.elapsed()))
+        );
     }
 
     /// Opens a stream's store: in memory, or the file store in `dir` (recovering what is
@@ -645,14 +663,7 @@ impl JsAccount {
             match self.start_stream(js, config, created_ns, Some(dir), None) {
                 Ok(stream) => {
                     let msgs = stream.core.lock().ingest.store.fast_state().msgs;
-                    tracing::info!(
-                        "  Restored {} messages for stream '{} > {}' in {}",
-                        comma_count(msgs),
-                        self.name(),
-                        stream.name,
-                        // Go rounds this one to the millisecond.
-                        natrium_gofmt::go_duration(round_to_millis(began.elapsed()))
-                    );
+                    self.log_restored(&stream.name, msgs, began);
                     self.recover_consumers(js, &stream);
                     self.streams.lock().insert(stream.name.clone(), stream);
                 }

@@ -129,15 +129,17 @@ pub(crate) fn runnable(
 ) -> Option<(StreamConfig, i64)> {
     let stream = match classify(meta, account, dir.to_path_buf()) {
         Some(Stored::Run(config, created_ns)) => {
-            let files = consumer_files(&config.name);
-            let names = (account, config.name.as_str());
-            let offline = offline_consumers(&files, dir, names, true);
-            let Some((first, _)) = offline.first() else {
+            let scanned = scan_consumers(&consumer_files(&config.name), dir);
+            if !any_offline(&scanned.0) {
                 return Some((config, created_ns));
-            };
+            }
+            // Go starts the stream, then stops it at the consumer it can not run.
+            let state = Box::new(stopped_state(&config));
+            let offline = offline_consumers(&scanned, (account, &config.name), true);
+            let first = offline.first().map_or("", |(name, _)| name.as_str());
             OfflineStream {
                 reason: format!("stopped - unsupported consumer \"{first}\""),
-                state: Box::new(stopped_state(&config)),
+                state,
                 config,
                 created_ns,
                 dir: dir.to_path_buf(),
@@ -146,9 +148,9 @@ pub(crate) fn runnable(
         }
         Some(Stored::Offline(mut stream, warning)) => {
             tracing::warn!("{warning}");
-            let files = consumer_files(&stream.config.name);
+            let scanned = scan_consumers(&consumer_files(&stream.config.name), dir);
             let names = (account, stream.config.name.as_str());
-            stream.consumers = offline_consumers(&files, dir, names, false)
+            stream.consumers = offline_consumers(&scanned, names, false)
                 .into_iter()
                 .collect();
             stream
@@ -216,66 +218,84 @@ fn offline_reason(metadata: &BTreeMap<String, String>, unknown: Option<String>) 
     }
 }
 
-/// The stored consumers of the stream in `stream_dir` this server can not run, in the order Go
-/// recovers them, each with its `offlineReason`, and Go's warnings logged. `running` says
-/// whether the stream itself runs: Go stops it at its first unsupported consumer (the caller
-/// keeps it offline with `stopped - unsupported consumer "<name>"`), and a consumer it can run
-/// of a stream already stopped is not added.
-pub fn offline_consumers(
-    files: &ConsumerFiles,
-    stream_dir: &std::path::Path,
-    (account, stream): (&str, &str),
-    mut running: bool,
-) -> Vec<(String, String)> {
+/// A stored consumer of a stream, and why this server can not run it (if it can not).
+pub struct StoredConsumer {
+    name: String,
+    dir: PathBuf,
+    offline: Option<Offline>,
+}
+
+/// The stored consumers of the stream in `stream_dir`, in the order Go recovers them, and how
+/// many directories there are (Go counts them all).
+pub fn scan_consumers(files: &ConsumerFiles, stream_dir: &Path) -> (Vec<StoredConsumer>, usize) {
     use crate::consumer::persist::{ConsumerMeta, CONSUMERS_DIR};
     use natrium_store::filestore::{envelope::Kind, meta};
     let obs = stream_dir.join(CONSUMERS_DIR);
-    let mut out = Vec::new();
     let names = crate::dirs::sorted_dirs(&obs);
-    // A running stream's recovery says so itself (`consumer::lifecycle`).
-    if !running && !names.is_empty() {
-        tracing::info!(
-            "  Recovering {} consumers for stream - '{account} > {stream}'",
-            names.len()
-        );
+    let count = names.len();
+    let scanned = names
+        .into_iter()
+        .filter_map(|name| {
+            let dir = obs.join(&name);
+            let io = files.io.as_ref();
+            let (body, _) = meta::load(io, &dir, Kind::ConsumerMeta, files.at_rest.as_ref())
+                .ok()
+                .flatten()?;
+            let (decoded, unknown) = decode_noting_unknown::<ConsumerMeta>(&body)?;
+            let offline = offline_reason(&decoded.config.metadata, unknown);
+            Some(StoredConsumer {
+                name: decoded.name,
+                dir,
+                offline,
+            })
+        })
+        .collect();
+    (scanned, count)
+}
+
+/// Whether any of `scanned` can not run here.
+pub fn any_offline(scanned: &[StoredConsumer]) -> bool {
+    scanned.iter().any(|c| c.offline.is_some())
+}
+
+/// The consumers of `scanned` this server can not run, each with its `offlineReason`, with
+/// Go's log lines for the recovery of them all. `running` says whether the stream itself runs:
+/// Go stops it at its first unsupported consumer (the caller keeps it offline with `stopped -
+/// unsupported consumer "<name>"`), and a consumer it can run of a stream already stopped is
+/// not added.
+pub fn offline_consumers(
+    (scanned, count): &(Vec<StoredConsumer>, usize),
+    (account, stream): (&str, &str),
+    mut running: bool,
+) -> Vec<(String, String)> {
+    if *count > 0 {
+        tracing::info!("  Recovering {count} consumers for stream - '{account} > {stream}'");
     }
-    for name in names {
-        let odir = obs.join(&name);
-        let Ok(Some((body, _))) = meta::load(
-            files.io.as_ref(),
-            &odir,
-            Kind::ConsumerMeta,
-            files.at_rest.as_ref(),
-        ) else {
-            continue;
-        };
-        let Some((decoded, unknown)) = decode_noting_unknown::<ConsumerMeta>(&body) else {
-            continue;
-        };
-        let Some(offline) = offline_reason(&decoded.config.metadata, unknown) else {
+    let mut out = Vec::new();
+    for consumer in scanned {
+        let name = &consumer.name;
+        let Some(offline) = &consumer.offline else {
             if !running {
                 tracing::warn!(
-                    "    Error adding consumer '{account} > {stream} > {}': stream not valid (10096)",
-                    decoded.name
+                    "    Error adding consumer '{account} > {stream} > {name}': stream not valid (10096)"
                 );
             }
             continue;
         };
-        match &offline {
+        match offline {
             Offline::Unsupported(reason) => tracing::warn!(
-                "  Detected unsupported consumer '{account} > {stream} > {}': {reason}",
-                decoded.name
+                "  Detected unsupported consumer '{account} > {stream} > {name}': {reason}"
             ),
             Offline::Undecodable(error) => tracing::warn!(
                 "  Error unmarshalling consumer metafile \"{}\": {error}",
-                odir.join("meta.dat").display()
+                consumer.dir.join("meta.dat").display()
             ),
         }
         if running {
             tracing::warn!("  Stopping unsupported stream '{account} > {stream}'");
             running = false;
         }
-        out.push((decoded.name, offline.reason()));
+        out.push((name.clone(), offline.reason()));
     }
     out
 }
