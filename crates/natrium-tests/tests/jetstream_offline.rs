@@ -15,7 +15,7 @@ use serde_json::Value;
 
 #[path = "support/jetstream.rs"]
 mod support;
-use support::{answered_with, request, start_js, JsServer};
+use support::{answered_with, normalise_times, request, start_js, JsServer};
 
 const REASON: &str = "unsupported - required API level: 99, current API level: 5";
 
@@ -75,13 +75,26 @@ async fn jetstream_offline_stream_listed_refused_and_removable() {
     assert_eq!(list["streams"].as_array().map(Vec::len), Some(1), "{list}");
     assert_eq!(list["missing"], serde_json::json!(["OFF"]), "{list}");
     assert_eq!(list["offline"]["OFF"], REASON, "{list}");
+    // As Go: the stored config again (metadata aside) answers with the offline stream, which
+    // stays offline; another config is refused as the name taken.
     let again = request(
         &client,
         "$JS.API.STREAM.CREATE.OFF",
         r#"{"name":"OFF","subjects":["off.>"]}"#,
     )
     .await;
-    assert_eq!(again["error"]["err_code"], 10058, "{again}");
+    assert_eq!(again["did_create"], true, "{again}");
+    assert_eq!(
+        again["config"]["metadata"]["_nats.req.level"], "99",
+        "{again}"
+    );
+    let other = request(
+        &client,
+        "$JS.API.STREAM.CREATE.OFF",
+        r#"{"name":"OFF","subjects":["other"]}"#,
+    )
+    .await;
+    assert_eq!(other["error"]["err_code"], 10058, "{other}");
     let overlap = request(
         &client,
         "$JS.API.STREAM.CREATE.X",
@@ -274,12 +287,28 @@ async fn offline_consumer_answers(go: bool) -> Option<Vec<(String, Value)>> {
         ("CONSUMER.LIST.C", ""),
         ("CONSUMER.NAMES.C", ""),
         ("CONSUMER.CREATE.C.D", create),
+        (
+            "CONSUMER.CREATE.C",
+            r#"{"stream_name":"C","config":{"ack_policy":"none"}}"#,
+        ),
+        ("STREAM.UPDATE.C", r#"{"name":"C","subjects":["c"]}"#),
+        ("STREAM.PURGE.C", ""),
+        ("STREAM.MSG.DELETE.C", r#"{"seq":1}"#),
+        ("STREAM.MSG.DELETE.C", ""),
+        ("STREAM.SNAPSHOT.C", r#"{"deliver_subject":"snap.x"}"#),
+        (
+            "STREAM.CREATE.C",
+            r#"{"name":"C","subjects":["c"],"storage":"file"}"#,
+        ),
+        ("STREAM.CREATE.C", r#"{"name":"C","subjects":["d"]}"#),
+        ("STREAM.CREATE.X", r#"{"name":"X","subjects":["c"]}"#),
         ("CONSUMER.DELETE.C.D", ""),
         ("CONSUMER.INFO.C.D", ""),
         ("CONSUMER.LIST.C", r#"{"offset":1}"#),
         ("STREAM.INFO.C", ""),
     ] {
-        let (answer, held) = timed(&client, &format!("$JS.API.{subject}"), body).await;
+        let (mut answer, held) = timed(&client, &format!("$JS.API.{subject}"), body).await;
+        normalise_times(&mut answer, &[]);
         out.push((format!("{subject} held:{held}"), answer));
     }
     for (subject, body) in [

@@ -1,8 +1,10 @@
 //! Requests naming an offline stream (`crate::offline`), answered before the verbs' own
 //! handlers as Go's single server answers for its stand-in:
 //! - `STREAM.INFO`, `UPDATE` and a consumer create: 10194 with the stream's reason, held back
-//!   as Go holds it (`super::delayed`); most other verbs: 10194 at once;
-//! - a create or restore of its name: refused as taken; a delete: removes it and its files;
+//!   as Go holds it (`super::delayed`);
+//! - a create of its name: answered with its info when the config is the stored one, else
+//!   refused as taken (`create_of_offline`); a restore: refused as taken; a delete: removes
+//!   it and its files; a purge, message delete or snapshot: fails as on a closed stream;
 //! - `MSG.GET` (once its request passes Go's checks) and the consumer `UNPIN`/`PAUSE`/`RESET`:
 //!   left unanswered;
 //! - its unsupported consumers: `CONSUMER.INFO` 10195 with the consumer's reason (held
@@ -13,8 +15,12 @@
 use super::consumer_json::{ListResponse, NamesResponse};
 use super::consumer_verbs::{is_empty_request, page_offset, LIST_PAGE, NAMES_PAGE};
 use super::request::Request;
-use super::responses::{encode, Paged, Success};
+use super::responses::{
+    encode, Paged, StreamCreateResponse, StreamInfoJson, StreamStateJson, Success,
+};
 use super::router::{ConsumerRoute, Route};
+use crate::config::metadata::with_dynamic_metadata;
+use crate::config::StreamConfig;
 use crate::errors::{table, ApiError};
 use crate::offline::OfflineStream;
 
@@ -82,7 +88,15 @@ pub fn gate(req: &Request<'_>, route: &Route<'_>) -> Gate {
         Route::Consumer(
             ConsumerRoute::Unpin(..) | ConsumerRoute::Pause(..) | ConsumerRoute::Reset(..),
         ) => Gate::Silent,
-        Route::StreamCreate(_) => refused(table::STREAM_NAME_EXIST.err()),
+        // A create is checked first (`create_of_offline`).
+        Route::StreamCreate(_) => Gate::Pass,
+        // Go's stand-in has no running store: the verb fails as on a closed stream.
+        Route::StreamPurge(_) => refused(table::STREAM_GENERAL_ERROR_F.with(CLOSED)),
+        Route::MsgDelete(_) | Route::StreamSnapshot(_) if is_empty_request(req.body) => {
+            refused(table::BAD_REQUEST.err())
+        }
+        Route::MsgDelete(_) => refused(table::STREAM_MSG_DELETE_FAILED_F.with(CLOSED)),
+        Route::StreamSnapshot(_) => refused(table::STREAM_SNAPSHOT.with(CLOSED)),
         Route::StreamRestore(_) => refused(table::STREAM_NAME_EXIST_RESTORE_FAILED.err()),
         Route::StreamDelete(_) => Gate::Answer(kind, delete(req, name)),
         Route::StreamInfo(_)
@@ -106,6 +120,41 @@ pub fn gate(req: &Request<'_>, route: &Route<'_>) -> Gate {
         Route::Consumer(ConsumerRoute::List(_)) => Gate::Answer(kind, list(req, &stream)),
         _ => refused(offline()),
     }
+}
+
+/// The error text of a verb on a closed stream.
+const CLOSED: &[(&str, &dyn std::fmt::Display)] = &[("err", &"stream closed")];
+
+/// A create of offline stream `name` with `config` (checked and defaulted): as Go, one whose
+/// config is the stored one (metadata aside) is answered with the offline stream's info and
+/// changes nothing; any other is refused as the name taken. `None` if `name` is not offline.
+pub fn create_of_offline(
+    req: &Request<'_>,
+    name: &str,
+    config: &StreamConfig,
+) -> Option<Result<Vec<u8>, ApiError>> {
+    let stream = req.jsa.offline.get(name)?;
+    let mut stored = stream.config.clone();
+    stored.metadata.clone_from(&config.metadata);
+    if stored != *config {
+        return Some(Err(table::STREAM_NAME_EXIST.err()));
+    }
+    let rfc = natrium_gofmt::time::rfc3339_nanos;
+    let context = super::streams::context(req, stream.config.storage);
+    let info = StreamInfoJson {
+        config: with_dynamic_metadata(&stream.config, &context),
+        created: rfc(stream.created_ns),
+        state: StreamStateJson::of(&stream.state),
+        cluster: None,
+        mirror: None,
+        sources: Vec::new(),
+        ts: rfc(crate::clock::now_ns()),
+    };
+    let body = StreamCreateResponse {
+        info,
+        did_create: true,
+    };
+    Some(Ok(encode("stream_create_response", None, body)))
 }
 
 /// Removes the offline stream `name` and its files.
