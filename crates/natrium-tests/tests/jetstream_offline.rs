@@ -246,6 +246,21 @@ fn jsz_values(server: &ServerProcess) -> Value {
     serde_json::json!({ "totals": totals, "streams": streams })
 }
 
+/// Whether the API audit of a held answer comes when the answer does (Go sends both late).
+async fn audit_held(client: &async_nats::Client) -> bool {
+    use futures::StreamExt as _;
+    let mut audits = client.subscribe("$JS.EVENT.ADVISORY.API").await.unwrap();
+    client.flush().await.unwrap();
+    let began = Instant::now();
+    let audit = async {
+        let audit = tokio::time::timeout(support::WAIT, audits.next()).await;
+        (audit, began.elapsed())
+    };
+    let (_, (audit, at)) = tokio::join!(request(client, "$JS.API.CONSUMER.INFO.C.D", ""), audit);
+    assert!(matches!(audit, Ok(Some(_))), "an audit");
+    at >= Duration::from_millis(400)
+}
+
 /// The answer to a request, and whether it was held back (Go's half-second delay).
 async fn timed(client: &async_nats::Client, subject: &str, body: &str) -> (Value, bool) {
     let began = Instant::now();
@@ -322,6 +337,7 @@ async fn offline_consumer_answers(go: bool) -> Option<Vec<(String, Value)>> {
         out.push((format!("{subject} {body} silent"), silent.into()));
     }
     out.push(("jsz".into(), jsz_values(&js.server)));
+    out.push(("audit held".into(), audit_held(&client).await.into()));
     let log = js.server.log_text();
     let mut at = 0;
     // In Go's order: the stream starts, then stops at the consumer it can not run.
@@ -381,6 +397,7 @@ async fn jetstream_offline_consumer_answers_as_go() {
     );
     assert_eq!(find("CONSUMER.DELETE.C.D held:false")["success"], true);
     assert_eq!(find(r#"STREAM.MSG.GET.C {"seq":1} silent"#), true);
+    assert_eq!(find("audit held"), true);
     assert_eq!(find("STREAM.MSG.GET.C {} silent"), false);
     let Some(go) = offline_consumer_answers(true).await else {
         eprintln!("Go nats-server not installed: checked against ours alone");

@@ -11,6 +11,7 @@ use natrium_core::internal::InternalClient;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::advisory::API_AUDIT_SUBJECT;
 use crate::service::JetStream;
 
 /// Go's `errRespDelay`.
@@ -20,11 +21,12 @@ pub const DELAY: Duration = Duration::from_millis(500);
 /// queue has no bound; a burst this large is answered rather than dropped).
 const HELD_MAX: usize = 4096;
 
-/// One held answer.
+/// One held answer, and its audit advisory (if someone listened).
 struct Held {
     account: Arc<Account>,
     reply: String,
     body: Vec<u8>,
+    audit: Option<Vec<u8>>,
     due: Instant,
 }
 
@@ -41,7 +43,7 @@ impl Delayed {
             let run = async move {
                 while let Some(held) = rx.recv().await {
                     tokio::time::sleep_until(held.due).await;
-                    client.publish_in(&held.account, &held.reply, None, &held.body);
+                    send(&mut client, &held);
                 }
             };
             tokio::select! {
@@ -53,26 +55,34 @@ impl Delayed {
         Self(tx)
     }
 
-    /// Sends `body` to `reply` in `account` once [`DELAY`] has passed (at once when the queue
-    /// is full or its task has ended).
+    /// Sends `body` to `reply` in `account`, then its `audit`, once [`DELAY`] has passed (at
+    /// once when the queue is full or its task has ended).
     pub fn send(
         &self,
         client: &mut InternalClient,
         account: &Arc<Account>,
-        reply: &str,
-        body: Vec<u8>,
+        (reply, body): (&str, Vec<u8>),
+        audit: Option<Vec<u8>>,
     ) {
         let held = Held {
             account: Arc::clone(account),
             reply: reply.to_owned(),
             body,
+            audit,
             due: Instant::now() + DELAY,
         };
         if let Err(
             mpsc::error::TrySendError::Full(held) | mpsc::error::TrySendError::Closed(held),
         ) = self.0.try_send(held)
         {
-            client.publish_in(&held.account, &held.reply, None, &held.body);
+            send(client, &held);
         }
+    }
+}
+
+fn send(client: &mut InternalClient, held: &Held) {
+    client.publish_in(&held.account, &held.reply, None, &held.body);
+    if let Some(audit) = &held.audit {
+        client.publish_in(&held.account, API_AUDIT_SUBJECT, None, audit);
     }
 }

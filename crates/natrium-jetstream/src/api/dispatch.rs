@@ -147,25 +147,28 @@ fn answer(
         Ok(body) => body,
         Err(err) => streams::error_response(kind, &err),
     };
-    if held {
-        delayed.send(client, account, reply, body.clone());
-    } else {
-        client.publish_request(account, reply, None, headers.as_deref(), &body);
-    }
-    for start in req.after_reply.take() {
-        start();
-    }
     let domain = js.settings.domain.as_str();
-    send_advisories(client, account, &req, domain);
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
-    advisory::api_audit(client, account, || ApiAudit {
+    let audit = || ApiAudit {
         server: js.server.name(),
         client: req.client_info(),
         subject,
         request: std::str::from_utf8(&msg.payload).unwrap_or_default(),
         response: std::str::from_utf8(&body).unwrap_or_default(),
         domain,
-    });
+    };
+    if held {
+        // Go audits a held answer when it sends it.
+        let audit = advisory::api_audit_body(account, audit);
+        delayed.send(client, account, (reply, body), audit);
+        return;
+    }
+    client.publish_request(account, reply, None, headers.as_deref(), &body);
+    for start in req.after_reply.take() {
+        start();
+    }
+    send_advisories(client, account, &req, domain);
+    advisory::api_audit(client, account, audit);
 }
 
 /// The verb's handler's answer: the response's kind and its body or refusal (`None` for a
