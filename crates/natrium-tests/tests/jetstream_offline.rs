@@ -228,7 +228,7 @@ fn store_only(store: &Path) -> String {
 /// What `/jsz` shows of the streams, without identities and times.
 fn jsz_values(server: &ServerProcess) -> Value {
     let port = server.monitor_port.expect("monitoring port");
-    let doc = natrium_tests::raw::http_get_json(port, "/jsz?streams=true&config=true");
+    let doc = natrium_tests::raw::http_get_json(port, "/jsz?consumers=true&config=true");
     let streams: Vec<Value> = doc["account_details"][0]["stream_detail"]
         .as_array()
         .into_iter()
@@ -236,7 +236,7 @@ fn jsz_values(server: &ServerProcess) -> Value {
         .map(|s| {
             let state = &s["state"];
             serde_json::json!({
-                "name": s["name"], "config": s["config"],
+                "name": s["name"], "config": s["config"], "consumers": s["consumer_detail"],
                 "state": [state["messages"], state["bytes"], state["first_seq"],
                           state["last_seq"], state["num_subjects"], state["consumer_count"]],
             })
