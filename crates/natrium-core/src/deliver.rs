@@ -69,6 +69,12 @@ pub struct Publisher {
     origin: Option<Origin>,
     /// Deliveries of this batch counted for another account than the origin's.
     foreign_out: BatchStats,
+    /// The `Nats-Request-Info` an internal publisher gives itself (it has no origin), for the
+    /// sinks that ask who published (`InternalClient::set_request_info`).
+    own_info: Option<bytes::Bytes>,
+    /// The server's name, which a client's detailed `Nats-Request-Info` carries (Go's
+    /// `ClientInfo.Server`).
+    server: Option<Arc<str>>,
     /// Reused for subjects rewritten on their way to another account.
     scratch: Vec<u8>,
     /// The trace of the message being published, if it is traced.
@@ -141,6 +147,8 @@ impl Publisher {
             batch: BatchStats::default(),
             origin: None,
             foreign_out: BatchStats::default(),
+            own_info: None,
+            server: None,
             scratch: Vec::new(),
             trace: None,
         }
@@ -149,6 +157,16 @@ impl Publisher {
     /// Names the publishing client and the account it logged into.
     pub fn set_origin(&mut self, account: Arc<Account>, client: Arc<ClientHandle>) {
         self.origin = Some(Origin { account, client });
+    }
+
+    /// Sets the identity an internal publisher gives itself (a `Nats-Request-Info` JSON body).
+    pub fn set_own_info(&mut self, info: Option<bytes::Bytes>) {
+        self.own_info = info;
+    }
+
+    /// Names the server in the detailed identity of the publishing client.
+    pub fn set_server_name(&mut self, name: Arc<str>) {
+        self.server = Some(name);
     }
 
     /// Applies the CONNECT flags that change routing.

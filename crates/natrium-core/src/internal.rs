@@ -42,6 +42,8 @@ pub struct InternalClient {
     stats: Arc<ServerStats>,
     subs: BTreeMap<u64, (Arc<Account>, Arc<Subscription>)>,
     next_sid: u64,
+    /// See [`InternalClient::set_request_info`].
+    own_info: Option<bytes::Bytes>,
 }
 
 /// The sink behind an internal client's subscriptions.
@@ -97,6 +99,7 @@ impl InternalClient {
             stats,
             subs: BTreeMap::new(),
             next_sid: 1,
+            own_info: None,
         };
         (client, rx)
     }
@@ -104,6 +107,14 @@ impl InternalClient {
     /// The connection id the client publishes and receives as.
     pub fn cid(&self) -> u64 {
         self.inbox.cid
+    }
+
+    /// Gives the client an identity (a `Nats-Request-Info` JSON body) that the sinks asking
+    /// who published receive with its messages, as Go's internal clients of a kind other than
+    /// `SYSTEM` describe themselves (a JetStream stream's requests to the API, for one).
+    pub fn set_request_info(&mut self, info: &[u8]) {
+        self.own_info = Some(bytes::Bytes::copy_from_slice(info));
+        self.publisher.set_own_info(self.own_info.clone());
     }
 
     /// Messages dropped so far because the owner fell behind.
@@ -222,6 +233,7 @@ impl InternalClient {
             &mut self.publisher
         } else {
             other = Publisher::new(self.inbox.cid, Arc::clone(&self.stats));
+            other.set_own_info(self.own_info.clone());
             &mut other
         };
         match route {

@@ -7,7 +7,7 @@
 //! once complete; what is left there at start-up is removed.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use natrium_core::account::Account;
 use natrium_core::internal::InternalClient;
 use natrium_store::filestore::envelope::Kind;
 use natrium_store::filestore::meta;
-use natrium_store::{FileStore, FileStoreOptions, MemStore, StreamStore};
+use natrium_store::{FileStore, FileStoreOptions, MemStore, StreamState, StreamStore};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
@@ -326,6 +326,32 @@ impl JsAccount {
         Ok(stream)
     }
 
+    /// The state of the store of a stream Go would start and then stop (for an unsupported
+    /// consumer): opened, read and closed again, as it stays offline.
+    fn stopped_state(&self, js: &JetStream, cfg: &StreamConfig, dir: &Path) -> StreamState {
+        tracing::info!(
+            "  Starting restore for stream '{} > {}'",
+            self.name(),
+            cfg.name
+        );
+        let began = std::time::Instant::now();
+        let store = self.open_store(js, cfg, Some(dir));
+        let state = store.map(|store| store.fast_state()).unwrap_or_default();
+        self.log_restored(&cfg.name, state.msgs, began);
+        state
+    }
+
+    /// Go's line for a stream whose store recovered `msgs` messages since `began`.
+    fn log_restored(&self, stream: &str, msgs: u64, began: std::time::Instant) {
+        tracing::info!(
+            "  Restored {} messages for stream '{} > {stream}' in {}",
+            comma_count(msgs),
+            self.name(),
+            // Go rounds this one to the millisecond.
+            natrium_gofmt::go_duration(round_to_millis(began.elapsed()))
+        );
+    }
+
     /// Opens a stream's store: in memory, or the file store in `dir` (recovering what is
     /// there).
     pub(crate) fn open_store(
@@ -617,38 +643,17 @@ impl JsAccount {
                     continue;
                 }
             };
-            let (config, created_ns) =
-                match crate::offline::classify(&meta, self.name(), dir.clone()) {
-                    Some(crate::offline::Stored::Run(config, created_ns)) => {
-                        let files = js.consumer_files(self.name(), &config.name);
-                        let names = (self.name(), config.name.as_str());
-                        let unsupported = crate::offline::unsupported_consumer(&files, &dir, names);
-                        if let Some(reason) = unsupported {
-                            let dir = dir.clone();
-                            let stream = crate::offline::OfflineStream {
-                                config,
-                                created_ns,
-                                reason,
-                                dir,
-                            };
-                            self.offline.insert(stream);
-                            continue;
-                        }
-                        (config, created_ns)
-                    }
-                    Some(crate::offline::Stored::Offline(stream, warning)) => {
-                        tracing::warn!("{warning}");
-                        self.offline.insert(stream);
-                        continue;
-                    }
-                    None => {
-                        tracing::warn!(
-                            "  Error unmarshalling stream metafile for '{} > {name}'",
-                            self.name()
-                        );
-                        continue;
-                    }
-                };
+            let Some((config, created_ns)) = crate::offline::runnable(
+                (
+                    |stream: &str| js.consumer_files(self.name(), stream),
+                    |config: &StreamConfig| self.stopped_state(js, config, &dir),
+                ),
+                (self.name(), &self.offline),
+                &meta,
+                &dir,
+            ) else {
+                continue;
+            };
             tracing::info!(
                 "  Starting restore for stream '{} > {}'",
                 self.name(),
@@ -658,14 +663,7 @@ impl JsAccount {
             match self.start_stream(js, config, created_ns, Some(dir), None) {
                 Ok(stream) => {
                     let msgs = stream.core.lock().ingest.store.fast_state().msgs;
-                    tracing::info!(
-                        "  Restored {} messages for stream '{} > {}' in {}",
-                        comma_count(msgs),
-                        self.name(),
-                        stream.name,
-                        // Go rounds this one to the millisecond.
-                        natrium_gofmt::go_duration(round_to_millis(began.elapsed()))
-                    );
+                    self.log_restored(&stream.name, msgs, began);
                     self.recover_consumers(js, &stream);
                     self.streams.lock().insert(stream.name.clone(), stream);
                 }

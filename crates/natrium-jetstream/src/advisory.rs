@@ -71,6 +71,9 @@ fn publish<T: Serialize>(
     client.publish_in(account, subject, None, &json);
 }
 
+/// Where API audits go.
+pub const API_AUDIT_SUBJECT: &str = "$JS.EVENT.ADVISORY.API";
+
 /// The audit of one API request and its answer (`$JS.EVENT.ADVISORY.API`); `audit` is built
 /// only when someone listens.
 pub fn api_audit<'a>(
@@ -78,16 +81,18 @@ pub fn api_audit<'a>(
     account: &Arc<Account>,
     audit: impl FnOnce() -> ApiAudit<'a>,
 ) {
-    const SUBJECT: &str = "$JS.EVENT.ADVISORY.API";
-    if has_interest(account, SUBJECT) {
-        publish(
-            client,
-            account,
-            SUBJECT,
-            "io.nats.jetstream.advisory.v1.api_audit",
-            audit(),
-        );
+    if let Some(json) = api_audit_body(account, audit) {
+        client.publish_in(account, API_AUDIT_SUBJECT, None, &json);
     }
+}
+
+/// The body of an API audit, when someone listens (for one sent later).
+pub fn api_audit_body<'a>(
+    account: &Arc<Account>,
+    audit: impl FnOnce() -> ApiAudit<'a>,
+) -> Option<Vec<u8>> {
+    has_interest(account, API_AUDIT_SUBJECT)
+        .then(|| typed_json("io.nats.jetstream.advisory.v1.api_audit", audit()))
 }
 
 #[derive(Serialize)]

@@ -14,6 +14,7 @@ mod consumer_reset;
 mod consumer_sourcing;
 pub mod consumer_verbs;
 pub mod consumers;
+mod delayed;
 mod dispatch;
 mod inbox;
 pub mod msg_get;

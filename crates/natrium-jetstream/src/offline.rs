@@ -1,13 +1,13 @@
 //! Streams kept offline (ADR-44): a stored stream whose config needs a higher API level than
 //! this server's (`_nats.req.level`), or holds fields this server does not know (a newer
 //! server wrote it), is not started, so nothing this server does not understand can touch
-//! its files. It is listed, with its reason, and answered as Go's single server answers for
-//! one: `STREAM.INFO`, `UPDATE` and a consumer create refused with 10194, `STREAM.LIST`
-//! naming it under `offline` and `missing`, a delete removing it, `MSG.GET` and the
-//! consumer `UNPIN`/`PAUSE` left unanswered.
+//! its files; nor is a stream one of whose stored consumers is such a config. It is listed,
+//! with its reason, and answered as Go's single server answers for one (`api::offline_gate`).
+//! Its unsupported consumers are kept with their own reasons; its other consumers are not
+//! recovered, as Go's stopped stream drops them.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use parking_lot::Mutex;
 use serde::Deserialize;
@@ -15,6 +15,7 @@ use serde::Deserialize;
 use crate::config::metadata::REQUIRED_LEVEL_KEY;
 use crate::config::StreamConfig;
 use crate::config::API_LEVEL;
+use crate::consumer::lifecycle::ConsumerFiles;
 
 /// A stream that stays stopped, and why.
 #[derive(Debug, Clone)]
@@ -25,6 +26,11 @@ pub struct OfflineStream {
     pub reason: String,
     /// Its directory (a delete removes it).
     pub dir: PathBuf,
+    /// Its stored consumers this server can not run, by name, with Go's `offlineReason`.
+    pub consumers: BTreeMap<String, String>,
+    /// What monitoring shows of its messages: those its store held when it was stopped for
+    /// an unsupported consumer, none for a config this server does not run (Go's stand-in).
+    pub state: Box<natrium_store::StreamState>,
 }
 
 /// An account's offline streams, by name.
@@ -39,6 +45,11 @@ impl OfflineStreams {
     /// Why stream `name` is offline, if it is.
     pub fn reason(&self, name: &str) -> Option<String> {
         self.0.lock().get(name).map(|s| s.reason.clone())
+    }
+
+    /// Offline stream `name`, if it is one.
+    pub fn get(&self, name: &str) -> Option<OfflineStream> {
+        self.0.lock().get(name).cloned()
     }
 
     pub fn remove(&self, name: &str) -> Option<OfflineStream> {
@@ -98,8 +109,63 @@ pub fn classify(meta: &[u8], account: &str, dir: PathBuf) -> Option<Stored> {
         created_ns,
         reason: offline.reason(),
         dir,
+        consumers: BTreeMap::new(),
+        state: Box::default(),
     };
     Some(Stored::Offline(stream, warning))
+}
+
+/// The config and creation time of the stored stream in `dir` (its `meta` body) when it
+/// can run here; `None` when it can not (kept offline, as Go keeps it, with the consumers
+/// it can not run) or is not a stream's metadata.
+pub(crate) fn runnable(
+    (consumer_files, stopped_state): (
+        impl Fn(&str) -> ConsumerFiles,
+        impl Fn(&StreamConfig) -> natrium_store::StreamState,
+    ),
+    (account, offline): (&str, &OfflineStreams),
+    meta: &[u8],
+    dir: &Path,
+) -> Option<(StreamConfig, i64)> {
+    let stream = match classify(meta, account, dir.to_path_buf()) {
+        Some(Stored::Run(config, created_ns)) => {
+            let scanned = scan_consumers(&consumer_files(&config.name), dir);
+            if !any_offline(&scanned.0) {
+                return Some((config, created_ns));
+            }
+            // Go starts the stream, then stops it at the consumer it can not run.
+            let state = Box::new(stopped_state(&config));
+            let offline = offline_consumers(&scanned, (account, &config.name), true);
+            let first = offline.first().map_or("", |(name, _)| name.as_str());
+            OfflineStream {
+                reason: format!("stopped - unsupported consumer \"{first}\""),
+                state,
+                config,
+                created_ns,
+                dir: dir.to_path_buf(),
+                consumers: offline.into_iter().collect(),
+            }
+        }
+        Some(Stored::Offline(mut stream, warning)) => {
+            tracing::warn!("{warning}");
+            let scanned = scan_consumers(&consumer_files(&stream.config.name), dir);
+            let names = (account, stream.config.name.as_str());
+            stream.consumers = offline_consumers(&scanned, names, false)
+                .into_iter()
+                .collect();
+            stream
+        }
+        None => {
+            tracing::warn!(
+                "  Error unmarshalling stream metafile for '{} > {}'",
+                account,
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            );
+            return None;
+        }
+    };
+    offline.insert(stream);
+    None
 }
 
 /// Why a stored config can not run here.
@@ -152,50 +218,86 @@ fn offline_reason(metadata: &BTreeMap<String, String>, unknown: Option<String>) 
     }
 }
 
-/// The first consumer of the stream in `stream_dir` whose stored config this server can not
-/// run, with Go's warnings logged: Go stops such a stream, so it is kept offline with the
-/// reason this returns (`stopped - unsupported consumer "<name>"`).
-pub fn unsupported_consumer(
-    files: &crate::consumer::lifecycle::ConsumerFiles,
-    stream_dir: &std::path::Path,
-    (account, stream): (&str, &str),
-) -> Option<String> {
+/// A stored consumer of a stream, and why this server can not run it (if it can not).
+pub struct StoredConsumer {
+    name: String,
+    dir: PathBuf,
+    offline: Option<Offline>,
+}
+
+/// The stored consumers of the stream in `stream_dir`, in the order Go recovers them, and how
+/// many directories there are (Go counts them all).
+pub fn scan_consumers(files: &ConsumerFiles, stream_dir: &Path) -> (Vec<StoredConsumer>, usize) {
     use crate::consumer::persist::{ConsumerMeta, CONSUMERS_DIR};
     use natrium_store::filestore::{envelope::Kind, meta};
     let obs = stream_dir.join(CONSUMERS_DIR);
-    for name in crate::dirs::sorted_dirs(&obs) {
-        let odir = obs.join(&name);
-        let Ok(Some((body, _))) = meta::load(
-            files.io.as_ref(),
-            &odir,
-            Kind::ConsumerMeta,
-            files.at_rest.as_ref(),
-        ) else {
+    let names = crate::dirs::sorted_dirs(&obs);
+    let count = names.len();
+    let scanned = names
+        .into_iter()
+        .filter_map(|name| {
+            let dir = obs.join(&name);
+            let io = files.io.as_ref();
+            let (body, _) = meta::load(io, &dir, Kind::ConsumerMeta, files.at_rest.as_ref())
+                .ok()
+                .flatten()?;
+            let (decoded, unknown) = decode_noting_unknown::<ConsumerMeta>(&body)?;
+            let offline = offline_reason(&decoded.config.metadata, unknown);
+            Some(StoredConsumer {
+                name: decoded.name,
+                dir,
+                offline,
+            })
+        })
+        .collect();
+    (scanned, count)
+}
+
+/// Whether any of `scanned` can not run here.
+pub fn any_offline(scanned: &[StoredConsumer]) -> bool {
+    scanned.iter().any(|c| c.offline.is_some())
+}
+
+/// The consumers of `scanned` this server can not run, each with its `offlineReason`, with
+/// Go's log lines for the recovery of them all. `running` says whether the stream itself runs:
+/// Go stops it at its first unsupported consumer (the caller keeps it offline with `stopped -
+/// unsupported consumer "<name>"`), and a consumer it can run of a stream already stopped is
+/// not added.
+pub fn offline_consumers(
+    (scanned, count): &(Vec<StoredConsumer>, usize),
+    (account, stream): (&str, &str),
+    mut running: bool,
+) -> Vec<(String, String)> {
+    if *count > 0 {
+        tracing::info!("  Recovering {count} consumers for stream - '{account} > {stream}'");
+    }
+    let mut out = Vec::new();
+    for consumer in scanned {
+        let name = &consumer.name;
+        let Some(offline) = &consumer.offline else {
+            if !running {
+                tracing::warn!(
+                    "    Error adding consumer '{account} > {stream} > {name}': stream not valid (10096)"
+                );
+            }
             continue;
         };
-        let Some((decoded, unknown)) = decode_noting_unknown::<ConsumerMeta>(&body) else {
-            continue;
-        };
-        let Some(offline) = offline_reason(&decoded.config.metadata, unknown) else {
-            continue;
-        };
-        match &offline {
+        match offline {
             Offline::Unsupported(reason) => tracing::warn!(
-                "  Detected unsupported consumer '{account} > {stream} > {}': {reason}",
-                decoded.name
+                "  Detected unsupported consumer '{account} > {stream} > {name}': {reason}"
             ),
             Offline::Undecodable(error) => tracing::warn!(
                 "  Error unmarshalling consumer metafile \"{}\": {error}",
-                odir.join("meta.dat").display()
+                consumer.dir.join("meta.dat").display()
             ),
         }
-        tracing::warn!("  Stopping unsupported stream '{account} > {stream}'");
-        return Some(format!(
-            "stopped - unsupported consumer \"{}\"",
-            decoded.name
-        ));
+        if running {
+            tracing::warn!("  Stopping unsupported stream '{account} > {stream}'");
+            running = false;
+        }
+        out.push((name.clone(), offline.reason()));
     }
-    None
+    out
 }
 
 /// The last key of a `serde_ignored` path (`config.future.x` → `x`), as Go names an unknown

@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use crate::account::JsAccount;
 use crate::api::responses::StreamStateJson;
 use crate::config::stream::Storage;
+use crate::offline::OfflineStream;
 use crate::service::{JetStream, API_LEVEL};
 use crate::stream::Stream;
 
@@ -98,15 +99,39 @@ fn stream_report(jsa: &JsAccount, stream: &Stream, detail: JsDetail) -> JsStream
     }
 }
 
+/// An offline stream (`crate::offline`) as Go reports its stand-in: its stored config, the
+/// state its store had when it stopped (none if it never started), no consumers.
+fn offline_report(stream: &OfflineStream, detail: JsDetail) -> JsStreamReport {
+    let state = &stream.state;
+    JsStreamReport {
+        name: stream.config.name.clone(),
+        created_ns: stream.created_ns,
+        messages: state.msgs,
+        bytes: state.bytes,
+        consumers: 0,
+        state: raw(&StreamStateJson::of(state)),
+        config: detail.config.then(|| raw(&stream.config)),
+        mirror: None,
+        sources: None,
+        consumer_detail: Vec::new(),
+        direct_consumer_detail: Vec::new(),
+    }
+}
+
 fn account_report(jsa: &JsAccount, detail: JsDetail) -> JsAccountReport {
     // Go reports the account's limits as its reservation, -1 (unlimited) as an unsigned
     // number.
     let as_unsigned = |n: i64| n as u64;
     let streams = if detail.streams {
-        jsa.streams()
+        let mut streams: Vec<JsStreamReport> = jsa
+            .streams()
             .iter()
             .map(|s| stream_report(jsa, s, detail))
-            .collect()
+            .collect();
+        let offline = jsa.offline.all();
+        streams.extend(offline.iter().map(|s| offline_report(s, detail)));
+        streams.sort_by(|a, b| a.name.cmp(&b.name));
+        streams
     } else {
         Vec::new()
     };

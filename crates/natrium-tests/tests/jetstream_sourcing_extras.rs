@@ -361,7 +361,7 @@ async fn jetstream_deleted_mirror_and_source_clean_up_their_consumers_as_go() {
             request(&client, &format!("$JS.API.STREAM.DELETE.{name}"), "").await;
         }
         let mut seen = Vec::new();
-        while seen.len() < 2 {
+        while seen.len() < 3 {
             let next = tokio::time::timeout(WAIT, audits.next()).await;
             let msg = next.expect("audit in time").expect("subscription open");
             let doc: Value = serde_json::from_slice(&msg.payload).unwrap();
@@ -409,4 +409,93 @@ async fn jetstream_mirror_through_its_own_domains_api() {
     let info = wait_msgs(&client, "M", 5).await;
     assert_eq!(info["mirror"]["external"]["api"], "$JS.hub.API", "{info}");
     assert_eq!(info["mirror"]["lag"], 0, "{info}");
+}
+
+/// The keys of a flat JSON object's text, in their order.
+fn keys_in_order(object: &str) -> Vec<String> {
+    let (mut keys, mut current, mut in_string, mut escaped) = (Vec::new(), None, false, false);
+    let mut last_string = String::new();
+    for ch in object.chars() {
+        if in_string {
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    in_string = false;
+                    last_string = current.take().unwrap_or_default();
+                    continue;
+                }
+                _ => {}
+            }
+            current.get_or_insert_with(String::new).push(ch);
+        } else if ch == '"' {
+            in_string = true;
+        } else if ch == ':' {
+            keys.push(std::mem::take(&mut last_string));
+        }
+    }
+    keys
+}
+
+/// The server's own requests (a mirror's and a source's consumer created on their origin) are
+/// audited with Go's description of a stream's internal client: its start, id, account and
+/// server, of kind `JetStream`; a client's requests with its own (the server named too).
+#[tokio::test]
+async fn jetstream_sourcing_consumer_create_audited_as_go() {
+    use futures::StreamExt as _;
+    type Raw = std::collections::HashMap<String, Box<serde_json::value::RawValue>>;
+    let mut runs = Vec::new();
+    for server in ours_then_go(js_conf) {
+        let client = async_nats::connect(server.server.url()).await.unwrap();
+        let mut audits = client.subscribe("$JS.EVENT.ADVISORY.API").await.unwrap();
+        client.flush().await.unwrap();
+        create(&client, "O", r#"{"name":"O","subjects":["o.>"]}"#).await;
+        create(&client, "M", r#"{"name":"M","mirror":{"name":"O"}}"#).await;
+        create(&client, "S", r#"{"name":"S","sources":[{"name":"O"}]}"#).await;
+        let mut seen = Vec::new();
+        while seen.len() < 3 {
+            let next = tokio::time::timeout(WAIT, audits.next()).await;
+            let msg = next.expect("audit in time").expect("subscription open");
+            let audit: Raw = serde_json::from_slice(&msg.payload).unwrap();
+            let field = |name: &str| -> Value { serde_json::from_str(audit[name].get()).unwrap() };
+            let subject = field("subject");
+            let client_keys = keys_in_order(audit["client"].get());
+            if subject == "$JS.API.STREAM.CREATE.O" {
+                seen.push(("a client".to_owned(), client_keys, Value::Null));
+                continue;
+            }
+            if !subject.as_str().unwrap().contains(".CONSUMER.CREATE.") {
+                continue;
+            }
+            let asked: Value = serde_json::from_str(field("request").as_str().unwrap()).unwrap();
+            let mut who = field("client");
+            assert!(who["start"].is_string(), "{}: {who}", server.name);
+            assert!(who["id"].as_u64().is_some_and(|id| id > 0), "{who}");
+            assert!(who["server"].is_string(), "{who}");
+            for field in ["start", "id", "server"] {
+                who[field] = field.into();
+            }
+            let name = asked["config"]["name"].as_str().unwrap_or_default();
+            seen.push((name.to_owned(), client_keys, who));
+        }
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
+        let (_, keys, _) = &seen[0];
+        assert!(
+            keys.contains(&"server".to_owned()),
+            "{}: {keys:?}",
+            server.name
+        );
+        let (_, keys, who) = &seen[1];
+        assert_eq!(
+            keys,
+            &["start", "id", "acc", "server", "kind"],
+            "{}",
+            server.name
+        );
+        assert_eq!(who["kind"], "JetStream", "{}: {who}", server.name);
+        runs.push(seen);
+    }
+    if let [ours, go] = &runs[..] {
+        assert_eq!(ours, go, "the server's own requests, audited");
+    }
 }

@@ -152,7 +152,8 @@ pub(crate) async fn serve<R: Inbound>(
         perms: ConnPerms::default(),
         connected: false,
         auth_timer: false,
-        publisher: LazyPublisher::new(handle.cid, Arc::clone(&shared.stats)),
+        publisher: LazyPublisher::new(handle.cid, Arc::clone(&shared.stats))
+            .with_server_name(Arc::from(shared.server_name.as_str())),
         ping: PingState::default(),
         active: false,
         touched: false,

@@ -21,6 +21,7 @@ pub(super) struct LazyPublisher {
     echo: bool,
     no_responders: bool,
     origin: Option<(Arc<Account>, Arc<ClientHandle>)>,
+    server: Option<Arc<str>>,
 }
 
 impl LazyPublisher {
@@ -33,7 +34,17 @@ impl LazyPublisher {
             echo: true,
             no_responders: false,
             origin: None,
+            server: None,
         }
+    }
+
+    /// See [`Publisher::set_server_name`].
+    pub(super) fn with_server_name(mut self, name: Arc<str>) -> Self {
+        if let Some(p) = &mut self.inner {
+            p.set_server_name(Arc::clone(&name));
+        }
+        self.server = Some(name);
+        self
     }
 
     /// See [`Publisher::set_origin`].
@@ -77,10 +88,14 @@ impl LazyPublisher {
             echo,
             no_responders,
             origin,
+            server,
         } = self;
         inner.get_or_insert_with(|| {
             let mut p = Publisher::new(*cid, Arc::clone(stats));
             p.set_flags(*echo, *no_responders);
+            if let Some(name) = server {
+                p.set_server_name(Arc::clone(name));
+            }
             if let Some((account, client)) = origin {
                 p.set_origin(Arc::clone(account), Arc::clone(client));
             }

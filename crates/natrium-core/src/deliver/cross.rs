@@ -272,6 +272,7 @@ impl Publisher {
             info.name = Some(meta.name.clone()).filter(|s| !s.is_empty());
             info.lang = Some(meta.lang.clone()).filter(|s| !s.is_empty());
             info.ver = Some(meta.version.clone()).filter(|s| !s.is_empty());
+            info.server = self.server.as_deref().map(str::to_owned);
             info.kind = Some("Client");
             info.client_type = Some(c.client_type());
         }
@@ -299,6 +300,8 @@ pub(super) struct RequestInfo {
     ver: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     rtt: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     kind: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]

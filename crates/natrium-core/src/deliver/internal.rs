@@ -35,7 +35,8 @@ impl Publisher {
         };
         // The identity goes in when there is one; a header block is rebuilt anyway when the
         // publisher wrote one, so that a forged identity never reaches the sink.
-        if sink.wants_request_info() && (self.origin.is_some() || msg.headers.is_some()) {
+        let identified = self.origin.is_some() || self.own_info.is_some();
+        if sink.wants_request_info() && (identified || msg.headers.is_some()) {
             delivery.headers = Some(Bytes::from(self.internal_headers(msg.headers)));
         }
         let len = delivery.headers.as_ref().map_or(0, Bytes::len) + delivery.payload.len();
@@ -54,7 +55,8 @@ impl Publisher {
     }
 
     /// The message's header block without any `Nats-Request-Info`, plus ours when a client
-    /// published it (the server's own publishes carry none).
+    /// published it, or the one an internal publisher gave itself (the server's other
+    /// publishes carry none).
     fn internal_headers(&self, headers: Option<&[u8]>) -> Vec<u8> {
         let parsed = headers.and_then(|h| Headers::parse(h).ok());
         let mut out = Vec::with_capacity(headers.map_or(0, <[u8]>::len) + 256);
@@ -71,6 +73,8 @@ impl Publisher {
             let info = self.request_info(&origin.account, true);
             let json = serde_json::to_vec(&info).unwrap_or_default();
             write_field(&mut out, NATS_REQUEST_INFO, &json);
+        } else if let Some(own) = &self.own_info {
+            write_field(&mut out, NATS_REQUEST_INFO, own);
         }
         write_end(&mut out);
         out
@@ -112,5 +116,22 @@ mod tests {
         );
         assert_eq!(h.get_all(NATS_REQUEST_INFO).count(), 1);
         assert!(Headers::parse(&p.internal_headers(None)).is_ok());
+    }
+
+    #[test]
+    fn deliver_internal_headers_carry_an_internal_publishers_own_identity() {
+        let mut p = Publisher::new(9, Arc::new(ServerStats::default()));
+        p.set_own_info(Some(bytes::Bytes::from_static(
+            b"{\"id\":9,\"kind\":\"JetStream\"}",
+        )));
+        let forged = b"NATS/1.0\r\nNats-Request-Info: {\"acc\":\"SYS\"}\r\n\r\n";
+        for published in [None, Some(&forged[..])] {
+            let block = p.internal_headers(published);
+            let h = Headers::parse(&block).unwrap();
+            assert_eq!(
+                h.get_all(NATS_REQUEST_INFO).collect::<Vec<_>>(),
+                [&b"{\"id\":9,\"kind\":\"JetStream\"}"[..]]
+            );
+        }
     }
 }

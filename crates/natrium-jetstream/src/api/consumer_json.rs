@@ -142,6 +142,11 @@ pub struct ListResponse {
     #[serde(flatten)]
     pub paged: Paged,
     pub consumers: Vec<ConsumerInfoJson>,
+    /// Offline consumers of the page (`crate::offline`), by name, and their reasons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub offline: std::collections::BTreeMap<String, String>,
 }
 
 /// `consumer_pause_response`.
@@ -176,6 +181,8 @@ pub fn error_response(kind: &str, err: &ApiError) -> Vec<u8> {
             ListResponse {
                 paged: Paged::default(),
                 consumers: Vec::new(),
+                missing: Vec::new(),
+                offline: std::collections::BTreeMap::new(),
             },
         ),
         "consumer_pause_response" => encode(

@@ -25,8 +25,8 @@ use crate::stream::Stream;
 pub const SETTLE_MAX: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Go's page sizes of `NAMES` and `LIST`.
-const NAMES_PAGE: usize = 1024;
-const LIST_PAGE: usize = 256;
+pub(super) const NAMES_PAGE: usize = 1024;
+pub(super) const LIST_PAGE: usize = 256;
 
 /// Answers the verbs of this module.
 ///
@@ -107,18 +107,23 @@ struct PagedRequest {
 /// A stream, its listed consumers and the page's offset.
 type Listed = (Arc<Stream>, Vec<Arc<Consumer>>, usize);
 
+/// The page's offset a `NAMES` or `LIST` request asks for (none is 0).
+pub(super) fn page_offset(req: &Request<'_>) -> Result<usize, ApiError> {
+    if !is_json_object_or_array(req.body) {
+        return Ok(0);
+    }
+    let paged: PagedRequest = decode_checked_embedded(
+        req.body,
+        &PAGED_REQUEST,
+        "server.JSApiConsumersRequest",
+        "ApiPagedRequest",
+    )?;
+    Ok(usize::try_from(paged.offset.max(0)).unwrap_or(usize::MAX))
+}
+
 /// The stream's listed (non-direct) consumers by name, and the page's offset.
 fn listed(req: &Request<'_>, stream: &str) -> Result<Listed, ApiError> {
-    let mut offset = 0i64;
-    if is_json_object_or_array(req.body) {
-        let paged: PagedRequest = decode_checked_embedded(
-            req.body,
-            &PAGED_REQUEST,
-            "server.JSApiConsumersRequest",
-            "ApiPagedRequest",
-        )?;
-        offset = paged.offset.max(0);
-    }
+    let offset = page_offset(req)?;
     let stream = req
         .jsa
         .stream(stream)
@@ -130,9 +135,7 @@ fn listed(req: &Request<'_>, stream: &str) -> Result<Listed, ApiError> {
         .filter(|c| !c.is_direct())
         .cloned()
         .collect();
-    let offset = usize::try_from(offset)
-        .unwrap_or(usize::MAX)
-        .min(consumers.len());
+    let offset = offset.min(consumers.len());
     Ok((stream, consumers, offset))
 }
 
@@ -176,6 +179,8 @@ fn list(req: &Request<'_>, stream: &str) -> Result<Vec<u8>, ApiError> {
                 limit: LIST_PAGE,
             },
             consumers: page,
+            missing: Vec::new(),
+            offline: std::collections::BTreeMap::new(),
         },
     ))
 }

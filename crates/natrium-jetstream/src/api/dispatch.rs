@@ -6,6 +6,7 @@ use std::sync::Arc;
 use natrium_core::endpoint::Delivery;
 use natrium_core::internal::InternalClient;
 
+use super::delayed::Delayed;
 use super::inbox::{ApiInbox, ApiSubs};
 use super::offline_gate::Gate;
 use super::request::Request;
@@ -37,6 +38,7 @@ pub fn start(js: &Arc<JetStream>) {
     }
     super::account_watch::start(js, &sink, &subs);
     close_when_stopped(js, &sink);
+    let delayed = Delayed::start(js);
     let js = Arc::clone(js);
     let runtime = tokio::runtime::Handle::current();
     let spawned = std::thread::Builder::new()
@@ -55,7 +57,7 @@ pub fn start(js: &Arc<JetStream>) {
                 if let Some(msg) = next.request {
                     let account = subs.lock().account_of(msg.sid).cloned();
                     if let Some(account) = account {
-                        answer(&js, &mut client, &account, &msg);
+                        answer(&js, (&mut client, &delayed), &account, &msg);
                     }
                 }
             }
@@ -67,7 +69,7 @@ pub fn start(js: &Arc<JetStream>) {
 
 fn answer(
     js: &Arc<JetStream>,
-    client: &mut InternalClient,
+    (client, delayed): (&mut InternalClient, &Delayed),
     account: &Arc<natrium_core::account::Account>,
     msg: &Delivery,
 ) {
@@ -128,11 +130,12 @@ fn answer(
         client.publish_in(account, reply, None, &streams::error_response(kind, &err));
         return;
     }
-    let (kind, result) = match super::offline_gate::gate(&req, &route) {
+    let (kind, result, held) = match super::offline_gate::gate(&req, &route) {
         Gate::Silent => return,
-        Gate::Answer(kind, result) => (kind, result),
+        Gate::Answer(kind, result) => (kind, result, false),
+        Gate::Delayed(kind, err) => (kind, Err(err), true),
         Gate::Pass => match handle(&req, route) {
-            Some(answer) => answer,
+            Some((kind, result)) => (kind, result, false),
             None => return,
         },
     };
@@ -144,21 +147,28 @@ fn answer(
         Ok(body) => body,
         Err(err) => streams::error_response(kind, &err),
     };
-    client.publish_request(account, reply, None, headers.as_deref(), &body);
-    for start in req.after_reply.take() {
-        start();
-    }
     let domain = js.settings.domain.as_str();
-    send_advisories(client, account, &req, domain);
     let subject = std::str::from_utf8(&msg.subject).unwrap_or_default();
-    advisory::api_audit(client, account, || ApiAudit {
+    let audit = || ApiAudit {
         server: js.server.name(),
         client: req.client_info(),
         subject,
         request: std::str::from_utf8(&msg.payload).unwrap_or_default(),
         response: std::str::from_utf8(&body).unwrap_or_default(),
         domain,
-    });
+    };
+    if held {
+        // Go audits a held answer when it sends it.
+        let audit = advisory::api_audit_body(account, audit);
+        delayed.send(client, account, (reply, body), audit);
+        return;
+    }
+    client.publish_request(account, reply, None, headers.as_deref(), &body);
+    for start in req.after_reply.take() {
+        start();
+    }
+    send_advisories(client, account, &req, domain);
+    advisory::api_audit(client, account, audit);
 }
 
 /// The verb's handler's answer: the response's kind and its body or refusal (`None` for a

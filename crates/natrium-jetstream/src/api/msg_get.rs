@@ -9,7 +9,7 @@ use super::request::Request;
 use super::responses::{encode, MsgGetResponse, StoredMsgJson};
 use crate::config::decode::invalid_json;
 use crate::config::decode_checked;
-use crate::direct::request::{RawMsgGet, MSG_GET_SCHEMA};
+use crate::direct::request::{MsgGetRequest, RawMsgGet, MSG_GET_SCHEMA};
 use crate::errors::{table, ApiError};
 
 /// Go's `isEmptyRequest`: nothing, `{}`, or an object without members.
@@ -20,15 +20,21 @@ pub fn is_empty_request(body: &[u8]) -> bool {
     matches!(serde_json::from_slice::<Value>(body), Ok(Value::Object(m)) if m.is_empty())
 }
 
-pub fn msg_get(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
-    if is_empty_request(req.body) {
+/// The request in `body`, checked as Go checks it before it looks for the stream.
+pub(crate) fn checked(body: &[u8]) -> Result<MsgGetRequest, ApiError> {
+    if is_empty_request(body) {
         return Err(table::BAD_REQUEST.err());
     }
-    let raw: RawMsgGet = decode_checked(req.body, &MSG_GET_SCHEMA, "server.JSApiMsgGetRequest")?;
+    let raw: RawMsgGet = decode_checked(body, &MSG_GET_SCHEMA, "server.JSApiMsgGetRequest")?;
     let get = raw.finish().map_err(|e| invalid_json(&e))?;
     if get.msg_get_is_bad() {
         return Err(table::BAD_REQUEST.err());
     }
+    Ok(get)
+}
+
+pub fn msg_get(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
+    let get = checked(req.body)?;
     let stream = req
         .jsa
         .stream(name)

@@ -131,6 +131,9 @@ pub fn create(req: &Request<'_>, name: &str) -> Result<Vec<u8>, ApiError> {
             },
         ));
     }
+    if let Some(answer) = super::offline_gate::create_of_offline(req, name, &config) {
+        return answer;
+    }
     req.jsa.check_stream_limits(req.js, &config)?;
     check_overlap(req, &config, None)?;
     let stream = req.jsa.create_stream(req.js, config)?;

@@ -142,10 +142,15 @@ pub fn normalise_times(value: &mut Value, also: &[&str]) {
 /// Whether anything answers on `subject` before a later request `INFO` is answered (the API
 /// answers in order, so a silent verb has had its turn by then).
 pub async fn answered(client: &async_nats::Client, subject: &str) -> bool {
+    answered_with(client, subject, "{}").await
+}
+
+/// As [`answered`], for a request with `body`.
+pub async fn answered_with(client: &async_nats::Client, subject: &str, body: &str) -> bool {
     let inbox = client.new_inbox();
     let mut replies = client.subscribe(inbox.clone()).await.expect("subscribe");
     client
-        .publish_with_reply(subject.to_owned(), inbox, "{}".into())
+        .publish_with_reply(subject.to_owned(), inbox, body.to_owned().into())
         .await
         .expect("publish");
     let _ = request(client, "$JS.API.INFO", "").await;

@@ -39,7 +39,7 @@ impl Sourcing {
         }
         let stop = CancellationToken::new();
         let stable = names::stable_hash(&config.name, &stream.account.name, domain);
-        let client = || InternalClient::start(server, Arc::clone(&stream.account)).0;
+        let client = || jetstream_client(server, &stream.account);
         if let Some(src) = &config.mirror {
             if let Some(direct) = &direct {
                 // A new mirror takes the origin's direct gets once it caught up again.
@@ -150,4 +150,35 @@ impl Sourcing {
     pub fn sources_info(&self) -> Vec<SourceInfoJson> {
         self.sources.iter().map(|s| s.json(true)).collect()
     }
+}
+
+/// An internal client of the stream's account that describes itself to the API as Go's
+/// stream client does (`kind` `JetStream`), so that the audit advisory of its requests (its
+/// origin's consumer created or deleted) names it as Go's does.
+fn jetstream_client(
+    server: &Server,
+    account: &Arc<natrium_core::account::Account>,
+) -> InternalClient {
+    /// Go's `ClientInfo` of an internal client, fields in Go's order.
+    #[derive(serde::Serialize)]
+    struct Identity<'a> {
+        start: String,
+        id: u64,
+        acc: &'a str,
+        server: &'a str,
+        kind: &'static str,
+    }
+    let (mut client, _inbox) = InternalClient::start(server, Arc::clone(account));
+    let start = chrono::Utc::now().fixed_offset();
+    let identity = Identity {
+        start: crate::config::gotime::GoTime(start).to_go_string(),
+        id: client.cid(),
+        acc: &account.name,
+        server: server.name(),
+        kind: "JetStream",
+    };
+    if let Ok(json) = serde_json::to_vec(&identity) {
+        client.set_request_info(&json);
+    }
+    client
 }
