@@ -171,14 +171,7 @@ async fn jetstream_offline_stream_stopped_for_an_unsupported_consumer() {
     assert!(consumer.get("error").is_none(), "{consumer}");
     drop(client);
     drop(server);
-    let odir = dir.path().join("jetstream/$G/streams/C/obs/D");
-    let meta = natrium_store::filestore::meta::load_consumer_meta(&StdFs, &odir)
-        .expect("readable")
-        .expect("meta.dat");
-    let mut doc: Value = serde_json::from_slice(&meta).expect("json");
-    doc["config"]["metadata"]["_nats.req.level"] = "99".into();
-    let body = serde_json::to_vec(&doc).expect("json");
-    natrium_store::filestore::meta::save_consumer_meta(&StdFs, &odir, &body).expect("saved");
+    require_level_99(&dir.path().join("jetstream"), false);
 
     let server = ServerProcess::start(&["-js", "-sd", &dir.path().display().to_string()]);
     let client = async_nats::connect(server.url()).await.unwrap();
