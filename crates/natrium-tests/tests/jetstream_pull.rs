@@ -342,3 +342,57 @@ async fn jetstream_pull_interest_retention_waits_for_every_consumer() {
     got[1].double_ack().await.unwrap();
     assert_eq!(s.info().await.unwrap().state.messages, 0);
 }
+
+/// `replay_policy: original` paces a pull consumer as it paces a push one: a request for two
+/// messages stored 400 ms apart gets the second no sooner than the spacing allows, on ours
+/// and on Go's (Go's one delivery loop serves both kinds).
+#[tokio::test]
+async fn jetstream_pull_replay_original_keeps_the_spacing_like_go() {
+    use async_nats::jetstream::consumer::ReplayPolicy;
+    for go in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().display().to_string();
+        let args = ["-js", "-sd", &path, "-a", "127.0.0.1", "-p", "-1"];
+        let server = if go {
+            match ServerProcess::start_go(&args) {
+                Some(server) => server,
+                None => continue,
+            }
+        } else {
+            ServerProcess::start(&args)
+        };
+        let (_client, js) = connect(&server).await;
+        let s = stream(&js, "RO", &["ro.>"], RetentionPolicy::Limits).await;
+        publish(&js, "ro.x", "1").await;
+        // The stored spacing the replay must keep (setting up timestamps, not synchronising).
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        publish(&js, "ro.x", "2").await;
+        let c = consumer(
+            &s,
+            PullConfig {
+                ack_policy: AckPolicy::None,
+                replay_policy: ReplayPolicy::Original,
+                ..Default::default()
+            },
+        )
+        .await;
+        let mut batch = c
+            .batch()
+            .max_messages(2)
+            .expires(Duration::from_secs(5))
+            .messages()
+            .await
+            .expect("batch");
+        let mut times = Vec::new();
+        for _ in 0..2 {
+            tokio::time::timeout(WAIT, batch.next())
+                .await
+                .expect("in time")
+                .expect("a message")
+                .expect("not an error");
+            times.push(std::time::Instant::now());
+        }
+        let spread = times[1] - times[0];
+        assert!(spread >= Duration::from_millis(350), "go={go}: {spread:?}");
+    }
+}

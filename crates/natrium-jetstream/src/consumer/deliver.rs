@@ -276,12 +276,28 @@ pub fn deliver(core: &mut ConsumerCore, r: &mut Round<'_>) {
         return;
     }
     let mut stop = Stop::Nothing;
+    let mut replay_wait = false;
     let filter = store_filter(&core.config);
     while !paused(core, r.now) && !core.delivery.waiting.is_empty() {
+        if !wait_over(core, r.now) {
+            replay_wait = true;
+            break;
+        }
         match next_msg(core, r, &filter) {
             Ok((msg, dc)) => {
+                // `replay_policy: original` paces pull requests too, as Go's one loop does.
+                let wait = core.delivery.push.replay_delay(msg.seq, msg.timestamp_ns);
+                if wait > 0 {
+                    put_back(core, msg.seq, dc);
+                    core.delivery.push.resume_at = Some(r.now.saturating_add(wait));
+                    replay_wait = true;
+                    break;
+                }
                 if !send_one(core, r, &msg, dc) {
                     break;
+                }
+                if core.delivery.push.replay_until.is_some() {
+                    core.delivery.push.last_ts = msg.timestamp_ns;
                 }
             }
             Err(why) => {
@@ -290,7 +306,8 @@ pub fn deliver(core: &mut ConsumerCore, r: &mut Round<'_>) {
             }
         }
     }
-    process_waiting(core, r, stop != Stop::MaxAckPending);
+    // A request waiting out a replay delay is not answered as if nothing were left.
+    process_waiting(core, r, stop != Stop::MaxAckPending && !replay_wait);
 }
 
 /// Push delivery while the deliver subject has interest and the flow-control window is
@@ -330,6 +347,15 @@ fn deliver_push(core: &mut ConsumerCore, r: &mut Round<'_>) {
 
 /// Whether a push consumer may deliver now: not paused, interest, window open, no wait.
 fn push_ready(core: &mut ConsumerCore, now: i64) -> bool {
+    wait_over(core, now)
+        && !paused(core, now)
+        && core.delivery.push.active
+        && !core.delivery.push.stalled()
+}
+
+/// Whether a wait (rate limit, replay delay) is over; a replay ends once the consumer is
+/// past the last message the stream held when it started.
+fn wait_over(core: &mut ConsumerCore, now: i64) -> bool {
     let p = &mut core.delivery.push;
     if p.resume_at.is_some_and(|t| t > now) {
         return false;
@@ -338,7 +364,7 @@ fn push_ready(core: &mut ConsumerCore, now: i64) -> bool {
     if p.replay_until.is_some_and(|last| core.next_seq > last) {
         p.replay_until = None;
     }
-    !paused(core, now) && core.delivery.push.active && !core.delivery.push.stalled()
+    true
 }
 
 /// Go's rate limit (`rate_limit_bps`): the message is counted before it goes, and waits
@@ -696,7 +722,8 @@ pub fn due(core: &ConsumerCore, now: i64) -> Option<i64> {
         .map(|t| t.unix_nanos())
         .filter(|t| *t > now && (!d.waiting.is_empty() || d.push.active));
     let heartbeat = d.push.hb_due.filter(|_| d.push.active);
-    let resume = d.push.resume_at.filter(|_| d.push.active);
+    let pulled = !core.config.is_push() && !d.waiting.is_empty();
+    let resume = d.push.resume_at.filter(|_| d.push.active || pulled);
     [
         d.ack_due,
         d.wait_due,

@@ -22,14 +22,14 @@ const LAST_CONSUMER: &[u8] = b"Nats-Last-Consumer";
 /// deliver subject has interest, its inactivity deadline.
 pub fn looked(core: &mut ConsumerCore, r: &mut Round<'_>) {
     let dthresh = core.config.inactive_threshold;
+    if core.config.replay_policy == ReplayPolicy::Original && core.delivery.dseq <= 1 {
+        // Go replays what the stream holds when the consumer starts, push or pull.
+        let last = r.stream.core.lock().ingest.store.fast_state().last_seq;
+        core.delivery.push.replay_until.get_or_insert(last);
+    }
     if core.config.is_push() {
         if core.config.flow_control {
             core.delivery.push.start_flow_control();
-        }
-        if core.config.replay_policy == ReplayPolicy::Original && core.delivery.dseq <= 1 {
-            // Go replays what the stream holds when the consumer starts.
-            let last = r.stream.core.lock().ingest.store.fast_state().last_seq;
-            core.delivery.push.replay_until.get_or_insert(last);
         }
         let interest = crate::event::has_interest(&r.stream.account, &core.config.deliver_subject);
         set_interest(core, r, interest);
