@@ -48,7 +48,8 @@ pub(crate) struct Shared {
     /// When the configuration was last (re)loaded and the file's digest, for `/varz`.
     pub config_loaded: Mutex<ConfigLoaded>,
     pub server_id: String,
-    pub server_name: String,
+    /// Shared with every connection's publisher (a client's detailed request info names it).
+    pub server_name: Arc<str>,
     pub stats: Arc<ServerStats>,
     /// Swapped whole by a reload that changes the accounts; `$G` and the system account are
     /// the same objects in every registry.
@@ -126,10 +127,10 @@ impl Server {
             )));
         }
         let server_id = nkeys::KeyPair::new_server().public_key();
-        let server_name = if config.server_name.is_empty() {
-            server_id.clone()
+        let server_name: Arc<str> = if config.server_name.is_empty() {
+            Arc::from(server_id.as_str())
         } else {
-            config.server_name.clone()
+            Arc::from(config.server_name.as_str())
         };
         let closed_cap = config.max_closed_clients;
         let accounts = Accounts::build(&config).map_err(|e| StartError::Config(e.to_string()))?;
@@ -190,7 +191,7 @@ impl Server {
         let config = self.config();
         Info {
             server_id: shared.server_id.clone(),
-            server_name: shared.server_name.clone(),
+            server_name: shared.server_name.to_string(),
             version: COMPATIBLE_VERSION.to_owned(),
             proto: PROTO_VERSION,
             go: concat!("natrium-", env!("CARGO_PKG_VERSION")).to_owned(),

@@ -65,6 +65,16 @@ impl ServerProcess {
         go_server_path().map(|p| Self::start_binary(p, args))
     }
 
+    /// Starts Go's server when `go` (`None` if it is not installed), else ours: one side of
+    /// a differential test.
+    pub fn start_ours_or_go(go: bool, args: &[&str]) -> Option<Self> {
+        if go {
+            Self::start_go(args)
+        } else {
+            Some(Self::start(args))
+        }
+    }
+
     #[allow(clippy::needless_pass_by_value)]
     pub fn start_binary(binary: PathBuf, args: &[&str]) -> Self {
         Self::try_start(binary, args).unwrap_or_else(|log| panic!("server did not start:\n{log}"))

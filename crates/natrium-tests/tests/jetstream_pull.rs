@@ -353,13 +353,8 @@ async fn jetstream_pull_replay_original_keeps_the_spacing_like_go() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().display().to_string();
         let args = ["-js", "-sd", &path, "-a", "127.0.0.1", "-p", "-1"];
-        let server = if go {
-            match ServerProcess::start_go(&args) {
-                Some(server) => server,
-                None => continue,
-            }
-        } else {
-            ServerProcess::start(&args)
+        let Some(server) = ServerProcess::start_ours_or_go(go, &args) else {
+            continue;
         };
         let (_client, js) = connect(&server).await;
         let s = stream(&js, "RO", &["ro.>"], RetentionPolicy::Limits).await;

@@ -48,14 +48,9 @@ fn servers(text: impl Fn(&Path) -> String) -> Vec<Under> {
         let store = tempfile::tempdir().expect("tempdir");
         let conf = Conf::new(&text(store.path()));
         let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1", "-m", "-1"];
-        let server = if go {
-            let Some(server) = ServerProcess::start_go(&args) else {
-                eprintln!("Go nats-server not installed: checked against ours alone");
-                break;
-            };
-            server
-        } else {
-            ServerProcess::start(&args)
+        let Some(server) = ServerProcess::start_ours_or_go(go, &args) else {
+            eprintln!("Go nats-server not installed: checked against ours alone");
+            break;
         };
         let name = if go { "go" } else { "ours" };
         out.push(Under {

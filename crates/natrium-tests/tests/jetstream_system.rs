@@ -229,13 +229,8 @@ async fn jetstream_reload_adds_accounts_with_and_without_jetstream() {
         );
         let conf = natrium_tests::reload::Conf::new(&format!("{before}{js}"));
         let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"];
-        let server = if go {
-            match ServerProcess::start_go(&args) {
-                Some(server) => server,
-                None => break,
-            }
-        } else {
-            ServerProcess::start(&args)
+        let Some(server) = ServerProcess::start_ours_or_go(go, &args) else {
+            break;
         };
         conf.write(&format!("{after}{js}"));
         natrium_tests::reload::sighup(&server, 1);
@@ -409,13 +404,8 @@ async fn jetstream_reload_changes_account_limits_and_turns_jetstream_off() {
         );
         let conf = natrium_tests::reload::Conf::new(&format!("{before}{js}"));
         let args = ["-c", conf.arg(), "-a", "127.0.0.1", "-p", "-1"];
-        let server = if go {
-            match ServerProcess::start_go(&args) {
-                Some(server) => server,
-                None => break,
-            }
-        } else {
-            ServerProcess::start(&args)
+        let Some(server) = ServerProcess::start_ours_or_go(go, &args) else {
+            break;
         };
         let a = login(&server, "a").await;
         let b = login(&server, "b").await;

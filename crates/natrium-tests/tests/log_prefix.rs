@@ -20,11 +20,7 @@ fn start(config: &str, go: bool) -> Option<(tempfile::TempDir, ServerProcess)> {
     std::fs::write(&path, format!("{MAX_PAYLOAD}{config}")).expect("write config");
     let path = path.to_str().expect("path").to_owned();
     let args = ["-c", &path, "-a", "127.0.0.1", "-p", "-1"];
-    let server = if go {
-        ServerProcess::start_go(&args)?
-    } else {
-        ServerProcess::start(&args)
-    };
+    let server = ServerProcess::start_ours_or_go(go, &args)?;
     Some((dir, server))
 }
 

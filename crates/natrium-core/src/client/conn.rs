@@ -153,7 +153,7 @@ pub(crate) async fn serve<R: Inbound>(
         connected: false,
         auth_timer: false,
         publisher: LazyPublisher::new(handle.cid, Arc::clone(&shared.stats))
-            .with_server_name(Arc::from(shared.server_name.as_str())),
+            .with_server_name(Arc::clone(&shared.server_name)),
         ping: PingState::default(),
         active: false,
         touched: false,

@@ -20,11 +20,7 @@ struct Frame {
 fn start(dir: &std::path::Path, go: bool) -> Option<ServerProcess> {
     let dir = dir.display().to_string();
     let args = ["-js", "-sd", &dir, "-a", "127.0.0.1", "-p", "-1"];
-    if go {
-        ServerProcess::start_go(&args)
-    } else {
-        Some(ServerProcess::start(&args))
-    }
+    ServerProcess::start_ours_or_go(go, &args)
 }
 
 fn raw(server: &ServerProcess) -> RawClient {
